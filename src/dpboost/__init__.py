@@ -1,0 +1,8 @@
+"""dpboost: differentially private gradient-boosted decision trees with a scikit-learn API."""
+
+from ._accounting import LedgerEntry
+from ._estimators import DPGBClassifier, DPGBRegressor
+from ._validation import PrivacyLeakWarning
+
+__all__ = ["DPGBClassifier", "DPGBRegressor", "LedgerEntry", "PrivacyLeakWarning"]
+__version__ = "0.1.0"

@@ -1,0 +1,29 @@
+"""Dtypes shared by every kernel, with the reason for each.
+
+Kernels and the Python layer agree on these so that no array is copied or cast on the hot path.
+"""
+
+import numpy as np
+
+#: Binned feature codes. ``max_bins <= 255`` so one byte per value suffices; the layout is
+#: feature-major (Fortran order) because histogram kernels stream one feature column at a time.
+X_BINNED_DTYPE = np.uint8
+
+#: Raw gradients. Square-loss gradients lie in [-1, 1] after filtering or clipping, so float32
+#: halves memory traffic without losing anything that the noise does not swamp.
+G_H_DTYPE = np.float32
+
+#: Histogram sums and counts. Sums of many float32 values lose precision in float32, so every
+#: accumulator is float64 (the same choice as scikit-learn's HistGradientBoosting).
+SUM_DTYPE = np.float64
+
+#: Node identifiers of samples within one tree level (a level has at most 2**max_depth nodes).
+NODE_DTYPE = np.int32
+
+#: The largest number of bins per feature that a uint8 code can hold.
+MAX_BINS = 255
+
+#: Bound on the absolute gradient, g*_l in DPBoost (Li et al. 2020, Sec. 3.1). Labels are scaled
+#: into [-1, 1] and gradients are filtered (GDF) or clipped to this bound, which is what every
+#: sensitivity below relies on.
+GRADIENT_BOUND = 1.0

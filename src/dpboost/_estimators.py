@@ -1,0 +1,373 @@
+"""scikit-learn estimators: validation, ``random_state`` to one Generator, the boosting loop."""
+
+import math
+import time
+
+import numpy as np
+from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin, _fit_context
+from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+from ._accounting import PrivacyLedger
+from ._binning import BoundsBinner
+from ._budget import plan_budget
+from ._common import G_H_DTYPE, GRADIENT_BOUND
+from ._grower import grow_tree
+from ._loss import margin_to_proba, scale_target, square_loss_gradients, unscale_target
+from ._mechanisms import make_rng, partition_records
+from ._predictor import predict_binned
+from ._validation import (PARAMETER_CONSTRAINTS, check_all_finite,
+                          check_classes, check_feature_bounds, check_target_bounds,
+                          data_dependent, warn_diagnostics)
+
+_PARAMETERS_DOC = """
+    Parameters
+    ----------
+    epsilon : float, default=1.0
+        Total privacy budget of ``fit``, pure epsilon-DP under add/remove of one record, in
+        (0, inf]. ``np.inf`` trains the non-private NP baseline through the same code: argmax splits,
+        exact leaves, every tree on every record, no gradient filtering or leaf clipping.
+    n_estimators : int, default=50
+        Number of trees T, >= 1.
+    max_depth : int, default=6
+        Depth of every tree, in [1, 10]. Trees are complete: every node splits (PRIVACY.md rule 3).
+    learning_rate : float, default=0.1
+        Shrinkage eta in (0, 1]. It is also the ratio of geometric leaf clipping and of the EoE
+        record shares (Li et al. 2020, Sec. 3).
+    l2_regularization : float, default=0.1
+        lambda >= 0 in the gain (Eq. 3) and the leaf value (Eq. 4).
+    max_bins : int, default=32
+        Number of equal-width bins per feature inside ``feature_bounds``, in [2, 255]; each node
+        chooses among ``n_features * (max_bins - 1)`` candidates.
+    trees_per_ensemble : int, default=50
+        T_e, the trees of one EoE ensemble (used by ``budget_allocation="eoe"``).
+    budget_allocation : {"eoe", "sequential", "parallel"}, default="eoe"
+        ``"eoe"``: DPBoost's Ensemble of Ensembles (Algorithm 2): ``ceil(T / T_e)`` ensembles
+        composed sequentially with ``epsilon / N_e`` each; the trees of one ensemble see disjoint
+        records (each record drawn independently to position t_e with probability
+        ``eta (1 - eta)^t_e / (1 - (1 - eta)^T_e)``). ``"sequential"`` (SEQ): every tree sees every
+        record with ``epsilon / T``. ``"parallel"`` (PARA, Zhao et al. 2018): tree t sees a disjoint
+        ``2^-(t+1)`` share of the records with the whole ``epsilon``.
+    gradient_filtering : bool, default=True
+        GDF (Sec. 3.1): each tree ignores records with ``|g| > 1``. When False, gradients are
+        clipped to [-1, 1] instead, which keeps the same sensitivities.
+    leaf_clipping : bool, default=True
+        GLC (Sec. 3.1): clip leaf values of the tree at ensemble position t_e to
+        ``+-(1 - eta)^t_e`` before noise, so their sensitivity is ``min(1 / (1 + lambda),
+        2 (1 - eta)^t_e)`` (Corollary 2). For SEQ and PARA the position is the tree index.
+    feature_bounds : array-like of shape (n_features, 2) or (2,), default=None
+        Public ``(lower, upper)`` of each feature; values outside are clipped. None: read from
+        the data with a :class:`PrivacyLeakWarning` (not private).
+    {extra}
+    random_state : int, numpy.random.Generator or None, default=None
+        Source of all randomness of ``fit``. None seeds from the operating system. An integer gives
+        reproducible noise, which is then predictable: use it for experiments only. The samplers
+        are floating-point numpy samplers (not hardened against Mironov 2012).
+    verbose : int, default=0
+        With ``verbose >= 1``, print one line per ensemble: trees done, epsilon spent, seconds.
+    diagnostics : bool, default=False
+        Store ``filtered_fraction_``, the exact GDF filtered fraction per tree. It is a statistic
+        of the private data and is not differentially private: it emits a PrivacyLeakWarning.
+"""
+
+_ATTRIBUTES_DOC = """
+    Attributes
+    ----------
+    n_features_in_ : int
+    feature_names_in_ : ndarray of shape (n_features_in_,), dtype=object
+        Only when X has string column names.
+    feature_bounds_ : ndarray of shape (n_features_in_, 2), dtype=float64
+        The bounds used: ``feature_bounds``, or those read from the data.
+    privacy_spent_ : float
+        Composed pure-DP epsilon of everything ``fit`` released (<= ``epsilon``; inf for NP).
+    privacy_ledger_ : list of LedgerEntry
+        One entry per release: split selection of each level and leaf release of each tree.
+    filtered_fraction_ : ndarray of shape (n_estimators,), dtype=float64
+        Only with ``diagnostics=True``: fraction of each tree's records removed by GDF.
+"""
+
+
+class _BaseDPGB(BaseEstimator):
+    """Shared boosting loop of :class:`DPGBClassifier` and :class:`DPGBRegressor`."""
+
+    _parameter_constraints = dict(PARAMETER_CONSTRAINTS)
+
+    def __init__(self, *, epsilon, n_estimators, max_depth, learning_rate, l2_regularization,
+                 max_bins, trees_per_ensemble, budget_allocation, gradient_filtering,
+                 leaf_clipping, feature_bounds, random_state, verbose, diagnostics):
+        self.epsilon = epsilon
+        self.n_estimators = n_estimators
+        self.max_depth = max_depth
+        self.learning_rate = learning_rate
+        self.l2_regularization = l2_regularization
+        self.max_bins = max_bins
+        self.trees_per_ensemble = trees_per_ensemble
+        self.budget_allocation = budget_allocation
+        self.gradient_filtering = gradient_filtering
+        self.leaf_clipping = leaf_clipping
+        self.feature_bounds = feature_bounds
+        self.random_state = random_state
+        self.verbose = verbose
+        self.diagnostics = diagnostics
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, y):
+        """Fit the model with epsilon-differential privacy.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Finite numeric features (NaN or inf raise ``ValueError``).
+        y : array-like of shape (n_samples,)
+            Labels (classifier) or targets (regressor).
+
+        Returns
+        -------
+        self : object
+
+        Raises
+        ------
+        ValueError
+            Invalid parameter, non-finite input, bounds of the wrong shape or with
+            ``lower >= upper``, labels outside ``classes``; always before any noise is drawn.
+        """
+        # The whole budget is fixed from public hyper-parameters before the data is read.
+        plan = plan_budget(
+            epsilon=float(self.epsilon), n_estimators=self.n_estimators,
+            max_depth=self.max_depth, learning_rate=float(self.learning_rate),
+            l2_regularization=float(self.l2_regularization),
+            budget_allocation=self.budget_allocation,
+            trees_per_ensemble=self.trees_per_ensemble, leaf_clipping=self.leaf_clipping)
+        X, y = validate_data(self, X, y, dtype=np.float64, ensure_all_finite=False,
+                             y_numeric=isinstance(self, RegressorMixin))
+        check_all_finite(X, "X", getattr(self, "feature_names_in_", None))
+        y_scaled = self._encode_target(y)
+        if self.feature_bounds is None:
+            lower, upper = X.min(axis=0), X.max(axis=0)
+            # A constant column still needs a non-empty interval.
+            bounds = data_dependent("feature_bounds", np.column_stack([lower, np.where(
+                upper > lower, upper, lower + 1.0)]))
+        else:
+            bounds = check_feature_bounds(self.feature_bounds, X.shape[1])
+        if self.diagnostics:
+            warn_diagnostics()
+
+        rng = make_rng(self.random_state)
+        binner = BoundsBinner(bounds, self.max_bins)
+        model, ledger, filtered = self._boost(binner.transform(X, order="F"), y_scaled, plan, rng)
+
+        self.feature_bounds_ = bounds
+        self._binner = binner
+        self._split_feature, self._split_bin, self._leaf_value = model
+        self.privacy_ledger_ = ledger.entries
+        self.privacy_spent_ = ledger.epsilon()
+        if self.diagnostics:
+            self.filtered_fraction_ = filtered
+        return self
+
+    def _boost(self, X_binned, y_scaled, plan, rng):
+        n_samples = X_binned.shape[0]
+        n_trees, depth = self.n_estimators, self.max_depth
+        split_feature = np.empty((n_trees, 2**depth - 1), dtype=np.int32)
+        split_bin = np.empty((n_trees, 2**depth - 1), dtype=np.uint8)
+        leaf_value = np.empty((n_trees, 2**depth), dtype=np.float64)
+        filtered = np.zeros(n_trees)
+        raw = np.zeros(n_samples)  # F0 = 0 (PRIVACY.md): a data mean would leak.
+        gradients = np.empty(n_samples, dtype=G_H_DTYPE)
+        private = math.isfinite(plan.epsilon)
+        ledger = PrivacyLedger()
+        position_of_record = None
+        start = time.perf_counter()
+
+        for tb in plan.trees:
+            if plan.record_shares is not None and (tb.position == 0 or position_of_record is None):
+                position_of_record = partition_records(n_samples, plan.record_shares, rng)
+            square_loss_gradients(raw, y_scaled, gradients)
+            selected = (np.ones(n_samples, dtype=bool) if position_of_record is None
+                        else position_of_record == tb.position)
+            if private and self.gradient_filtering:
+                keep = np.abs(gradients) <= GRADIENT_BOUND
+                n_selected = np.count_nonzero(selected)
+                selected &= keep
+                if n_selected:
+                    filtered[tb.tree] = 1.0 - np.count_nonzero(selected) / n_selected
+            elif private:
+                np.clip(gradients, -GRADIENT_BOUND, GRADIENT_BOUND, out=gradients)
+            indices = np.flatnonzero(selected)
+            f, b, v = grow_tree(X_binned, indices, gradients[indices], budget=tb,
+                                max_depth=depth, n_bins=self.max_bins,
+                                l2_regularization=float(self.l2_regularization), rng=rng,
+                                ledger=ledger)
+            split_feature[tb.tree], split_bin[tb.tree] = f, b
+            leaf_value[tb.tree] = v * self.learning_rate
+            predict_binned(X_binned, split_feature[tb.tree:tb.tree + 1],
+                           split_bin[tb.tree:tb.tree + 1], leaf_value[tb.tree:tb.tree + 1], raw)
+            last_of_group = tb.tree + 1 == n_trees or plan.trees[tb.tree + 1].group != tb.group
+            if self.verbose and last_of_group:
+                print(f"[dpboost] {tb.tree + 1}/{n_trees} trees, epsilon spent "
+                      f"{ledger.epsilon():.4g}, {time.perf_counter() - start:.2f} s")
+        return (split_feature, split_bin, leaf_value), ledger, filtered
+
+    def _raw_predict(self, X):
+        check_is_fitted(self)
+        X = validate_data(self, X, dtype=np.float64, ensure_all_finite=False, reset=False)
+        check_all_finite(X, "X", getattr(self, "feature_names_in_", None))
+        out = np.zeros(X.shape[0])
+        predict_binned(self._binner.transform(X, order="C"), self._split_feature,
+                       self._split_bin, self._leaf_value, out)
+        return out
+
+
+class DPGBClassifier(ClassifierMixin, _BaseDPGB):
+    __doc__ = ("""Differentially private gradient-boosted trees for binary classification (DPBoost).
+
+    Square loss on labels encoded as -1 / +1 (Li et al. 2020), exponential-mechanism splits on a
+    public equal-width grid, Laplace leaves with geometric leaf clipping, gradient-based data
+    filtering and the Ensemble-of-Ensembles budget allocation. ``fit`` is ``epsilon``-DP with
+    respect to the training records given public ``feature_bounds``, ``classes`` and
+    hyper-parameters.
+""" + _PARAMETERS_DOC.replace("{extra}", """classes : array-like of shape (2,), default=None
+        The two public class labels. None: read from ``y`` with a PrivacyLeakWarning.""")
+        + _ATTRIBUTES_DOC + """    classes_ : ndarray of shape (2,)
+        Sorted class labels; ``classes_[1]`` is the positive class (label +1).
+
+    References
+    ----------
+    Q. Li, Z. Wu, Z. Wen, B. He. Privacy-Preserving Gradient Boosting Decision Trees. AAAI 2020.
+    """)
+
+    _parameter_constraints = {**_BaseDPGB._parameter_constraints, "classes": ["array-like", None]}
+
+    def __init__(self, *, epsilon=1.0, n_estimators=50, max_depth=6, learning_rate=0.1,
+                 l2_regularization=0.1, max_bins=32, trees_per_ensemble=50,
+                 budget_allocation="eoe", gradient_filtering=True, leaf_clipping=True,
+                 feature_bounds=None, classes=None, random_state=None, verbose=0,
+                 diagnostics=False):
+        super().__init__(
+            epsilon=epsilon, n_estimators=n_estimators, max_depth=max_depth,
+            learning_rate=learning_rate, l2_regularization=l2_regularization, max_bins=max_bins,
+            trees_per_ensemble=trees_per_ensemble, budget_allocation=budget_allocation,
+            gradient_filtering=gradient_filtering, leaf_clipping=leaf_clipping,
+            feature_bounds=feature_bounds, random_state=random_state, verbose=verbose,
+            diagnostics=diagnostics)
+        self.classes = classes
+
+    def _encode_target(self, y):
+        check_classification_targets(y)
+        if self.classes is None:
+            classes = np.unique(y)
+            if classes.size < 2:
+                raise ValueError("y has only one class; DPGBClassifier needs two classes "
+                                 "(pass the public classes=[...] to train anyway).")
+            if classes.size > 2:
+                raise ValueError("y has more than two classes. Only binary classification is "
+                                 "supported by DPGBClassifier for now.")
+            classes = data_dependent("classes", classes)
+        else:
+            classes = check_classes(self.classes)
+            if not np.isin(y, classes).all():
+                raise ValueError(f"y contains labels that are not in classes={list(classes)!r}.")
+        self.classes_ = classes
+        return np.where(y == classes[1], 1.0, -1.0)
+
+    def decision_function(self, X):
+        """Raw margin F(x): estimates ``E[label | x]`` with labels -1 / +1.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+
+        Returns
+        -------
+        margin : ndarray of shape (n_samples,), dtype=float64
+        """
+        return self._raw_predict(X)
+
+    def predict_proba(self, X):
+        """Class probabilities ``[1 - p, p]`` with ``p = clip((F + 1) / 2, 0, 1)``.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+
+        Returns
+        -------
+        proba : ndarray of shape (n_samples, 2), dtype=float64
+        """
+        return margin_to_proba(self._raw_predict(X))
+
+    def predict(self, X):
+        """Predicted labels: ``classes_[1]`` where the margin is positive.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+
+        Returns
+        -------
+        y_pred : ndarray of shape (n_samples,)
+        """
+        margin = self._raw_predict(X)
+        return self.classes_[(margin > 0).astype(int)]
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.classifier_tags.multi_class = False
+        return tags
+
+
+class DPGBRegressor(RegressorMixin, _BaseDPGB):
+    __doc__ = ("""Differentially private gradient-boosted trees for regression (DPBoost).
+
+    Targets are clipped to the public ``target_bounds`` and scaled into [-1, 1] for training with
+    the square loss (Li et al. 2020, Sec. 4); predictions are mapped back to target units.
+""" + _PARAMETERS_DOC.replace("{extra}", """target_bounds : tuple of float, default=None
+        Public ``(lower, upper)`` of the target. None: read from ``y`` with a PrivacyLeakWarning.""")
+        + _ATTRIBUTES_DOC + """    target_bounds_ : tuple of float
+        The target bounds used.
+
+    References
+    ----------
+    Q. Li, Z. Wu, Z. Wen, B. He. Privacy-Preserving Gradient Boosting Decision Trees. AAAI 2020.
+    """)
+
+    _parameter_constraints = {**_BaseDPGB._parameter_constraints,
+                              "target_bounds": ["array-like", None]}
+
+    def __init__(self, *, epsilon=1.0, n_estimators=50, max_depth=6, learning_rate=0.1,
+                 l2_regularization=0.1, max_bins=32, trees_per_ensemble=50,
+                 budget_allocation="eoe", gradient_filtering=True, leaf_clipping=True,
+                 feature_bounds=None, target_bounds=None, random_state=None, verbose=0,
+                 diagnostics=False):
+        super().__init__(
+            epsilon=epsilon, n_estimators=n_estimators, max_depth=max_depth,
+            learning_rate=learning_rate, l2_regularization=l2_regularization, max_bins=max_bins,
+            trees_per_ensemble=trees_per_ensemble, budget_allocation=budget_allocation,
+            gradient_filtering=gradient_filtering, leaf_clipping=leaf_clipping,
+            feature_bounds=feature_bounds, random_state=random_state, verbose=verbose,
+            diagnostics=diagnostics)
+        self.target_bounds = target_bounds
+
+    def _encode_target(self, y):
+        check_all_finite(y, "y")
+        if self.target_bounds is None:
+            lower, upper = float(y.min()), float(y.max())
+            bounds = data_dependent("target_bounds",
+                                    (lower, upper if upper > lower else lower + 1.0))
+        else:
+            bounds = check_target_bounds(self.target_bounds)
+        self.target_bounds_ = bounds
+        return scale_target(y, bounds)
+
+    def predict(self, X):
+        """Predicted targets in the units of ``y``.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+
+        Returns
+        -------
+        y_pred : ndarray of shape (n_samples,), dtype=float64
+        """
+        return unscale_target(self._raw_predict(X), self.target_bounds_)

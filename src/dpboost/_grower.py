@@ -1,0 +1,78 @@
+"""Grow one differentially private tree (DPBoost, Li et al. 2020, Algorithm 1).
+
+Depth-wise to ``max_depth``: every node of every level splits by the exponential mechanism over
+every (feature, bin boundary) candidate; then every leaf releases its clipped value with Laplace
+noise. Kernels compute, ``_mechanisms`` draws, the ledger records.
+"""
+
+import numpy as np
+
+from ._common import NODE_DTYPE, SUM_DTYPE, X_BINNED_DTYPE
+from ._histogram import build_histograms
+from ._mechanisms import exponential_mechanism, laplace_mechanism
+from ._splitting import compute_gains, split_samples
+
+
+def grow_tree(X_binned, sample_indices, gradients, *, budget, max_depth, n_bins,
+              l2_regularization, rng, ledger):
+    """Grow one complete tree of depth ``max_depth`` on the selected samples.
+
+    Parameters
+    ----------
+    X_binned : ndarray of shape (n_samples, n_features), dtype=uint8, Fortran order
+    sample_indices : ndarray of shape (n_selected,), dtype=int64
+        Rows this tree sees, ascending. May be empty: every split and leaf is then released from
+        zero statistics, with the same noise.
+    gradients : ndarray of shape (n_selected,), dtype=float32
+        Gradients of the selected rows, ``|g| <= g*``.
+    budget : TreeBudget
+        Epsilons and sensitivities from the planner.
+    max_depth : int
+    n_bins : int
+    l2_regularization : float
+    rng : numpy.random.Generator
+    ledger : PrivacyLedger
+
+    Returns
+    -------
+    split_feature : ndarray of shape (2**max_depth - 1,), dtype=int32
+    split_bin : ndarray of shape (2**max_depth - 1,), dtype=uint8
+    leaf_value : ndarray of shape (2**max_depth,), dtype=float64
+        Released leaf values before shrinkage.
+    """
+    n_features = X_binned.shape[1]
+    n_internal = 2**max_depth - 1
+    split_feature = np.empty(n_internal, dtype=np.int32)
+    split_bin = np.empty(n_internal, dtype=X_BINNED_DTYPE)
+    node_of_sample = np.zeros(sample_indices.shape[0], dtype=NODE_DTYPE)
+    scope = {"group": budget.group, "tree": budget.tree}
+
+    for level in range(max_depth):
+        n_nodes = 2**level
+        hist_sum = np.empty((n_nodes, n_features, n_bins), dtype=SUM_DTYPE)
+        hist_count = np.empty_like(hist_sum)
+        build_histograms(X_binned, sample_indices, node_of_sample, gradients, hist_sum,
+                         hist_count)
+        gains = np.empty((n_nodes, n_features, n_bins - 1), dtype=SUM_DTYPE)
+        compute_gains(hist_sum, hist_count, l2_regularization, gains)
+        choice = exponential_mechanism(
+            gains.reshape(n_nodes, -1), epsilon=budget.epsilon_level,
+            sensitivity=budget.gain_sensitivity, rng=rng, ledger=ledger,
+            scope={**scope, "level": level})
+        level_feature = (choice // (n_bins - 1)).astype(np.int32)
+        level_bin = (choice % (n_bins - 1)).astype(X_BINNED_DTYPE)
+        split_feature[n_nodes - 1:2 * n_nodes - 1] = level_feature
+        split_bin[n_nodes - 1:2 * n_nodes - 1] = level_bin
+        split_samples(X_binned, sample_indices, node_of_sample, level_feature, level_bin)
+
+    n_leaves = 2**max_depth
+    leaf_sum = np.bincount(node_of_sample, weights=gradients, minlength=n_leaves)
+    leaf_count = np.bincount(node_of_sample, minlength=n_leaves)
+    denominator = leaf_count + l2_regularization
+    # Eq. 4, V = -sum g / (n + lambda); an empty leaf with lambda = 0 has value 0, not 0/0.
+    value = np.divide(-leaf_sum, denominator, out=np.zeros(n_leaves), where=denominator > 0)
+    value = np.clip(value, -budget.leaf_clip, budget.leaf_clip)
+    leaf_value = laplace_mechanism(value, epsilon=budget.epsilon_leaf,
+                                   sensitivity=budget.leaf_sensitivity, rng=rng, ledger=ledger,
+                                   scope={**scope, "level": max_depth})
+    return split_feature, split_bin, leaf_value

@@ -1,0 +1,61 @@
+"""Square loss of DPBoost on labels scaled into [-1, 1], and the maps to and from user units.
+
+DPBoost (Li et al. 2020, Sec. 4) trains every task with the square loss ``l = (y - F)^2 / 2`` on
+labels in [-1, 1]: the gradient is ``g = F - y`` and the Hessian is 1, so the tree statistics need
+only gradient sums and counts.
+"""
+
+import numpy as np
+
+
+def square_loss_gradients(raw_predictions, y_scaled, out):
+    """Write ``g_i = F(x_i) - y_i`` into ``out``.
+
+    Parameters
+    ----------
+    raw_predictions : ndarray of shape (n,), dtype=float64
+    y_scaled : ndarray of shape (n,), dtype=float64
+        Labels in [-1, 1].
+    out : ndarray of shape (n,), dtype=float32
+    """
+    np.subtract(raw_predictions, y_scaled, out=out, casting="same_kind")
+    return out
+
+
+def scale_target(y, target_bounds):
+    """Clip ``y`` to the public ``target_bounds`` and map it linearly onto [-1, 1].
+
+    Parameters
+    ----------
+    y : ndarray of shape (n,), dtype=float64
+    target_bounds : tuple of float
+        ``(lower, upper)`` with ``lower < upper``.
+
+    Returns
+    -------
+    y_scaled : ndarray of shape (n,), dtype=float64
+    """
+    lower, upper = target_bounds
+    return 2.0 * (np.clip(y, lower, upper) - lower) / (upper - lower) - 1.0
+
+
+def unscale_target(raw_predictions, target_bounds):
+    """Inverse of :func:`scale_target` (without the clipping): raw scores back to target units."""
+    lower, upper = target_bounds
+    return lower + (np.asarray(raw_predictions) + 1.0) * (upper - lower) / 2.0
+
+
+def margin_to_proba(raw_predictions):
+    """Probability of the positive class from a square-loss margin on {-1, +1} labels.
+
+    The square loss estimates ``E[y | x] = 2 p - 1``, so ``p = (F + 1) / 2`` clipped to [0, 1].
+
+    Returns
+    -------
+    proba : ndarray of shape (n, 2), dtype=float64
+        Columns: negative class, positive class.
+    """
+    p = np.clip((np.asarray(raw_predictions) + 1.0) / 2.0, 0.0, 1.0)
+    return np.column_stack([1.0 - p, p])
+
+

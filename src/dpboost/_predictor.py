@@ -1,0 +1,37 @@
+"""Flat arrays of complete binary trees and Numba prediction on binned data.
+
+Every tree grows depth-wise to ``max_depth`` (PRIVACY.md, rule 3), so each is a complete binary tree
+stored in heap order: internal node ``k`` has children ``2k + 1`` and ``2k + 2``; the
+``2**max_depth`` leaves follow the ``2**max_depth - 1`` internal nodes.
+"""
+
+from numba import njit
+
+
+@njit(cache=True)
+def predict_binned(X_binned, split_feature, split_bin, leaf_value, out):
+    """Add the predictions of the given trees to ``out``.
+
+    Parameters
+    ----------
+    X_binned : ndarray of shape (n_samples, n_features), dtype=uint8
+    split_feature : ndarray of shape (n_trees, 2**max_depth - 1), dtype=int32
+    split_bin : ndarray of shape (n_trees, 2**max_depth - 1), dtype=uint8
+        Bins ``<= split_bin`` go left.
+    leaf_value : ndarray of shape (n_trees, 2**max_depth), dtype=float64
+        Released (noised, shrunk) leaf values.
+    out : ndarray of shape (n_samples,), dtype=float64
+        Accumulated in place.
+    """
+    n_trees, n_internal = split_feature.shape
+    for i in range(X_binned.shape[0]):
+        total = 0.0
+        for t in range(n_trees):
+            k = 0
+            while k < n_internal:
+                if X_binned[i, split_feature[t, k]] > split_bin[t, k]:
+                    k = 2 * k + 2
+                else:
+                    k = 2 * k + 1
+            total += leaf_value[t, k - n_internal]
+        out[i] += total

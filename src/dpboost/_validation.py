@@ -1,0 +1,136 @@
+"""Parameter constraints and checks of public inputs (bounds, classes). No numerics here."""
+
+import warnings
+from numbers import Integral, Real
+
+import numpy as np
+from sklearn.utils._param_validation import Interval, StrOptions
+
+from ._common import MAX_BINS
+
+
+class PrivacyLeakWarning(UserWarning):
+    """A value was computed from the private data, or a non-private diagnostic was requested.
+
+    Raised, for instance, when ``feature_bounds`` are not given and are read from the training data:
+    the fitted model is then not differentially private with respect to those bounds.
+    """
+
+
+#: Deepest tree allowed: histograms of the last level hold ``2**(max_depth - 1)`` nodes.
+MAX_DEPTH = 10
+
+PARAMETER_CONSTRAINTS = {
+    "epsilon": [Interval(Real, 0, None, closed="right")],
+    "n_estimators": [Interval(Integral, 1, None, closed="left")],
+    "max_depth": [Interval(Integral, 1, MAX_DEPTH, closed="both")],
+    "learning_rate": [Interval(Real, 0, 1, closed="right")],
+    "l2_regularization": [Interval(Real, 0, None, closed="left")],
+    "max_bins": [Interval(Integral, 2, MAX_BINS, closed="both")],
+    "trees_per_ensemble": [Interval(Integral, 1, None, closed="left")],
+    "budget_allocation": [StrOptions({"eoe", "sequential", "parallel"})],
+    "gradient_filtering": ["boolean"],
+    "leaf_clipping": ["boolean"],
+    "feature_bounds": ["array-like", None],
+    "random_state": ["random_state"],
+    "verbose": ["verbose"],
+    "diagnostics": ["boolean"],
+}
+
+
+def _column_name(feature_names, j):
+    return f"column {j}" + (f" ({feature_names[j]!r})" if feature_names is not None else "")
+
+
+def check_all_finite(X, name, feature_names=None):
+    """Raise ``ValueError`` naming the first column of ``X`` that holds NaN or infinity.
+
+    Parameters
+    ----------
+    X : ndarray of shape (n_samples, n_features) or (n_samples,), dtype=float64
+    name : str
+        Name of the argument, for the message.
+    feature_names : ndarray of str or None
+    """
+    finite = np.isfinite(X)
+    if finite.all():
+        return
+    if X.ndim == 1:
+        raise ValueError(f"Input {name} contains NaN or infinity; dpboost needs finite values.")
+    j = int(np.flatnonzero(~finite.all(axis=0))[0])
+    raise ValueError(
+        f"Input {name} contains NaN or infinity in {_column_name(feature_names, j)}; "
+        "dpboost does not handle missing values yet: impute them with public information first.")
+
+
+def check_feature_bounds(feature_bounds, n_features):
+    """Validate public feature bounds.
+
+    Parameters
+    ----------
+    feature_bounds : array-like of shape (n_features, 2) or (2,)
+        Rows ``(lower, upper)``; a single pair applies to every feature.
+    n_features : int
+
+    Returns
+    -------
+    bounds : ndarray of shape (n_features, 2), dtype=float64
+
+    Raises
+    ------
+    ValueError
+        Wrong shape, a non-finite bound, or ``lower >= upper``.
+    """
+    bounds = np.asarray(feature_bounds, dtype=np.float64)
+    if bounds.shape == (2,):
+        bounds = np.tile(bounds, (n_features, 1))
+    if bounds.shape != (n_features, 2):
+        raise ValueError(
+            f"feature_bounds must have shape (n_features, 2) = ({n_features}, 2) or (2,); "
+            f"got shape {bounds.shape}.")
+    if not np.isfinite(bounds).all():
+        raise ValueError("feature_bounds must be finite.")
+    bad = np.flatnonzero(bounds[:, 0] >= bounds[:, 1])
+    if bad.size:
+        j = int(bad[0])
+        raise ValueError(
+            f"feature_bounds[{j}] = ({bounds[j, 0]}, {bounds[j, 1]}) must satisfy lower < upper.")
+    return bounds
+
+
+def check_target_bounds(target_bounds):
+    """Validate public target bounds ``(lower, upper)``; returns a tuple of two floats."""
+    bounds = np.asarray(target_bounds, dtype=np.float64)
+    if bounds.shape != (2,) or not np.isfinite(bounds).all() or bounds[0] >= bounds[1]:
+        raise ValueError(
+            f"target_bounds={target_bounds!r} must be a pair (lower, upper) of finite numbers "
+            "with lower < upper.")
+    return float(bounds[0]), float(bounds[1])
+
+
+def check_classes(classes):
+    """Validate a public list of class labels; returns them sorted (``classes_``)."""
+    values = np.asarray(classes)
+    unique = np.unique(values)
+    if values.ndim != 1 or unique.size != values.size:
+        raise ValueError(f"classes={classes!r} must be a 1-d list of distinct labels.")
+    if unique.size != 2:
+        raise ValueError(
+            f"classes={classes!r} has {unique.size} labels, not 2. Only binary classification is "
+            "supported by DPGBClassifier for now.")
+    return unique
+
+
+def data_dependent(name, value):
+    """Warn that a public input was read from the private data instead."""
+    warnings.warn(
+        f"{name} was not given and is computed from the training data; the model is not "
+        f"differentially private with respect to it. Pass {name} from public knowledge.",
+        PrivacyLeakWarning, stacklevel=3)
+    return value
+
+
+def warn_diagnostics():
+    """Warn that ``diagnostics=True`` stores exact statistics of the training data."""
+    warnings.warn("diagnostics=True stores filtered_fraction_, an exact statistic of the training "
+                  "data that is not differentially private.", PrivacyLeakWarning, stacklevel=3)
