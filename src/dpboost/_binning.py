@@ -73,6 +73,9 @@ class BoundsBinner:
     def thresholds(self):
         """Real-valued split thresholds: candidate ``b`` of feature ``f`` sends ``x < t[f, b]`` left.
 
+        For display: the bin codes decide, and a value within rounding error of a threshold may
+        fall on either side of it.
+
         Returns
         -------
         thresholds : ndarray of shape (n_features, max_bins - 1), dtype=float64

@@ -266,7 +266,7 @@ class DPGBClassifier(ClassifierMixin, _BaseDPGB):
         else:
             classes = check_classes(self.classes)
             if not np.isin(y, classes).all():
-                raise ValueError(f"y contains labels that are not in classes={list(classes)!r}.")
+                raise ValueError(f"y contains labels that are not in classes={classes.tolist()!r}.")
         self.classes_ = classes
         return np.where(y == classes[1], 1.0, -1.0)
 

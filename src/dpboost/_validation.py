@@ -32,7 +32,7 @@ PARAMETER_CONSTRAINTS = {
     "gradient_filtering": ["boolean"],
     "leaf_clipping": ["boolean"],
     "feature_bounds": ["array-like", None],
-    "random_state": ["random_state"],
+    "random_state": ["random_state", np.random.Generator],
     "verbose": ["verbose"],
     "diagnostics": ["boolean"],
 }

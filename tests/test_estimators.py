@@ -1,0 +1,256 @@
+"""scikit-learn contract, input validation and end-to-end behaviour of the estimators."""
+
+import pickle
+import warnings
+
+import numpy as np
+import pytest
+from sklearn.model_selection import GridSearchCV, cross_val_score
+from sklearn.pipeline import make_pipeline
+from sklearn.preprocessing import FunctionTransformer
+from sklearn.utils.estimator_checks import (check_classifiers_train, check_regressors_train,
+                                            parametrize_with_checks)
+
+from dpboost import DPGBClassifier, DPGBRegressor, PrivacyLeakWarning
+
+_NOISY_AT_DEFAULT_EPSILON = (
+    "the check asks for accuracy > 0.83 (R^2 > 0.5) on about 200 samples; at the default "
+    "epsilon=1 the DP noise on so few records does not reach it. test_train_checks_pass_without"
+    "_noise runs the same check with epsilon=inf.")
+
+
+def _expected_failed_checks(estimator):
+    name = ("check_classifiers_train" if isinstance(estimator, DPGBClassifier)
+            else "check_regressors_train")
+    return {name: _NOISY_AT_DEFAULT_EPSILON}
+
+
+@parametrize_with_checks([DPGBClassifier(), DPGBRegressor()],
+                         expected_failed_checks=_expected_failed_checks)
+def test_sklearn_compatible(estimator, check):
+    with warnings.catch_warnings():
+        # The checks pass no bounds: the estimator warns that it reads them from the data.
+        warnings.simplefilter("ignore", PrivacyLeakWarning)
+        check(estimator)
+
+
+@pytest.mark.parametrize("check, estimator", [
+    (check_classifiers_train, DPGBClassifier(epsilon=np.inf)),
+    (check_regressors_train, DPGBRegressor(epsilon=np.inf)),
+])
+def test_train_checks_pass_without_noise(check, estimator):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", PrivacyLeakWarning)
+        check(type(estimator).__name__, estimator)
+
+
+@pytest.fixture(scope="module")
+def binary():
+    rng = np.random.default_rng(0)
+    X = rng.uniform(-1, 1, size=(3000, 5))
+    y = (X[:, 0] + 0.5 * X[:, 1] > 0).astype(int)
+    return X, y
+
+
+def _clf(**kw):
+    params = dict(feature_bounds=(-1, 1), classes=[0, 1], n_estimators=20, max_depth=3,
+                  random_state=0)
+    params.update(kw)
+    return DPGBClassifier(**params)
+
+
+def test_learns_and_noise_costs_accuracy(binary):
+    X, y = binary
+    acc = {eps: _clf(epsilon=eps).fit(X[:2000], y[:2000]).score(X[2000:], y[2000:])
+           for eps in [0.05, 4.0, np.inf]}
+    assert acc[np.inf] > 0.9
+    assert acc[4.0] > 0.8
+    assert acc[0.05] < acc[np.inf]
+
+
+def test_regressor_predicts_in_target_units():
+    rng = np.random.default_rng(1)
+    X = rng.uniform(0, 1, size=(3000, 3))
+    y = 100 + 50 * X[:, 0]
+    reg = DPGBRegressor(epsilon=np.inf, feature_bounds=(0, 1), target_bounds=(100, 150),
+                        n_estimators=50, max_depth=3, learning_rate=0.3, random_state=0)
+    pred = reg.fit(X, y).predict(X)
+    assert reg.target_bounds_ == (100.0, 150.0)
+    assert np.sqrt(np.mean((pred - y) ** 2)) < 3.0
+    assert 95 < pred.min() and pred.max() < 155
+
+
+def test_np_mode_finds_exhaustive_best_split():
+    # Tiny data, one depth-1 tree, epsilon=inf: the split is the argmax of Eq. 3 over every
+    # (feature, bin boundary) and the leaves are exact -sum(g)/(n + lambda).
+    rng = np.random.default_rng(2)
+    X = rng.uniform(0, 1, size=(40, 2))
+    y = np.where(X[:, 1] > 0.6, 1, 0)
+    lam, bins = 0.1, 8
+    clf = DPGBClassifier(epsilon=np.inf, n_estimators=1, max_depth=1, learning_rate=1.0,
+                         l2_regularization=lam, max_bins=bins, feature_bounds=(0, 1),
+                         classes=[0, 1], random_state=0).fit(X, y)
+    g = -np.where(y == 1, 1.0, -1.0)  # F0 = 0, g = F - y
+    codes = np.clip(np.floor(X * bins), 0, bins - 1)
+    best, best_gain = None, -np.inf
+    for f in range(2):
+        for b in range(bins - 1):
+            left = codes[:, f] <= b
+            gain = (g[left].sum() ** 2 / (left.sum() + lam)
+                    + g[~left].sum() ** 2 / ((~left).sum() + lam))
+            if gain > best_gain + 1e-12:
+                best, best_gain = (f, b), gain
+    assert (clf._split_feature[0, 0], clf._split_bin[0, 0]) == best
+    left = codes[:, best[0]] <= best[1]
+    expected = [-g[left].sum() / (left.sum() + lam), -g[~left].sum() / ((~left).sum() + lam)]
+    np.testing.assert_allclose(clf._leaf_value[0], expected)
+
+
+def test_same_seed_same_model_different_seed_different_model(binary):
+    X, y = binary
+    a = _clf(epsilon=1.0).fit(X, y).decision_function(X)
+    b = _clf(epsilon=1.0).fit(X, y).decision_function(X)
+    c = _clf(epsilon=1.0, random_state=1).fit(X, y).decision_function(X)
+    np.testing.assert_array_equal(a, b)
+    assert not np.array_equal(a, c)
+
+
+def test_predict_proba_and_labels(binary):
+    X, y = binary
+    clf = _clf(epsilon=2.0, classes=["yes", "no"]).fit(X, np.where(y == 1, "yes", "no"))
+    proba = clf.predict_proba(X)
+    assert proba.shape == (len(X), 2)
+    np.testing.assert_allclose(proba.sum(axis=1), 1.0)
+    assert ((proba >= 0) & (proba <= 1)).all()
+    assert list(clf.classes_) == ["no", "yes"]
+    np.testing.assert_array_equal(clf.predict(X) == "yes", proba[:, 1] > 0.5)
+
+
+def test_pickle_round_trip_identical_predictions(binary):
+    X, y = binary
+    clf = _clf(epsilon=1.0).fit(X, y)
+    clone = pickle.loads(pickle.dumps(clf))
+    np.testing.assert_array_equal(clone.predict_proba(X), clf.predict_proba(X))
+    assert clone.privacy_ledger_ == clf.privacy_ledger_
+
+
+def test_pipeline_grid_search_over_epsilon_and_depth(binary):
+    X, y = binary
+    pipe = make_pipeline(FunctionTransformer(), _clf(n_estimators=10))
+    grid = GridSearchCV(pipe, {"dpgbclassifier__epsilon": [1.0, 8.0],
+                               "dpgbclassifier__max_depth": [2, 3]}, cv=3)
+    grid.fit(X, y)
+    assert grid.best_params_["dpgbclassifier__epsilon"] in (1.0, 8.0)
+    assert grid.best_score_ > 0.7
+    assert grid.best_estimator_[-1].privacy_spent_ <= grid.best_params_["dpgbclassifier__epsilon"]
+
+
+def test_cross_val_score_with_two_jobs(binary):
+    X, y = binary
+    scores = cross_val_score(_clf(epsilon=4.0), X, y, cv=3, n_jobs=2)
+    assert scores.shape == (3,) and scores.min() > 0.7
+
+
+def test_missing_public_inputs_warn_and_parameters_untouched(binary):
+    X, y = binary
+    clf = DPGBClassifier(n_estimators=2, max_depth=2, random_state=0)
+    with pytest.warns(PrivacyLeakWarning, match="feature_bounds"):
+        with pytest.warns(PrivacyLeakWarning, match="classes"):
+            clf.fit(X, y)
+    assert clf.feature_bounds is None and clf.classes is None
+    np.testing.assert_allclose(clf.feature_bounds_, np.column_stack([X.min(0), X.max(0)]))
+    reg = DPGBRegressor(n_estimators=2, max_depth=2, feature_bounds=(-1, 1), random_state=0)
+    with pytest.warns(PrivacyLeakWarning, match="target_bounds"):
+        reg.fit(X, X[:, 0])
+    assert reg.target_bounds is None
+
+
+def test_public_inputs_do_not_warn(binary):
+    X, y = binary
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", PrivacyLeakWarning)
+        _clf(n_estimators=2).fit(X, y)
+        DPGBRegressor(n_estimators=2, feature_bounds=(-1, 1), target_bounds=(-1, 1),
+                      random_state=0).fit(X, X[:, 0])
+
+
+def test_diagnostics_warn_and_report_filtered_fraction(binary):
+    X, y = binary
+    assert not hasattr(_clf().fit(X, y), "filtered_fraction_")
+    with pytest.warns(PrivacyLeakWarning, match="diagnostics"):
+        clf = _clf(diagnostics=True).fit(X, y)
+    assert clf.filtered_fraction_.shape == (20,)
+    assert ((clf.filtered_fraction_ >= 0) & (clf.filtered_fraction_ <= 1)).all()
+
+
+def test_values_outside_bounds_are_clipped(binary):
+    X, y = binary
+    clf = _clf(epsilon=2.0).fit(X, y)
+    far = X * 1000
+    clipped = np.clip(far, -1, 1)
+    np.testing.assert_array_equal(clf.decision_function(far), clf.decision_function(clipped))
+
+
+_BAD_PARAMS = [
+    ({"epsilon": -1}, "epsilon"), ({"epsilon": 0}, "epsilon"), ({"epsilon": np.nan}, "epsilon"),
+    ({"n_estimators": 0}, "n_estimators"), ({"max_depth": 0}, "max_depth"),
+    ({"max_depth": 11}, "max_depth"), ({"learning_rate": 1.5}, "learning_rate"),
+    ({"l2_regularization": -0.1}, "l2_regularization"), ({"max_bins": 256}, "max_bins"),
+    ({"max_bins": 1}, "max_bins"), ({"budget_allocation": "greedy"}, "budget_allocation"),
+    ({"trees_per_ensemble": 0}, "trees_per_ensemble"),
+    ({"feature_bounds": np.zeros((4, 2))}, "feature_bounds"),
+    ({"feature_bounds": [[0, 1]] * 4 + [[1, 1]]}, r"feature_bounds\[4\]"),
+    ({"feature_bounds": [[0, 1]] * 4 + [[2, 1]]}, "lower < upper"),
+    ({"feature_bounds": [[0, np.inf]] * 5}, "finite"),
+    ({"classes": [0]}, "classes"), ({"classes": [0, 1, 2]}, "Only binary"),
+    ({"classes": [0, 0]}, "classes"),
+]
+
+
+@pytest.mark.parametrize("params, match", _BAD_PARAMS)
+def test_bad_input_raises_before_any_noise(binary, params, match):
+    X, y = binary
+    rng = np.random.default_rng(0)
+    state = rng.bit_generator.state
+    kw = {"feature_bounds": (-1, 1), "classes": [0, 1], "random_state": rng, **params}
+    with pytest.raises(ValueError, match=match):
+        DPGBClassifier(**kw).fit(X, y)
+    assert rng.bit_generator.state == state  # no noise drawn, nothing spent
+
+
+@pytest.mark.parametrize("bad, match", [(np.nan, "column 3"), (np.inf, "column 3")])
+def test_non_finite_features_name_the_column(binary, bad, match):
+    X, y = binary
+    X = X.copy()
+    X[7, 3] = bad
+    rng = np.random.default_rng(0)
+    state = rng.bit_generator.state
+    with pytest.raises(ValueError, match=match):
+        _clf(random_state=rng).fit(X, y)
+    assert rng.bit_generator.state == state
+    clf = _clf().fit(np.nan_to_num(X, posinf=0), y)
+    with pytest.raises(ValueError, match=match):
+        clf.predict(X)
+
+
+def test_bad_labels_raise(binary):
+    X, y = binary
+    with pytest.raises(ValueError, match="only one class"):
+        DPGBClassifier(feature_bounds=(-1, 1)).fit(X, np.zeros(len(X)))
+    with pytest.raises(ValueError, match="Only binary"):
+        DPGBClassifier(feature_bounds=(-1, 1)).fit(X, np.arange(len(X)) % 3)
+    with pytest.raises(ValueError, match="not in classes"):
+        _clf(classes=[0, 2]).fit(X, y)
+    with pytest.raises(ValueError, match="target_bounds"):
+        DPGBRegressor(feature_bounds=(-1, 1), target_bounds=(1, 0)).fit(X, y)
+    with pytest.raises(ValueError, match="NaN"):
+        DPGBRegressor(feature_bounds=(-1, 1), target_bounds=(0, 1)).fit(
+            X, np.where(y == 1, np.nan, 0.0))
+
+
+def test_one_observed_class_trains_when_classes_are_public(binary):
+    # With public classes, a training set that happens to hold one class is not an error: raising
+    # would reveal it.
+    X, _ = binary
+    clf = _clf().fit(X, np.zeros(len(X), dtype=int))
+    assert list(clf.classes_) == [0, 1]

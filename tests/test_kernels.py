@@ -1,0 +1,185 @@
+"""Numba kernels against naive NumPy references, and their invariants."""
+
+import numpy as np
+import pytest
+
+from dpboost._binning import BoundsBinner
+from dpboost._histogram import build_histograms
+from dpboost._predictor import predict_binned
+from dpboost._splitting import compute_gains, split_samples
+
+
+def _naive_bins(X, bounds, max_bins):
+    lower, upper = bounds[:, 0], bounds[:, 1]
+    t = (X - lower) * (max_bins / (upper - lower))
+    return np.clip(np.floor(t), 0, max_bins - 1).astype(np.uint8)
+
+
+def _naive_histograms(X_binned, idx, node, g, n_nodes, n_bins):
+    s = np.zeros((n_nodes, X_binned.shape[1], n_bins))
+    c = np.zeros_like(s)
+    for k, i in enumerate(idx):
+        for f in range(X_binned.shape[1]):
+            s[node[k], f, X_binned[i, f]] += g[k]
+            c[node[k], f, X_binned[i, f]] += 1
+    return s, c
+
+
+def _naive_gain(g_left, n_left, g_right, n_right, lam):
+    # Eq. 3 of Li et al. 2020, term by term; an empty child contributes nothing.
+    gain = 0.0
+    if n_left:
+        gain += g_left**2 / (n_left + lam)
+    if n_right:
+        gain += g_right**2 / (n_right + lam)
+    return gain
+
+
+def _naive_predict(X_binned, feat, thr, leaves):
+    n_internal = feat.shape[1]
+    out = np.zeros(X_binned.shape[0])
+    for i in range(X_binned.shape[0]):
+        for t in range(feat.shape[0]):
+            k = 0
+            while k < n_internal:
+                k = 2 * k + (2 if X_binned[i, feat[t, k]] > thr[t, k] else 1)
+            out[i] += leaves[t, k - n_internal]
+    return out
+
+
+@pytest.fixture
+def data():
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(500, 4)) * [1, 10, 0.1, 3]
+    bounds = np.array([[-2, 2], [-15, 25], [-0.3, 0.1], [0, 1]], dtype=float)
+    return X, bounds
+
+
+@pytest.mark.parametrize("max_bins", [2, 7, 32, 255])
+def test_binning_matches_naive_and_clips(data, max_bins):
+    X, bounds = data
+    X = np.vstack([X, bounds[:, 0] - 5, bounds[:, 1] + 5, bounds[:, 0], bounds[:, 1]])
+    binner = BoundsBinner(bounds, max_bins)
+    for order in "FC":
+        got = binner.transform(X, order=order)
+        assert got.dtype == np.uint8
+        assert got.flags[f"{order}_CONTIGUOUS"]
+        np.testing.assert_array_equal(got, _naive_bins(X, bounds, max_bins))
+    got = binner.transform(X)
+    # Out-of-bounds values are clipped into the first and the last bin.
+    assert (got[-4] == 0).all() and (got[-3] == max_bins - 1).all()
+    assert (got[-2] == 0).all() and (got[-1] == max_bins - 1).all()
+
+
+def test_thresholds_are_bin_edges(data):
+    _, bounds = data
+    binner = BoundsBinner(bounds, 8)
+    t = binner.thresholds()
+    assert t.shape == (4, 7)
+    # A value just below threshold b is in bin b (goes left of candidate b), just above it in
+    # bin b + 1; "just" is a relative 1e-9 because codes and thresholds round differently.
+    for f in range(4):
+        for b in range(7):
+            x = np.zeros((2, 4))
+            eps = 1e-9 * (1 + abs(t[f, b]))
+            x[:, f] = [t[f, b] - eps, t[f, b] + eps]
+            codes = binner.transform(x)[:, f]
+            assert codes[0] <= b < codes[1]
+
+
+def test_bin_edges_do_not_depend_on_data():
+    # PRIVACY.md rule 1: the grid is a function of public bounds only; D and D' bin identically.
+    rng = np.random.default_rng(1)
+    D = rng.uniform(-1, 1, size=(100, 3))
+    D_prime = np.vstack([D, [[0.99, -0.99, 1e6]]])
+    binner = BoundsBinner(np.tile([-1.0, 1.0], (3, 1)), 16)
+    np.testing.assert_array_equal(binner.transform(D), binner.transform(D_prime)[:100])
+
+
+def _level_inputs(seed, n=400, d=3, n_nodes=4, n_bins=16):
+    rng = np.random.default_rng(seed)
+    X_binned = np.asfortranarray(rng.integers(0, n_bins, size=(n, d), dtype=np.uint8))
+    idx = np.sort(rng.choice(n, size=n // 2, replace=False)).astype(np.int64)
+    node = rng.integers(0, n_nodes, size=idx.size).astype(np.int32)
+    g = rng.uniform(-1, 1, size=idx.size).astype(np.float32)
+    return X_binned, idx, node, g, n_nodes, n_bins
+
+
+def test_histograms_match_naive_and_invariants():
+    X_binned, idx, node, g, n_nodes, n_bins = _level_inputs(0)
+    s = np.full((n_nodes, 3, n_bins), np.nan)
+    c = np.full_like(s, np.nan)
+    build_histograms(X_binned, idx, node, g, s, c)
+    s_ref, c_ref = _naive_histograms(X_binned, idx, node, g, n_nodes, n_bins)
+    np.testing.assert_allclose(s, s_ref, rtol=1e-12, atol=1e-12)
+    np.testing.assert_array_equal(c, c_ref)
+    # Every feature's histogram sums to the node total.
+    node_sum = np.bincount(node, weights=g, minlength=n_nodes)
+    node_count = np.bincount(node, minlength=n_nodes)
+    np.testing.assert_allclose(s.sum(axis=2), np.repeat(node_sum[:, None], 3, 1), atol=1e-9)
+    np.testing.assert_array_equal(c.sum(axis=2), np.repeat(node_count[:, None], 3, 1))
+
+
+def test_histograms_parent_equals_children_and_order_invariance():
+    X_binned, idx, node, g, _, n_bins = _level_inputs(1, n_nodes=1)
+    parent_s = np.empty((1, 3, n_bins))
+    parent_c = np.empty_like(parent_s)
+    build_histograms(X_binned, idx, np.zeros_like(node), g, parent_s, parent_c)
+    children = (X_binned[idx, 0] > 7).astype(np.int32)
+    child_s = np.empty((2, 3, n_bins))
+    child_c = np.empty_like(child_s)
+    build_histograms(X_binned, idx, children, g, child_s, child_c)
+    np.testing.assert_allclose(child_s.sum(axis=0), parent_s[0], atol=1e-12)
+    np.testing.assert_array_equal(child_c.sum(axis=0), parent_c[0])
+    perm = np.random.default_rng(2).permutation(idx.size)
+    s2 = np.empty_like(parent_s)
+    c2 = np.empty_like(parent_c)
+    build_histograms(X_binned, idx[perm], np.zeros_like(node), g[perm], s2, c2)
+    np.testing.assert_allclose(s2, parent_s, atol=1e-9)
+    np.testing.assert_array_equal(c2, parent_c)
+
+
+@pytest.mark.parametrize("lam", [0.0, 0.1, 5.0])
+def test_gains_match_naive(lam):
+    X_binned, idx, node, g, n_nodes, n_bins = _level_inputs(3)
+    s, c = _naive_histograms(X_binned, idx, node, g, n_nodes, n_bins)
+    s[0] = 0.0  # an empty node: every candidate has gain 0 (and no 0/0 when lambda = 0)
+    c[0] = 0.0
+    gains = np.empty((n_nodes, 3, n_bins - 1))
+    compute_gains(s, c, lam, gains)
+    for j in range(n_nodes):
+        for f in range(3):
+            for b in range(n_bins - 1):
+                ref = _naive_gain(s[j, f, :b + 1].sum(), c[j, f, :b + 1].sum(),
+                                  s[j, f, b + 1:].sum(), c[j, f, b + 1:].sum(), lam)
+                assert gains[j, f, b] == pytest.approx(ref, rel=1e-10, abs=1e-12)
+    assert np.isfinite(gains).all() and (gains[0] == 0).all()
+
+
+def test_split_samples_matches_naive():
+    X_binned, idx, node, _, n_nodes, _ = _level_inputs(4)
+    feat = np.array([0, 2, 1, 2], dtype=np.int32)
+    thr = np.array([3, 0, 15, 8], dtype=np.uint8)
+    expected = 2 * node + (X_binned[idx, feat[node]] > thr[node])
+    got = node.copy()
+    split_samples(X_binned, idx, got, feat, thr)
+    np.testing.assert_array_equal(got, expected)
+    # A boundary at the last bin sends everything left: empty children are legal.
+    assert (got[node == 2] % 2 == 0).all()
+
+
+@pytest.mark.parametrize("depth", [1, 3])
+def test_predict_binned_matches_naive(depth):
+    rng = np.random.default_rng(5)
+    X_binned = rng.integers(0, 10, size=(300, 4), dtype=np.uint8)
+    n_trees = 3
+    feat = rng.integers(0, 4, size=(n_trees, 2**depth - 1)).astype(np.int32)
+    thr = rng.integers(0, 9, size=(n_trees, 2**depth - 1)).astype(np.uint8)
+    leaves = rng.normal(size=(n_trees, 2**depth))
+    out = np.full(300, 0.5)
+    predict_binned(X_binned, feat, thr, leaves, out)
+    np.testing.assert_allclose(out, 0.5 + _naive_predict(X_binned, feat, thr, leaves))
+    # Fortran-ordered input (the training layout) gives the same predictions.
+    out_f = np.full(300, 0.5)
+    predict_binned(np.asfortranarray(X_binned), feat, thr, leaves, out_f)
+    np.testing.assert_array_equal(out_f, out)
