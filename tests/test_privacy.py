@@ -1,0 +1,140 @@
+"""Privacy rules of PRIVACY.md checked on the fitted estimators (not statistical audits)."""
+
+import pickle
+
+import numpy as np
+import pytest
+
+import dpboost._estimators as estimators_module
+from dpboost import DPGBClassifier, DPGBRegressor, LedgerEntry
+from dpboost._budget import plan_budget
+
+
+@pytest.fixture(scope="module")
+def data():
+    rng = np.random.default_rng(0)
+    X = rng.uniform(-1, 1, size=(4000, 4))
+    y = (X[:, 0] - X[:, 2] > 0).astype(int)
+    return X, y
+
+
+@pytest.fixture
+def grown(monkeypatch):
+    """Record what every tree received from the boosting loop."""
+    calls = []
+    original = estimators_module.grow_tree
+
+    def spy(X_binned, sample_indices, gradients, **kw):
+        calls.append((kw["budget"], sample_indices.copy(), gradients.copy()))
+        return original(X_binned, sample_indices, gradients, **kw)
+
+    monkeypatch.setattr(estimators_module, "grow_tree", spy)
+    return calls
+
+
+def _fit(X, y, **kw):
+    params = dict(feature_bounds=(-1, 1), classes=[0, 1], n_estimators=12, max_depth=3,
+                  random_state=0)
+    params.update(kw)
+    return DPGBClassifier(**params).fit(X, y)
+
+
+def test_eoe_trees_of_one_ensemble_see_disjoint_records(data, grown):
+    X, y = data
+    _fit(X, y, trees_per_ensemble=5, gradient_filtering=False)
+    plan_shares = plan_budget(epsilon=1.0, n_estimators=12, max_depth=3, learning_rate=0.1,
+                              l2_regularization=0.1, budget_allocation="eoe",
+                              trees_per_ensemble=5, leaf_clipping=True).record_shares
+    by_group = {}
+    for budget, idx, _ in grown:
+        by_group.setdefault(budget.group, []).append((budget.position, idx))
+    assert sorted(by_group) == [0, 1, 2]
+    for group, trees in by_group.items():
+        seen = np.concatenate([idx for _, idx in trees])
+        assert np.unique(seen).size == seen.size, f"ensemble {group} reuses a record"
+        for position, idx in trees:
+            # Share of records within 6 binomial standard deviations of the planned share.
+            p = plan_shares[position]
+            assert abs(idx.size - p * len(X)) <= 6 * np.sqrt(len(X) * p * (1 - p)) + 1
+
+
+def test_para_trees_disjoint_and_seq_trees_see_everything(data, grown):
+    X, y = data
+    _fit(X, y, budget_allocation="parallel", n_estimators=4, gradient_filtering=False)
+    seen = np.concatenate([idx for _, idx, _ in grown])
+    assert np.unique(seen).size == seen.size
+    grown.clear()
+    _fit(X, y, budget_allocation="sequential", n_estimators=3, gradient_filtering=False)
+    for _, idx, _ in grown:
+        np.testing.assert_array_equal(idx, np.arange(len(X)))
+
+
+@pytest.mark.parametrize("gradient_filtering", [True, False])
+def test_gradients_reaching_a_tree_are_bounded(grown, gradient_filtering):
+    # Labels outside what the first trees fit well: large learning rate and noisy leaves push
+    # F beyond [-1, 1], so some |F - y| exceed 1 and GDF (or clipping) has work to do.
+    rng = np.random.default_rng(3)
+    X = rng.uniform(-1, 1, size=(3000, 2))
+    y = rng.integers(0, 2, size=3000)
+    _fit(X, y, epsilon=0.2, learning_rate=1.0, budget_allocation="sequential",
+         leaf_clipping=False, gradient_filtering=gradient_filtering, n_estimators=6)
+    assert all(np.abs(g).max(initial=0) <= 1.0 for _, _, g in grown)
+    if gradient_filtering:
+        assert any(idx.size < len(X) for _, idx, _ in grown[1:]), "GDF never filtered"
+    else:
+        assert all(idx.size == len(X) for _, idx, _ in grown)
+
+
+def test_leaf_clipping_bounds_released_leaves(data):
+    X, y = data
+    # At a huge epsilon the Laplace noise is ~1e-6, so released leaves show the GLC clip.
+    clf = _fit(X, y, epsilon=1e6, learning_rate=0.3, trees_per_ensemble=12)
+    for t in range(12):
+        bound = 0.3 * (1 - 0.3) ** t
+        assert np.abs(clf._leaf_value[t]).max() <= bound + 1e-3
+    assert np.abs(clf._leaf_value[0]).max() > 0.2  # the first tree is not clipped to nothing
+
+
+def test_neighbouring_datasets_share_grid_and_candidates(data):
+    # Rule 1: bin edges and the candidate set depend only on public inputs, not on D vs D'.
+    X, y = data
+    extreme = np.array([[1e9, -1e9, 0.5, 0.0]])
+    a = _fit(X, y, epsilon=1.0)
+    b = _fit(np.vstack([X, extreme]), np.append(y, 1), epsilon=1.0)
+    np.testing.assert_array_equal(a._binner.thresholds(), b._binner.thresholds())
+    np.testing.assert_array_equal(a.feature_bounds_, b.feature_bounds_)
+    assert [e.sensitivity for e in a.privacy_ledger_] == [e.sensitivity for e in b.privacy_ledger_]
+
+
+def test_initial_score_is_zero(data, grown):
+    X, y = data
+    _fit(X, y, budget_allocation="sequential", n_estimators=1)
+    _, idx, g = grown[0]
+    # F0 = 0: the first gradients are exactly -y in {-1, +1}.
+    np.testing.assert_array_equal(g, -np.where(y[idx] == 1, 1.0, -1.0))
+
+
+_FITTED_PUBLIC = {"n_features_in_", "feature_bounds_", "classes_", "target_bounds_",
+                  "privacy_spent_", "privacy_ledger_", "_binner", "_split_feature", "_split_bin",
+                  "_leaf_value"}
+
+
+@pytest.mark.parametrize("estimator", [
+    DPGBClassifier(feature_bounds=(-1, 1), classes=[0, 1], n_estimators=5, max_depth=2,
+                   random_state=0),
+    DPGBRegressor(feature_bounds=(-1, 1), target_bounds=(-2, 2), n_estimators=5, max_depth=2,
+                  random_state=0),
+])
+def test_pickled_model_holds_only_public_and_released_values(data, estimator):
+    # Rule 4: whatever leaves fit is a public input, a split choice, a released leaf or the ledger.
+    X, y = data
+    target = y if isinstance(estimator, DPGBClassifier) else y - 0.5
+    model = pickle.loads(pickle.dumps(estimator.fit(X, target)))
+    fitted = {k for k in vars(model) if k.endswith("_") or k.startswith("_")}
+    assert fitted <= _FITTED_PUBLIC, fitted - _FITTED_PUBLIC
+    assert model._split_feature.dtype == np.int32 and model._split_bin.dtype == np.uint8
+    assert all(isinstance(e, LedgerEntry) for e in model.privacy_ledger_)
+    # Leaf values are the Laplace releases shrunk by the learning rate: a different seed changes
+    # every one of them (an exact statistic would repeat).
+    other = estimator.set_params(random_state=1).fit(X, target)
+    assert (model._leaf_value != other._leaf_value).all()
