@@ -1,0 +1,31 @@
+"""Command line: ``python -m dpboost demo [options]``."""
+
+import argparse
+import sys
+
+
+def main(argv=None):
+    """Parse ``argv`` and run the chosen command; returns the exit status."""
+    parser = argparse.ArgumentParser(prog="python -m dpboost")
+    commands = parser.add_subparsers(dest="command", required=True)
+    demo = commands.add_parser(
+        "demo", help="train DPGBClassifier on Adult at several epsilons, print a table")
+    demo.add_argument("--data", help="training CSV (.csv or .csv.gz, numeric features)")
+    demo.add_argument("--test", help="test CSV; without it, --data is split 80/20")
+    demo.add_argument("--target", default="target", help="label column (default: target)")
+    demo.add_argument("--epsilons", default="0.5,1,2,4,8,inf",
+                      help="comma-separated budgets; inf = non-private (default: %(default)s)")
+    demo.add_argument("--n-estimators", type=int, default=50)
+    demo.add_argument("--max-depth", type=int, default=6)
+    demo.add_argument("--random-state", type=int, default=0)
+    demo.add_argument("--shared", default="../shared/datasets",
+                      help="folder with adult_train.csv.gz and adult_test.csv.gz "
+                           "(default: %(default)s, relative to the working directory)")
+    args = parser.parse_args(argv)
+    from ._demo import main as demo_main
+
+    return demo_main(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
