@@ -1,0 +1,52 @@
+"""Shared helpers of the benchmark scripts: machine facts and result files."""
+
+import csv
+import json
+import os
+import platform
+import sys
+from pathlib import Path
+
+RESULTS = Path(__file__).resolve().parent / "results"
+SHARED = Path(__file__).resolve().parents[1] / ".." / "shared" / "datasets"
+
+
+def machine_facts():
+    """Facts to record beside every figure: CPU, cores, library versions, thread settings."""
+    import numba
+    import numpy
+    import sklearn
+
+    cpu = platform.processor()
+    try:
+        with open("/proc/cpuinfo") as fh:
+            cpu = next(line.split(":", 1)[1].strip() for line in fh if "model name" in line)
+    except (OSError, StopIteration):
+        pass
+    return {
+        "cpu": cpu, "cores": os.cpu_count(), "python": sys.version.split()[0],
+        "numpy": numpy.__version__, "numba": numba.__version__, "sklearn": sklearn.__version__,
+        "numba_threads": numba.get_num_threads(),
+        "OMP_NUM_THREADS": os.environ.get("OMP_NUM_THREADS", ""),
+    }
+
+
+def write_results(name, rows):
+    """Write ``rows`` (list of dicts) to ``results/<name>.csv`` and machine facts beside them."""
+    RESULTS.mkdir(exist_ok=True)
+    with open(RESULTS / f"{name}.csv", "w", newline="") as fh:
+        writer = csv.DictWriter(fh, fieldnames=list(rows[0]))
+        writer.writeheader()
+        writer.writerows(rows)
+    with open(RESULTS / f"{name}.machine.json", "w") as fh:
+        json.dump(machine_facts(), fh, indent=1)
+
+
+def print_table(rows):
+    """Print ``rows`` (list of dicts) as an aligned plain-text table."""
+    keys = list(rows[0])
+    cells = [[f"{r[k]:.4g}" if isinstance(r[k], float) else str(r[k]) for k in keys] for r in rows]
+    widths = [max(len(k), *(len(c[i]) for c in cells)) for i, k in enumerate(keys)]
+    print("  ".join(k.rjust(w) for k, w in zip(keys, widths)))
+    for c in cells:
+        print("  ".join(v.rjust(w) for v, w in zip(c, widths)))
