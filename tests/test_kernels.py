@@ -16,13 +16,11 @@ def _naive_bins(X, bounds, max_bins):
 
 
 def _naive_histograms(X_binned, idx, node, g, n_nodes, n_bins):
-    s = np.zeros((n_nodes, X_binned.shape[1], n_bins))
-    c = np.zeros_like(s)
+    hist = np.zeros((X_binned.shape[1], n_nodes, n_bins, 2))
     for k, i in enumerate(idx):
         for f in range(X_binned.shape[1]):
-            s[node[k], f, X_binned[i, f]] += g[k]
-            c[node[k], f, X_binned[i, f]] += 1
-    return s, c
+            hist[f, node[k], X_binned[i, f]] += [g[k], 1.0]
+    return hist
 
 
 def _naive_gain(g_left, n_left, g_right, n_right, lam):
@@ -107,46 +105,43 @@ def _level_inputs(seed, n=400, d=3, n_nodes=4, n_bins=16):
 
 def test_histograms_match_naive_and_invariants():
     X_binned, idx, node, g, n_nodes, n_bins = _level_inputs(0)
-    s = np.full((n_nodes, 3, n_bins), np.nan)
-    c = np.full_like(s, np.nan)
-    build_histograms(X_binned, idx, node, g, s, c)
-    s_ref, c_ref = _naive_histograms(X_binned, idx, node, g, n_nodes, n_bins)
-    np.testing.assert_allclose(s, s_ref, rtol=1e-12, atol=1e-12)
-    np.testing.assert_array_equal(c, c_ref)
+    hist = np.full((3, n_nodes, n_bins, 2), np.nan)
+    build_histograms(X_binned, idx, node, g, hist)
+    ref = _naive_histograms(X_binned, idx, node, g, n_nodes, n_bins)
+    np.testing.assert_allclose(hist[..., 0], ref[..., 0], rtol=1e-12, atol=1e-12)
+    np.testing.assert_array_equal(hist[..., 1], ref[..., 1])
     # Every feature's histogram sums to the node total.
     node_sum = np.bincount(node, weights=g, minlength=n_nodes)
     node_count = np.bincount(node, minlength=n_nodes)
-    np.testing.assert_allclose(s.sum(axis=2), np.repeat(node_sum[:, None], 3, 1), atol=1e-9)
-    np.testing.assert_array_equal(c.sum(axis=2), np.repeat(node_count[:, None], 3, 1))
+    for f in range(3):
+        np.testing.assert_allclose(hist[f, :, :, 0].sum(axis=1), node_sum, atol=1e-9)
+        np.testing.assert_array_equal(hist[f, :, :, 1].sum(axis=1), node_count)
 
 
 def test_histograms_parent_equals_children_and_order_invariance():
     X_binned, idx, node, g, _, n_bins = _level_inputs(1, n_nodes=1)
-    parent_s = np.empty((1, 3, n_bins))
-    parent_c = np.empty_like(parent_s)
-    build_histograms(X_binned, idx, np.zeros_like(node), g, parent_s, parent_c)
+    parent = np.empty((3, 1, n_bins, 2))
+    build_histograms(X_binned, idx, np.zeros_like(node), g, parent)
     children = (X_binned[idx, 0] > 7).astype(np.int32)
-    child_s = np.empty((2, 3, n_bins))
-    child_c = np.empty_like(child_s)
-    build_histograms(X_binned, idx, children, g, child_s, child_c)
-    np.testing.assert_allclose(child_s.sum(axis=0), parent_s[0], atol=1e-12)
-    np.testing.assert_array_equal(child_c.sum(axis=0), parent_c[0])
+    child = np.empty((3, 2, n_bins, 2))
+    build_histograms(X_binned, idx, children, g, child)
+    np.testing.assert_allclose(child.sum(axis=1), parent[:, 0], atol=1e-12)
+    # The grower's sibling subtraction: parent - left child = right child.
+    np.testing.assert_allclose(parent[:, 0] - child[:, 0], child[:, 1], atol=1e-12)
     perm = np.random.default_rng(2).permutation(idx.size)
-    s2 = np.empty_like(parent_s)
-    c2 = np.empty_like(parent_c)
-    build_histograms(X_binned, idx[perm], np.zeros_like(node), g[perm], s2, c2)
-    np.testing.assert_allclose(s2, parent_s, atol=1e-9)
-    np.testing.assert_array_equal(c2, parent_c)
+    shuffled = np.empty_like(parent)
+    build_histograms(X_binned, idx[perm], np.zeros_like(node), g[perm], shuffled)
+    np.testing.assert_allclose(shuffled, parent, atol=1e-9)
 
 
 @pytest.mark.parametrize("lam", [0.0, 0.1, 5.0])
 def test_gains_match_naive(lam):
     X_binned, idx, node, g, n_nodes, n_bins = _level_inputs(3)
-    s, c = _naive_histograms(X_binned, idx, node, g, n_nodes, n_bins)
-    s[0] = 0.0  # an empty node: every candidate has gain 0 (and no 0/0 when lambda = 0)
-    c[0] = 0.0
+    hist = _naive_histograms(X_binned, idx, node, g, n_nodes, n_bins)
+    hist[:, 0] = 0.0  # an empty node: every candidate has gain 0 (and no 0/0 when lambda = 0)
     gains = np.empty((n_nodes, 3, n_bins - 1))
-    compute_gains(s, c, lam, gains)
+    compute_gains(hist, lam, gains)
+    s, c = hist[..., 0].transpose(1, 0, 2), hist[..., 1].transpose(1, 0, 2)
     for j in range(n_nodes):
         for f in range(3):
             for b in range(n_bins - 1):

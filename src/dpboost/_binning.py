@@ -5,17 +5,17 @@ candidates never come from data quantiles). This module never sees ``y`` and dra
 """
 
 import numpy as np
-from numba import njit
+from numba import njit, prange
 
 from ._common import X_BINNED_DTYPE
 
 
-@njit(cache=True)
+@njit(parallel=True, cache=True)
 def _bin_columns(X, lower, scale, max_bins, out):
     # Clipping happens here, by construction of the code: a value below the lower bound lands in
     # bin 0 and one above the upper bound in the last bin.
     n_samples, n_features = X.shape
-    for f in range(n_features):
+    for f in prange(n_features):
         lo = lower[f]
         sc = scale[f]
         for i in range(n_samples):

@@ -2,7 +2,9 @@
 
 import math
 import time
+from contextlib import contextmanager
 
+import numba
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin, _fit_context
 from sklearn.utils.multiclass import check_classification_targets
@@ -17,7 +19,7 @@ from ._loss import margin_to_proba, scale_target, square_loss_gradients, unscale
 from ._mechanisms import make_rng, partition_records
 from ._predictor import predict_binned
 from ._validation import (PARAMETER_CONSTRAINTS, check_all_finite,
-                          check_classes, check_feature_bounds, check_target_bounds,
+                          check_classes, check_feature_bounds, check_n_jobs, check_target_bounds,
                           data_dependent, warn_diagnostics)
 
 _PARAMETERS_DOC = """
@@ -68,6 +70,9 @@ _PARAMETERS_DOC = """
     diagnostics : bool, default=False
         Store ``filtered_fraction_``, the exact GDF filtered fraction per tree. It is a statistic
         of the private data and is not differentially private: it emits a PrivacyLeakWarning.
+    n_jobs : int or None, default=None
+        Threads of the Numba kernels in ``fit`` and ``predict``: None or -1 for all cores (as
+        scikit-learn's HistGradientBoosting), -2 for all but one, ... The model does not depend on it.
 """
 
 _ATTRIBUTES_DOC = """
@@ -94,7 +99,7 @@ class _BaseDPGB(BaseEstimator):
 
     def __init__(self, *, epsilon, n_estimators, max_depth, learning_rate, l2_regularization,
                  max_bins, trees_per_ensemble, budget_allocation, gradient_filtering,
-                 leaf_clipping, feature_bounds, random_state, verbose, diagnostics):
+                 leaf_clipping, feature_bounds, random_state, verbose, diagnostics, n_jobs):
         self.epsilon = epsilon
         self.n_estimators = n_estimators
         self.max_depth = max_depth
@@ -109,6 +114,7 @@ class _BaseDPGB(BaseEstimator):
         self.random_state = random_state
         self.verbose = verbose
         self.diagnostics = diagnostics
+        self.n_jobs = n_jobs
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y):
@@ -152,9 +158,12 @@ class _BaseDPGB(BaseEstimator):
         if self.diagnostics:
             warn_diagnostics()
 
+        n_threads = check_n_jobs(self.n_jobs, numba.config.NUMBA_NUM_THREADS)
         rng = make_rng(self.random_state)
         binner = BoundsBinner(bounds, self.max_bins)
-        model, ledger, filtered = self._boost(binner.transform(X, order="F"), y_scaled, plan, rng)
+        with _numba_threads(n_threads):
+            model, ledger, filtered = self._boost(binner.transform(X, order="F"), y_scaled, plan,
+                                                  rng)
 
         self.feature_bounds_ = bounds
         self._binner = binner
@@ -213,9 +222,21 @@ class _BaseDPGB(BaseEstimator):
         X = validate_data(self, X, dtype=np.float64, ensure_all_finite=False, reset=False)
         check_all_finite(X, "X", getattr(self, "feature_names_in_", None))
         out = np.zeros(X.shape[0])
-        predict_binned(self._binner.transform(X, order="C"), self._split_feature,
-                       self._split_bin, self._leaf_value, out)
+        with _numba_threads(check_n_jobs(self.n_jobs, numba.config.NUMBA_NUM_THREADS)):
+            predict_binned(self._binner.transform(X, order="C"), self._split_feature,
+                           self._split_bin, self._leaf_value, out)
         return out
+
+
+@contextmanager
+def _numba_threads(n_threads):
+    """Run the enclosed kernels on ``n_threads`` (Numba's setting is per calling thread)."""
+    previous = numba.get_num_threads()
+    numba.set_num_threads(n_threads)
+    try:
+        yield
+    finally:
+        numba.set_num_threads(previous)
 
 
 class DPGBClassifier(ClassifierMixin, _BaseDPGB):
@@ -242,14 +263,14 @@ class DPGBClassifier(ClassifierMixin, _BaseDPGB):
                  l2_regularization=0.1, max_bins=32, trees_per_ensemble=50,
                  budget_allocation="eoe", gradient_filtering=True, leaf_clipping=True,
                  feature_bounds=None, classes=None, random_state=None, verbose=0,
-                 diagnostics=False):
+                 diagnostics=False, n_jobs=None):
         super().__init__(
             epsilon=epsilon, n_estimators=n_estimators, max_depth=max_depth,
             learning_rate=learning_rate, l2_regularization=l2_regularization, max_bins=max_bins,
             trees_per_ensemble=trees_per_ensemble, budget_allocation=budget_allocation,
             gradient_filtering=gradient_filtering, leaf_clipping=leaf_clipping,
             feature_bounds=feature_bounds, random_state=random_state, verbose=verbose,
-            diagnostics=diagnostics)
+            diagnostics=diagnostics, n_jobs=n_jobs)
         self.classes = classes
 
     def _encode_target(self, y):
@@ -338,14 +359,14 @@ class DPGBRegressor(RegressorMixin, _BaseDPGB):
                  l2_regularization=0.1, max_bins=32, trees_per_ensemble=50,
                  budget_allocation="eoe", gradient_filtering=True, leaf_clipping=True,
                  feature_bounds=None, target_bounds=None, random_state=None, verbose=0,
-                 diagnostics=False):
+                 diagnostics=False, n_jobs=None):
         super().__init__(
             epsilon=epsilon, n_estimators=n_estimators, max_depth=max_depth,
             learning_rate=learning_rate, l2_regularization=l2_regularization, max_bins=max_bins,
             trees_per_ensemble=trees_per_ensemble, budget_allocation=budget_allocation,
             gradient_filtering=gradient_filtering, leaf_clipping=leaf_clipping,
             feature_bounds=feature_bounds, random_state=random_state, verbose=verbose,
-            diagnostics=diagnostics)
+            diagnostics=diagnostics, n_jobs=n_jobs)
         self.target_bounds = target_bounds
 
     def _encode_target(self, y):

@@ -5,12 +5,12 @@ stored in heap order: internal node ``k`` has children ``2k + 1`` and ``2k + 2``
 ``2**max_depth`` leaves follow the ``2**max_depth - 1`` internal nodes.
 """
 
-from numba import njit
+from numba import njit, prange
 
 
-@njit(cache=True)
+@njit(parallel=True, cache=True)
 def predict_binned(X_binned, split_feature, split_bin, leaf_value, out):
-    """Add the predictions of the given trees to ``out``.
+    """Add the predictions of the given trees to ``out`` (parallel over rows).
 
     Parameters
     ----------
@@ -24,7 +24,7 @@ def predict_binned(X_binned, split_feature, split_bin, leaf_value, out):
         Accumulated in place.
     """
     n_trees, n_internal = split_feature.shape
-    for i in range(X_binned.shape[0]):
+    for i in prange(X_binned.shape[0]):
         total = 0.0
         for t in range(n_trees):
             k = 0

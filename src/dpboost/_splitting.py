@@ -1,10 +1,10 @@
 """Gain of every (feature, bin boundary) split candidate, and the partition of samples."""
 
-from numba import njit
+from numba import njit, prange
 
 
 @njit(cache=True)
-def compute_gains(hist_sum, hist_count, l2_regularization, out):
+def compute_gains(hist, l2_regularization, out):
     """DPBoost split gain of every candidate of every node (Li et al. 2020, Eq. 3).
 
     ``G = (sum_L g)^2 / (n_L + lambda) + (sum_R g)^2 / (n_R + lambda)``, where candidate ``b`` of
@@ -14,26 +14,26 @@ def compute_gains(hist_sum, hist_count, l2_regularization, out):
 
     Parameters
     ----------
-    hist_sum, hist_count : ndarray of shape (n_nodes, n_features, n_bins), dtype=float64
-        Gradient sums and counts per bin.
+    hist : ndarray of shape (n_features, n_nodes, n_bins, 2), dtype=float64
+        Gradient sums (``[..., 0]``) and counts (``[..., 1]``) per bin.
     l2_regularization : float
-        lambda >= 0 (with lambda = 0 an empty child contributes 0, not 0/0).
+        lambda >= 0 (an empty child contributes 0, also when lambda = 0).
     out : ndarray of shape (n_nodes, n_features, n_bins - 1), dtype=float64
         Overwritten with the gains.
     """
-    n_nodes, n_features, n_bins = hist_sum.shape
+    n_features, n_nodes, n_bins, _ = hist.shape
     for j in range(n_nodes):
         for f in range(n_features):
             total_g = 0.0
             total_n = 0.0
             for b in range(n_bins):
-                total_g += hist_sum[j, f, b]
-                total_n += hist_count[j, f, b]
+                total_g += hist[f, j, b, 0]
+                total_n += hist[f, j, b, 1]
             left_g = 0.0
             left_n = 0.0
             for b in range(n_bins - 1):
-                left_g += hist_sum[j, f, b]
-                left_n += hist_count[j, f, b]
+                left_g += hist[f, j, b, 0]
+                left_n += hist[f, j, b, 1]
                 right_g = total_g - left_g
                 right_n = total_n - left_n
                 gain = 0.0
@@ -44,7 +44,7 @@ def compute_gains(hist_sum, hist_count, l2_regularization, out):
                 out[j, f, b] = gain
 
 
-@njit(cache=True)
+@njit(parallel=True, cache=True)
 def split_samples(X_binned, sample_indices, node_of_sample, split_feature, split_bin):
     """Move every sample to its child: node ``j`` of a level has children ``2j`` (left) and ``2j+1``.
 
@@ -57,7 +57,7 @@ def split_samples(X_binned, sample_indices, node_of_sample, split_feature, split
     split_feature, split_bin : ndarray of shape (n_nodes,)
         Chosen feature and bin boundary of each node of the level; bins ``<= split_bin`` go left.
     """
-    for k in range(sample_indices.shape[0]):
+    for k in prange(sample_indices.shape[0]):
         j = node_of_sample[k]
         go_right = X_binned[sample_indices[k], split_feature[j]] > split_bin[j]
         node_of_sample[k] = 2 * j + (1 if go_right else 0)

@@ -35,7 +35,17 @@ PARAMETER_CONSTRAINTS = {
     "random_state": ["random_state", np.random.Generator],
     "verbose": ["verbose"],
     "diagnostics": ["boolean"],
+    "n_jobs": [Integral, None],
 }
+
+
+def check_n_jobs(n_jobs, max_threads):
+    """Number of threads for ``n_jobs``: None or -1 all ``max_threads``, -2 all but one, ..."""
+    if n_jobs == 0:
+        raise ValueError("n_jobs=0 must be a positive number of threads, -1 (all) or None (all).")
+    if n_jobs is None:
+        return max_threads
+    return max(1, min(n_jobs, max_threads) if n_jobs > 0 else max_threads + 1 + n_jobs)
 
 
 def _column_name(feature_names, j):
