@@ -6,7 +6,7 @@ import pytest
 from dpboost._binning import BoundsBinner
 from dpboost._histogram import build_histograms
 from dpboost._predictor import predict_binned
-from dpboost._splitting import compute_gains, split_samples
+from dpboost._splitting import compute_gains, left_children, split_samples
 
 
 def _naive_bins(X, bounds, max_bins):
@@ -161,6 +161,16 @@ def test_split_samples_matches_naive():
     np.testing.assert_array_equal(got, expected)
     # A boundary at the last bin sends everything left: empty children are legal.
     assert (got[node == 2] % 2 == 0).all()
+
+
+def test_left_children_matches_naive():
+    _, idx, node, g, _, _ = _level_inputs(6, n_nodes=8)
+    got_idx, got_slot, got_g = left_children(idx, node, g)
+    even = node % 2 == 0
+    np.testing.assert_array_equal(got_idx, idx[even])
+    np.testing.assert_array_equal(got_slot, node[even] // 2)
+    np.testing.assert_array_equal(got_g, g[even])
+    assert got_idx.dtype == idx.dtype and got_slot.dtype == node.dtype and got_g.dtype == g.dtype
 
 
 @pytest.mark.parametrize("depth", [1, 3])

@@ -10,7 +10,7 @@ import numpy as np
 from ._common import NODE_DTYPE, SUM_DTYPE, X_BINNED_DTYPE
 from ._histogram import build_histograms
 from ._mechanisms import exponential_mechanism, laplace_mechanism
-from ._splitting import compute_gains, split_samples
+from ._splitting import compute_gains, left_children, split_samples
 
 
 def _level_histograms(X_binned, sample_indices, node_of_sample, gradients, parent, n_bins):
@@ -24,9 +24,8 @@ def _level_histograms(X_binned, sample_indices, node_of_sample, gradients, paren
         hist = np.empty((n_features, 1, n_bins, 2), dtype=SUM_DTYPE)
         build_histograms(X_binned, sample_indices, node_of_sample, gradients, hist)
         return hist
-    left = node_of_sample % 2 == 0
     left_hist = np.empty_like(parent)
-    build_histograms(X_binned, sample_indices[left], node_of_sample[left] // 2, gradients[left],
+    build_histograms(X_binned, *left_children(sample_indices, node_of_sample, gradients),
                      left_hist)
     hist = np.empty((n_features, 2 * parent.shape[1], n_bins, 2), dtype=SUM_DTYPE)
     hist[:, 0::2] = left_hist

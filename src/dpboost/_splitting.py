@@ -1,5 +1,6 @@
 """Gain of every (feature, bin boundary) split candidate, and the partition of samples."""
 
+import numpy as np
 from numba import njit, prange
 
 
@@ -61,3 +62,29 @@ def split_samples(X_binned, sample_indices, node_of_sample, split_feature, split
         j = node_of_sample[k]
         go_right = X_binned[sample_indices[k], split_feature[j]] > split_bin[j]
         node_of_sample[k] = 2 * j + (1 if go_right else 0)
+
+
+@njit(cache=True)
+def left_children(sample_indices, node_of_sample, gradients):
+    """The samples of the left children (even nodes ``2i``) of a level, with slot ``i``.
+
+    Returns
+    -------
+    sample_indices, slot, gradients : ndarrays of shape (n_left,)
+        Same dtypes as the inputs; order preserved.
+    """
+    n_left = 0
+    for k in range(node_of_sample.shape[0]):
+        n_left += 1 - (node_of_sample[k] & 1)
+    out_indices = np.empty(n_left, dtype=sample_indices.dtype)
+    out_slot = np.empty(n_left, dtype=node_of_sample.dtype)
+    out_gradients = np.empty(n_left, dtype=gradients.dtype)
+    m = 0
+    for k in range(node_of_sample.shape[0]):
+        j = node_of_sample[k]
+        if j & 1 == 0:
+            out_indices[m] = sample_indices[k]
+            out_slot[m] = j >> 1
+            out_gradients[m] = gradients[k]
+            m += 1
+    return out_indices, out_slot, out_gradients
