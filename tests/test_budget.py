@@ -1,0 +1,120 @@
+"""The planner: budgets of Algorithms 1 and 2, sensitivities, and ledger == plan <= epsilon."""
+
+import inspect
+import math
+
+import numpy as np
+import pytest
+
+from dpboost import DPGBClassifier, DPGBRegressor
+from dpboost._accounting import compose_pure
+from dpboost._budget import gain_sensitivity, leaf_clip_bound, leaf_sensitivity, plan_budget
+
+
+def _plan(**kw):
+    params = dict(epsilon=1.0, n_estimators=12, max_depth=3, learning_rate=0.1,
+                  l2_regularization=0.1, budget_allocation="eoe", trees_per_ensemble=5,
+                  leaf_clipping=True)
+    params.update(kw)
+    return plan_budget(**params)
+
+
+@pytest.mark.parametrize("strategy", ["eoe", "sequential", "parallel"])
+@pytest.mark.parametrize("epsilon", [0.1, 1 / 3, 7.3, 1.0])
+@pytest.mark.parametrize("n_estimators, trees_per_ensemble", [(12, 5), (7, 7), (3, 50)])
+def test_plan_spends_the_budget_and_never_more(strategy, epsilon, n_estimators,
+                                               trees_per_ensemble):
+    plan = _plan(epsilon=epsilon, n_estimators=n_estimators, budget_allocation=strategy,
+                 trees_per_ensemble=trees_per_ensemble)
+    assert plan.epsilon <= epsilon
+    assert plan.epsilon == pytest.approx(epsilon, rel=1e-9)
+    assert compose_pure(plan.entries) == plan.epsilon
+
+
+@pytest.mark.parametrize("strategy", ["eoe", "sequential", "parallel"])
+@pytest.mark.parametrize("epsilon", [1 / 3, 2.0, np.inf])
+@pytest.mark.parametrize("estimator", ["classifier", "regressor"])
+def test_fitted_ledger_equals_plan(strategy, epsilon, estimator):
+    rng = np.random.default_rng(0)
+    X = rng.uniform(-1, 1, size=(200, 3))
+    common = dict(epsilon=epsilon, n_estimators=7, max_depth=2, budget_allocation=strategy,
+                  trees_per_ensemble=3, feature_bounds=(-1, 1), random_state=0)
+    if estimator == "classifier":
+        est = DPGBClassifier(classes=[0, 1], **common).fit(X, (X[:, 0] > 0).astype(int))
+    else:
+        est = DPGBRegressor(target_bounds=(-1, 1), **common).fit(X, X[:, 1])
+    plan = _plan(epsilon=epsilon, n_estimators=7, max_depth=2, budget_allocation=strategy,
+                 trees_per_ensemble=3)
+    assert est.privacy_ledger_ == plan.entries
+    assert est.privacy_spent_ == plan.epsilon
+    assert est.privacy_spent_ <= epsilon
+
+
+def test_algorithm_numbers():
+    eps, depth = 3.0, 4
+    eoe = _plan(epsilon=eps, n_estimators=120, trees_per_ensemble=50, max_depth=depth)
+    tb = eoe.trees[0]
+    assert tb.epsilon_level == pytest.approx(eps / 3 / (2 * depth))
+    assert tb.epsilon_leaf == pytest.approx(eps / 3 / 2)
+    assert [t.group for t in eoe.trees] == [t // 50 for t in range(120)]
+    assert [t.position for t in eoe.trees] == [t % 50 for t in range(120)]
+    seq = _plan(epsilon=eps, n_estimators=10, budget_allocation="sequential", max_depth=depth)
+    assert seq.trees[4].epsilon_leaf == pytest.approx(eps / 10 / 2)
+    assert seq.record_shares is None and len({t.group for t in seq.trees}) == 10
+    para = _plan(epsilon=eps, n_estimators=10, budget_allocation="parallel", max_depth=depth)
+    assert para.trees[9].epsilon_leaf == pytest.approx(eps / 2)
+    assert {t.group for t in para.trees} == {0}
+
+
+def test_record_shares():
+    eta, te = 0.1, 50
+    shares = _plan(learning_rate=eta, trees_per_ensemble=te).record_shares
+    assert shares.sum() == pytest.approx(1.0, abs=1e-12)
+    np.testing.assert_allclose(shares[1:] / shares[:-1], 1 - eta)
+    para = _plan(budget_allocation="parallel", n_estimators=6).record_shares
+    np.testing.assert_allclose(para, 0.5 ** np.arange(1, 7))
+
+
+def test_sensitivities():
+    assert gain_sensitivity() == 3.0
+    assert leaf_sensitivity(0.1) == pytest.approx(1 / 1.1)
+    # Early in an ensemble Lemma 2 binds, late the clip does (Corollary 2).
+    assert leaf_sensitivity(0.1, leaf_clip_bound(0, 0.1)) == pytest.approx(1 / 1.1)
+    assert leaf_sensitivity(0.1, leaf_clip_bound(30, 0.1)) == pytest.approx(2 * 0.9**30)
+    plan = _plan(trees_per_ensemble=50, n_estimators=40, learning_rate=0.1)
+    assert plan.trees[30].leaf_sensitivity == pytest.approx(2 * 0.9**30)
+    assert _plan(leaf_clipping=False).trees[4].leaf_clip == math.inf
+
+
+def _gain(sum_left, n_left, sum_right, n_right, lam=0.1):
+    return sum_left**2 / (n_left + lam) + sum_right**2 / (n_right + lam)
+
+
+def test_lemma_1_gain_sensitivity_is_three_and_tight():
+    # The construction of PRIVACY.md: n_L = 1e4, sum_L g = -1e4, add g = +1 on the right... and
+    # the worst of adding to either side.
+    worst = 0.0
+    for n_left in [1, 10, 10_000]:
+        base = _gain(-n_left, n_left, 0.0, 0)
+        for g in [-1.0, 1.0]:
+            worst = max(worst, abs(_gain(-n_left + g, n_left + 1, 0.0, 0) - base),
+                        abs(_gain(-n_left, n_left, g, 1) - base))
+    assert 2.9 < worst <= 3.0
+    # A random search over small nodes never exceeds 3.
+    rng = np.random.default_rng(0)
+    for _ in range(20_000):
+        n_l, n_r = rng.integers(0, 6, size=2)
+        g_l = rng.uniform(-1, 1, size=n_l).sum()
+        g_r = rng.uniform(-1, 1, size=n_r).sum()
+        g = rng.uniform(-1, 1)
+        base = _gain(g_l, n_l, g_r, n_r)
+        assert abs(_gain(g_l + g, n_l + 1, g_r, n_r) - base) <= 3.0
+        assert abs(_gain(g_l, n_l, g_r + g, n_r + 1) - base) <= 3.0
+
+
+def test_planner_reads_no_data():
+    assert set(inspect.signature(plan_budget).parameters) == {
+        "epsilon", "n_estimators", "max_depth", "learning_rate", "l2_regularization",
+        "budget_allocation", "trees_per_ensemble", "leaf_clipping"}
+    assert _plan(epsilon=np.inf).epsilon == math.inf
+    assert {e.mechanism for e in _plan(epsilon=np.inf).entries} == {"argmax", "exact"}

@@ -1,0 +1,133 @@
+"""Statistical tests of the mechanisms: fixed seeds, tolerances derived from the number of draws.
+
+Significance level 1e-4 throughout: with fixed seeds each test is deterministic, and a correct
+mechanism fails such a test with probability 1e-4 under a new seed. Each test has a negative control
+(a mis-calibrated mechanism) that the same test rejects, so none of them can pass vacuously.
+"""
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from dpboost._accounting import LedgerEntry, PrivacyLedger
+from dpboost._mechanisms import (exponential_mechanism, laplace_mechanism, make_rng,
+                                 partition_records)
+
+N = 200_000
+ALPHA = 1e-4
+SCOPE = {"group": 0, "tree": 3, "level": 1}
+
+
+def _select(utilities, epsilon, sensitivity, seed=0):
+    ledger = PrivacyLedger()
+    choice = exponential_mechanism(np.tile(utilities, (N, 1)), epsilon=epsilon,
+                                   sensitivity=sensitivity, rng=np.random.default_rng(seed),
+                                   ledger=ledger, scope=SCOPE)
+    return np.bincount(choice, minlength=utilities.size), ledger
+
+
+def _exp_probabilities(utilities, epsilon, sensitivity):
+    w = np.exp(epsilon * (utilities - utilities.max()) / (2 * sensitivity))
+    return w / w.sum()
+
+
+UTILITIES = np.array([0.0, -3.0, 2.5, 2.5, 10.0, 7.0, -20.0])
+
+
+def test_exponential_mechanism_frequencies():
+    eps, delta = 0.8, 3.0
+    counts, _ = _select(UTILITIES, eps, delta)
+    p = _exp_probabilities(UTILITIES, eps, delta)
+    assert stats.chisquare(counts, N * p).pvalue > ALPHA
+
+
+def test_exponential_mechanism_test_rejects_halved_sensitivity():
+    counts, _ = _select(UTILITIES, 0.8, 1.5)  # a mechanism calibrated to half the sensitivity
+    p = _exp_probabilities(UTILITIES, 0.8, 3.0)
+    assert stats.chisquare(counts, N * p).pvalue < ALPHA
+
+
+def test_every_candidate_keeps_positive_probability():
+    # Rule 2: a far worse candidate is still chosen, at its exact (small) probability.
+    utilities = np.array([0.0, -4000.0])
+    eps, delta = 0.003, 3.0
+    counts, _ = _select(utilities, eps, delta)
+    p = _exp_probabilities(utilities, eps, delta)[1]
+    assert 0.1 < p < 0.2
+    assert abs(counts[1] - N * p) < 5 * np.sqrt(N * p * (1 - p))
+
+
+def test_non_private_selection_is_first_argmax():
+    ledger = PrivacyLedger()
+    choice = exponential_mechanism(np.array([[1.0, 5.0, 5.0, 2.0], [3.0, 0.0, 3.0, 3.0]]),
+                                   epsilon=np.inf, sensitivity=3.0, rng=np.random.default_rng(0),
+                                   ledger=ledger, scope=SCOPE)
+    np.testing.assert_array_equal(choice, [1, 0])
+    assert ledger.entries[0].mechanism == "argmax"
+
+
+def test_exponential_mechanism_writes_one_entry():
+    _, ledger = _select(UTILITIES, 0.8, 3.0)
+    assert ledger.entries == [LedgerEntry(mechanism="exponential", epsilon=0.8, sensitivity=3.0,
+                                          n_nodes=N, **SCOPE)]
+
+
+def _laplace_noise(scale_factor=1.0, seed=1):
+    values = np.linspace(-1, 1, N)
+    ledger = PrivacyLedger()
+    released = laplace_mechanism(values, epsilon=0.5 / scale_factor, sensitivity=0.9,
+                                 rng=np.random.default_rng(seed), ledger=ledger, scope=SCOPE)
+    return released - values, ledger
+
+
+def test_laplace_noise_has_scale_sensitivity_over_epsilon():
+    noise, ledger = _laplace_noise()
+    scale = 0.9 / 0.5
+    assert stats.kstest(noise, stats.laplace(scale=scale).cdf).pvalue > ALPHA
+    # E|noise| = scale, standard deviation of |noise| = scale: 5 standard errors.
+    assert abs(np.abs(noise).mean() - scale) < 5 * scale / np.sqrt(N)
+    assert ledger.entries == [LedgerEntry(mechanism="laplace", epsilon=0.5, sensitivity=0.9,
+                                          n_nodes=N, **SCOPE)]
+
+
+def test_laplace_test_rejects_wrong_scale():
+    noise, _ = _laplace_noise(scale_factor=2.0)
+    assert stats.kstest(noise, stats.laplace(scale=0.9 / 0.5).cdf).pvalue < ALPHA
+
+
+def test_non_private_leaves_are_exact_copies():
+    values = np.array([0.25, -0.5])
+    ledger = PrivacyLedger()
+    released = laplace_mechanism(values, epsilon=np.inf, sensitivity=0.9,
+                                 rng=np.random.default_rng(0), ledger=ledger, scope=SCOPE)
+    np.testing.assert_array_equal(released, values)
+    assert released is not values and ledger.entries[0].mechanism == "exact"
+
+
+@pytest.mark.parametrize("shares", [np.array([0.5, 0.25, 0.125]),
+                                    0.1 * 0.9 ** np.arange(5) / (1 - 0.9**5)])
+def test_partition_frequencies(shares):
+    position = partition_records(N, shares, np.random.default_rng(2))
+    counts = np.bincount(position, minlength=shares.size + 1)
+    expected = np.append(shares, max(0.0, 1.0 - shares.sum())) * N
+    nonzero = expected > 0
+    assert counts[~nonzero].sum() == 0
+    assert stats.chisquare(counts[nonzero], expected[nonzero]).pvalue > ALPHA
+
+
+def test_partition_of_a_record_ignores_the_others():
+    # Parallel composition under add/remove needs each record's tree to be drawn independently:
+    # adding a record must not move any other record.
+    shares = np.array([0.4, 0.3, 0.2])
+    a = partition_records(1000, shares, np.random.default_rng(3))
+    b = partition_records(1001, shares, np.random.default_rng(3))
+    np.testing.assert_array_equal(a, b[:1000])
+
+
+def test_make_rng():
+    np.testing.assert_array_equal(make_rng(5).random(4), make_rng(5).random(4))
+    assert not np.array_equal(make_rng(5).random(4), make_rng(6).random(4))
+    g = np.random.default_rng(0)
+    assert make_rng(g) is g
+    r1 = make_rng(np.random.RandomState(0)).random(3)
+    assert np.array_equal(r1, make_rng(np.random.RandomState(0)).random(3))
