@@ -13,7 +13,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from ._accounting import PrivacyLedger
 from ._binning import BoundsBinner
 from ._budget import plan_budget
-from ._common import G_H_DTYPE, GRADIENT_BOUND
+from ._common import G_H_DTYPE, GRADIENT_BOUND, SAMPLE_INDEX_DTYPE
 from ._grower import grow_tree
 from ._loss import margin_to_proba, scale_target, square_loss_gradients, unscale_target
 from ._mechanisms import make_rng, partition_records
@@ -202,7 +202,7 @@ class _BaseDPGB(BaseEstimator):
                     filtered[tb.tree] = 1.0 - np.count_nonzero(selected) / n_selected
             elif private:
                 np.clip(gradients, -GRADIENT_BOUND, GRADIENT_BOUND, out=gradients)
-            indices = np.flatnonzero(selected)
+            indices = np.flatnonzero(selected).astype(SAMPLE_INDEX_DTYPE)
             f, b, v = grow_tree(X_binned, indices, gradients[indices], budget=tb,
                                 max_depth=depth, n_bins=self.max_bins,
                                 l2_regularization=float(self.l2_regularization), rng=rng,

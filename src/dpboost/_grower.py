@@ -40,7 +40,7 @@ def grow_tree(X_binned, sample_indices, gradients, *, budget, max_depth, n_bins,
     Parameters
     ----------
     X_binned : ndarray of shape (n_samples, n_features), dtype=uint8, Fortran order
-    sample_indices : ndarray of shape (n_selected,), dtype=int64
+    sample_indices : ndarray of shape (n_selected,), dtype=int32
         Rows this tree sees, ascending. May be empty: every split and leaf is then released from
         zero statistics, with the same noise.
     gradients : ndarray of shape (n_selected,), dtype=float32

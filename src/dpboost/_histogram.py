@@ -18,7 +18,7 @@ def build_histograms(X_binned, sample_indices, node_of_sample, gradients, out):
     ----------
     X_binned : ndarray of shape (n_samples, n_features), dtype=uint8, Fortran order
         Bin codes of the whole training set.
-    sample_indices : ndarray of shape (n_selected,), dtype=int64
+    sample_indices : ndarray of shape (n_selected,), dtype=int32
         Rows of ``X_binned`` to count, ascending.
     node_of_sample : ndarray of shape (n_selected,), dtype=int32
         Histogram slot of each selected sample, in ``[0, n_nodes)``.

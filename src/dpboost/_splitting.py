@@ -52,7 +52,7 @@ def split_samples(X_binned, sample_indices, node_of_sample, split_feature, split
     Parameters
     ----------
     X_binned : ndarray of shape (n_samples, n_features), dtype=uint8
-    sample_indices : ndarray of shape (n_selected,), dtype=int64
+    sample_indices : ndarray of shape (n_selected,), dtype=int32
     node_of_sample : ndarray of shape (n_selected,), dtype=int32
         Updated in place from the node at this level to the node at the next level.
     split_feature, split_bin : ndarray of shape (n_nodes,)
