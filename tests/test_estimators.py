@@ -213,9 +213,12 @@ def test_bad_input_raises_before_any_noise(binary, params, match):
     rng = np.random.default_rng(0)
     state = rng.bit_generator.state
     kw = {"feature_bounds": (-1, 1), "classes": [0, 1], "random_state": rng, **params}
+    clf = DPGBClassifier(**kw)
     with pytest.raises(ValueError, match=match):
-        DPGBClassifier(**kw).fit(X, y)
+        clf.fit(X, y)
     assert rng.bit_generator.state == state  # no noise drawn, nothing spent
+    # Nothing half-fitted.
+    assert not any(hasattr(clf, a) for a in ("classes_", "feature_bounds_", "privacy_spent_"))
 
 
 @pytest.mark.parametrize("bad, match", [(np.nan, "column 3"), (np.inf, "column 3")])

@@ -147,7 +147,7 @@ class _BaseDPGB(BaseEstimator):
         X, y = validate_data(self, X, y, dtype=np.float64, ensure_all_finite=False,
                              y_numeric=isinstance(self, RegressorMixin))
         check_all_finite(X, "X", getattr(self, "feature_names_in_", None))
-        y_scaled = self._encode_target(y)
+        y_scaled, target_attributes = self._encode_target(y)
         if self.feature_bounds is None:
             lower, upper = X.min(axis=0), X.max(axis=0)
             # A constant column still needs a non-empty interval.
@@ -165,6 +165,9 @@ class _BaseDPGB(BaseEstimator):
             model, ledger, filtered = self._boost(binner.transform(X, order="F"), y_scaled, plan,
                                                   rng)
 
+        # Fitted attributes are set only now: a fit that raised leaves nothing half-fitted.
+        for name, value in target_attributes.items():
+            setattr(self, name, value)
         self.feature_bounds_ = bounds
         self._binner = binner
         self._split_feature, self._split_bin, self._leaf_value = model
@@ -274,6 +277,7 @@ class DPGBClassifier(ClassifierMixin, _BaseDPGB):
         self.classes = classes
 
     def _encode_target(self, y):
+        """Labels as -1 / +1 and the fitted ``classes_`` (set by ``fit`` once it succeeds)."""
         check_classification_targets(y)
         if self.classes is None:
             classes = np.unique(y)
@@ -288,8 +292,7 @@ class DPGBClassifier(ClassifierMixin, _BaseDPGB):
             classes = check_classes(self.classes)
             if not np.isin(y, classes).all():
                 raise ValueError(f"y contains labels that are not in classes={classes.tolist()!r}.")
-        self.classes_ = classes
-        return np.where(y == classes[1], 1.0, -1.0)
+        return np.where(y == classes[1], 1.0, -1.0), {"classes_": classes}
 
     def decision_function(self, X):
         """Raw margin F(x): estimates ``E[label | x]`` with labels -1 / +1.
@@ -370,6 +373,7 @@ class DPGBRegressor(RegressorMixin, _BaseDPGB):
         self.target_bounds = target_bounds
 
     def _encode_target(self, y):
+        """Targets scaled into [-1, 1] and the fitted ``target_bounds_`` (set by ``fit``)."""
         check_all_finite(y, "y")
         if self.target_bounds is None:
             lower, upper = float(y.min()), float(y.max())
@@ -377,8 +381,7 @@ class DPGBRegressor(RegressorMixin, _BaseDPGB):
                                     (lower, upper if upper > lower else lower + 1.0))
         else:
             bounds = check_target_bounds(self.target_bounds)
-        self.target_bounds_ = bounds
-        return scale_target(y, bounds)
+        return scale_target(y, bounds), {"target_bounds_": bounds}
 
     def predict(self, X):
         """Predicted targets in the units of ``y``.
