@@ -10,8 +10,8 @@ import pytest
 from scipy import stats
 
 from dpboost._accounting import LedgerEntry, PrivacyLedger
-from dpboost._mechanisms import (exponential_mechanism, laplace_mechanism, make_rng,
-                                 partition_records)
+from dpboost._mechanisms import (NumpyNoise, SecureNoise, exponential_mechanism,
+                                 laplace_mechanism, make_noise, partition_records)
 
 N = 200_000
 ALPHA = 1e-4
@@ -21,7 +21,7 @@ SCOPE = {"group": 0, "tree": 3, "level": 1}
 def _select(utilities, epsilon, sensitivity, seed=0):
     ledger = PrivacyLedger()
     choice = exponential_mechanism(np.tile(utilities, (N, 1)), epsilon=epsilon,
-                                   sensitivity=sensitivity, rng=np.random.default_rng(seed),
+                                   sensitivity=sensitivity, noise=make_noise(seed),
                                    ledger=ledger, scope=SCOPE)
     return np.bincount(choice, minlength=utilities.size), ledger
 
@@ -60,7 +60,7 @@ def test_every_candidate_keeps_positive_probability():
 def test_non_private_selection_is_first_argmax():
     ledger = PrivacyLedger()
     choice = exponential_mechanism(np.array([[1.0, 5.0, 5.0, 2.0], [3.0, 0.0, 3.0, 3.0]]),
-                                   epsilon=np.inf, sensitivity=3.0, rng=np.random.default_rng(0),
+                                   epsilon=np.inf, sensitivity=3.0, noise=make_noise(0),
                                    ledger=ledger, scope=SCOPE)
     np.testing.assert_array_equal(choice, [1, 0])
     assert ledger.entries[0].mechanism == "argmax"
@@ -76,7 +76,7 @@ def _laplace_noise(scale_factor=1.0, seed=1):
     values = np.linspace(-1, 1, N)
     ledger = PrivacyLedger()
     released = laplace_mechanism(values, epsilon=0.5 / scale_factor, sensitivity=0.9,
-                                 rng=np.random.default_rng(seed), ledger=ledger, scope=SCOPE)
+                                 noise=make_noise(seed), ledger=ledger, scope=SCOPE)
     return released - values, ledger
 
 
@@ -99,7 +99,7 @@ def test_non_private_leaves_are_exact_copies():
     values = np.array([0.25, -0.5])
     ledger = PrivacyLedger()
     released = laplace_mechanism(values, epsilon=np.inf, sensitivity=0.9,
-                                 rng=np.random.default_rng(0), ledger=ledger, scope=SCOPE)
+                                 noise=make_noise(0), ledger=ledger, scope=SCOPE)
     np.testing.assert_array_equal(released, values)
     assert released is not values and ledger.entries[0].mechanism == "exact"
 
@@ -107,7 +107,7 @@ def test_non_private_leaves_are_exact_copies():
 @pytest.mark.parametrize("shares", [np.array([0.5, 0.25, 0.125]),
                                     0.1 * 0.9 ** np.arange(5) / (1 - 0.9**5)])
 def test_partition_frequencies(shares):
-    position = partition_records(N, shares, np.random.default_rng(2))
+    position = partition_records(N, shares, make_noise(2))
     counts = np.bincount(position, minlength=shares.size + 1)
     expected = np.append(shares, max(0.0, 1.0 - shares.sum())) * N
     nonzero = expected > 0
@@ -119,15 +119,59 @@ def test_partition_of_a_record_ignores_the_others():
     # Parallel composition under add/remove needs each record's tree to be drawn independently:
     # adding a record must not move any other record.
     shares = np.array([0.4, 0.3, 0.2])
-    a = partition_records(1000, shares, np.random.default_rng(3))
-    b = partition_records(1001, shares, np.random.default_rng(3))
+    a = partition_records(1000, shares, make_noise(3))
+    b = partition_records(1001, shares, make_noise(3))
     np.testing.assert_array_equal(a, b[:1000])
 
 
-def test_make_rng():
-    np.testing.assert_array_equal(make_rng(5).random(4), make_rng(5).random(4))
-    assert not np.array_equal(make_rng(5).random(4), make_rng(6).random(4))
+def test_make_noise():
+    np.testing.assert_array_equal(make_noise(5).uniform(4), make_noise(5).uniform(4))
+    assert not np.array_equal(make_noise(5).uniform(4), make_noise(6).uniform(4))
     g = np.random.default_rng(0)
-    assert make_rng(g) is g
-    r1 = make_rng(np.random.RandomState(0)).random(3)
-    assert np.array_equal(r1, make_rng(np.random.RandomState(0)).random(3))
+    assert make_noise(g).generator is g
+    r1 = make_noise(np.random.RandomState(0)).uniform(3)
+    assert np.array_equal(r1, make_noise(np.random.RandomState(0)).uniform(3))
+    assert isinstance(make_noise(None), SecureNoise) and isinstance(make_noise(1), NumpyNoise)
+
+
+# The secure path: OpenDP's exact samplers. Fewer draws (one OpenDP call per node), same alpha.
+N_SECURE = 20_000
+
+
+def test_secure_exponential_mechanism_frequencies_and_privacy_map():
+    noise = SecureNoise()
+    eps, delta = 0.8, 3.0
+    utilities = UTILITIES[:4]
+    choice = exponential_mechanism(np.tile(utilities, (N_SECURE, 1)), epsilon=eps,
+                                   sensitivity=delta, noise=noise, ledger=PrivacyLedger(),
+                                   scope=SCOPE)
+    counts = np.bincount(choice, minlength=utilities.size)
+    p = _exp_probabilities(utilities, eps, delta)
+    assert stats.chisquare(counts, N_SECURE * p).pvalue > ALPHA
+    # OpenDP's own privacy map: the exponential mechanism is eps-bounded-range, eps^2/8-zCDP
+    # (Cesar & Rogers 2021), with eps = 2 * Delta / scale.
+    rho = noise.measurement("noisy_max", utilities.size, 2 * delta / eps).map(delta)
+    assert rho == pytest.approx(eps**2 / 8, rel=1e-9)
+
+
+def test_secure_laplace_scale_and_privacy_map():
+    noise = SecureNoise()
+    values = np.zeros(N_SECURE)
+    released = laplace_mechanism(values, epsilon=0.5, sensitivity=0.9, noise=noise,
+                                 ledger=PrivacyLedger(), scope=SCOPE)
+    assert stats.kstest(released, stats.laplace(scale=1.8).cdf).pvalue > ALPHA
+    assert stats.kstest(released, stats.laplace(scale=3.6).cdf).pvalue < ALPHA
+    # One record moves one leaf by at most the sensitivity: l1 distance 0.9 costs eps = 0.5.
+    assert noise.measurement("laplace", 64, 1.8).map(0.9) == pytest.approx(0.5, rel=1e-9)
+    np.testing.assert_array_equal(noise.laplace(np.array([0.25]), 0.0), [0.25])
+
+
+def test_secure_uniform_and_partition():
+    noise = SecureNoise()
+    u = noise.uniform(N)
+    assert ((u >= 0) & (u < 1)).all()
+    assert stats.kstest(u, stats.uniform.cdf).pvalue > ALPHA
+    assert not np.array_equal(noise.uniform(8), noise.uniform(8))
+    shares = np.array([0.5, 0.25, 0.125])
+    counts = np.bincount(partition_records(N, shares, noise), minlength=4)
+    assert stats.chisquare(counts, N * np.array([0.5, 0.25, 0.125, 0.125])).pvalue > ALPHA

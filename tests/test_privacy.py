@@ -138,3 +138,23 @@ def test_pickled_model_holds_only_public_and_released_values(data, estimator):
     # every one of them (an exact statistic would repeat).
     other = estimator.set_params(random_state=1).fit(X, target)
     assert (model._leaf_value != other._leaf_value).all()
+
+
+def test_default_random_state_uses_secure_noise_and_differs_between_fits(data, monkeypatch):
+    # Rule 5: random_state=None draws every release from OpenDP's samplers and OS randomness.
+    import dpboost._mechanisms as mechanisms
+
+    calls = []
+    original = mechanisms.SecureNoise.exponential
+
+    def spy(self, utilities, scale):
+        calls.append(scale)
+        return original(self, utilities, scale)
+
+    monkeypatch.setattr(mechanisms.SecureNoise, "exponential", spy)
+    X, y = data
+    a = _fit(X, y, random_state=None, n_estimators=3, max_depth=2)
+    b = _fit(X, y, random_state=None, n_estimators=3, max_depth=2)
+    assert len(calls) == 2 * 3 * 2  # every level of every tree of both fits
+    assert not np.array_equal(a._leaf_value, b._leaf_value)
+    assert a.privacy_spent_ == b.privacy_spent_ == 1.0

@@ -16,7 +16,7 @@ from ._budget import plan_budget
 from ._common import G_H_DTYPE, GRADIENT_BOUND, SAMPLE_INDEX_DTYPE
 from ._grower import grow_tree
 from ._loss import margin_to_proba, scale_target, square_loss_gradients, unscale_target
-from ._mechanisms import make_rng, partition_records
+from ._mechanisms import make_noise, partition_records
 from ._predictor import predict_binned
 from ._validation import (PARAMETER_CONSTRAINTS, check_all_finite,
                           check_classes, check_feature_bounds, check_n_jobs, check_target_bounds,
@@ -62,9 +62,10 @@ _PARAMETERS_DOC = """
         the data with a :class:`PrivacyLeakWarning` (not private).
     {extra}
     random_state : int, numpy.random.Generator or None, default=None
-        Source of all randomness of ``fit``. None seeds from the operating system. An integer gives
-        reproducible noise, which is then predictable: use it for experiments only. The samplers
-        are floating-point numpy samplers (not hardened against Mironov 2012).
+        Source of all randomness of ``fit``. None (recommended for real releases): OpenDP's exact
+        samplers with the operating system's randomness, safe against floating-point attacks
+        (Mironov 2012). An integer or Generator: numpy floating-point noise, reproducible and
+        therefore predictable, for experiments only.
     verbose : int, default=0
         With ``verbose >= 1``, print one line per ensemble: trees done, epsilon spent, seconds.
     diagnostics : bool, default=False
@@ -159,11 +160,11 @@ class _BaseDPGB(BaseEstimator):
             warn_diagnostics()
 
         n_threads = check_n_jobs(self.n_jobs, numba.config.NUMBA_NUM_THREADS)
-        rng = make_rng(self.random_state)
+        noise = make_noise(self.random_state)
         binner = BoundsBinner(bounds, self.max_bins)
         with _numba_threads(n_threads):
             model, ledger, filtered = self._boost(binner.transform(X, order="F"), y_scaled, plan,
-                                                  rng)
+                                                  noise)
 
         # Fitted attributes are set only now: a fit that raised leaves nothing half-fitted.
         for name, value in target_attributes.items():
@@ -177,7 +178,7 @@ class _BaseDPGB(BaseEstimator):
             self.filtered_fraction_ = filtered
         return self
 
-    def _boost(self, X_binned, y_scaled, plan, rng):
+    def _boost(self, X_binned, y_scaled, plan, noise):
         n_samples = X_binned.shape[0]
         n_trees, depth = self.n_estimators, self.max_depth
         split_feature = np.empty((n_trees, 2**depth - 1), dtype=np.int32)
@@ -193,7 +194,7 @@ class _BaseDPGB(BaseEstimator):
 
         for tb in plan.trees:
             if plan.record_shares is not None and (tb.position == 0 or position_of_record is None):
-                position_of_record = partition_records(n_samples, plan.record_shares, rng)
+                position_of_record = partition_records(n_samples, plan.record_shares, noise)
             square_loss_gradients(raw, y_scaled, gradients)
             selected = (np.ones(n_samples, dtype=bool) if position_of_record is None
                         else position_of_record == tb.position)
@@ -208,7 +209,7 @@ class _BaseDPGB(BaseEstimator):
             indices = np.flatnonzero(selected).astype(SAMPLE_INDEX_DTYPE)
             f, b, v = grow_tree(X_binned, indices, gradients[indices], budget=tb,
                                 max_depth=depth, n_bins=self.max_bins,
-                                l2_regularization=float(self.l2_regularization), rng=rng,
+                                l2_regularization=float(self.l2_regularization), noise=noise,
                                 ledger=ledger)
             split_feature[tb.tree], split_bin[tb.tree] = f, b
             leaf_value[tb.tree] = v * self.learning_rate

@@ -34,7 +34,7 @@ def _level_histograms(X_binned, sample_indices, node_of_sample, gradients, paren
 
 
 def grow_tree(X_binned, sample_indices, gradients, *, budget, max_depth, n_bins,
-              l2_regularization, rng, ledger):
+              l2_regularization, noise, ledger):
     """Grow one complete tree of depth ``max_depth`` on the selected samples.
 
     Parameters
@@ -50,7 +50,7 @@ def grow_tree(X_binned, sample_indices, gradients, *, budget, max_depth, n_bins,
     max_depth : int
     n_bins : int
     l2_regularization : float
-    rng : numpy.random.Generator
+    noise : NumpyNoise or SecureNoise
     ledger : PrivacyLedger
 
     Returns
@@ -75,7 +75,7 @@ def grow_tree(X_binned, sample_indices, gradients, *, budget, max_depth, n_bins,
         compute_gains(hist, l2_regularization, gains)
         choice = exponential_mechanism(
             gains.reshape(n_nodes, -1), epsilon=budget.epsilon_level,
-            sensitivity=budget.gain_sensitivity, rng=rng, ledger=ledger,
+            sensitivity=budget.gain_sensitivity, noise=noise, ledger=ledger,
             scope={**scope, "level": level})
         level_feature = (choice // (n_bins - 1)).astype(np.int32)
         level_bin = (choice % (n_bins - 1)).astype(X_BINNED_DTYPE)
@@ -91,6 +91,6 @@ def grow_tree(X_binned, sample_indices, gradients, *, budget, max_depth, n_bins,
     value = np.divide(-leaf_sum, denominator, out=np.zeros(n_leaves), where=denominator > 0)
     value = np.clip(value, -budget.leaf_clip, budget.leaf_clip)
     leaf_value = laplace_mechanism(value, epsilon=budget.epsilon_leaf,
-                                   sensitivity=budget.leaf_sensitivity, rng=rng, ledger=ledger,
+                                   sensitivity=budget.leaf_sensitivity, noise=noise, ledger=ledger,
                                    scope={**scope, "level": max_depth})
     return split_feature, split_bin, leaf_value

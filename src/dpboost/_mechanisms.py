@@ -1,35 +1,116 @@
 """The only module that draws randomness: exponential mechanism, Laplace mechanism, record partition.
 
-Every function takes the ``numpy.random.Generator`` that ``fit`` made from ``random_state`` and
-writes one ledger entry per release. These samplers use floating-point arithmetic and are therefore
-not hardened against the attacks of Mironov (2012); a fixed ``random_state`` makes them
-reproducible and predictable, for experiments only.
+Two noise sources share one interface. :class:`SecureNoise` (``random_state=None``, the default)
+uses OpenDP's exact samplers and the operating system's randomness, which are safe against the
+floating-point attacks of Mironov (2012). :class:`NumpyNoise` (an int or Generator
+``random_state``) draws floating-point noise from a numpy Generator: reproducible, hence
+predictable, and for experiments only. Every mechanism writes one ledger entry per release.
 """
 
 import math
+import os
 
 import numpy as np
 
 
-def make_rng(random_state):
-    """Turn ``random_state`` (None, int, or Generator) into one ``numpy.random.Generator``.
+class NumpyNoise:
+    """Reproducible floating-point noise from one ``numpy.random.Generator`` (experiments only).
 
-    ``None`` seeds from the operating system's entropy.
+    Parameters
+    ----------
+    generator : numpy.random.Generator
     """
+
+    def __init__(self, generator):
+        self.generator = generator
+
+    def exponential(self, utilities, scale):
+        """Row-wise index drawn with probability proportional to ``exp(u / scale)``.
+
+        Gumbel-max trick (Medina & Gillenwater 2020): ``argmax(u / scale + Gumbel)`` has exactly
+        that distribution and never overflows.
+        """
+        return np.argmax(utilities / scale + self.generator.gumbel(size=utilities.shape), axis=1)
+
+    def laplace(self, values, scale):
+        """``values + Laplace(scale)``, independently per element."""
+        return values + self.generator.laplace(scale=scale, size=values.shape)
+
+    def uniform(self, n):
+        """``n`` independent uniform floats in [0, 1)."""
+        return self.generator.random(n)
+
+
+class SecureNoise:
+    """Exact, floating-point-safe samplers of OpenDP with the operating system's randomness.
+
+    The exponential mechanism is OpenDP's ``make_noisy_max`` with Gumbel noise (its zCDP variant,
+    which samples exactly ``P ∝ exp(u / scale)``); leaves use OpenDP's ``make_laplace`` on float
+    vectors; the record partition uses ``os.urandom``. Measurements are built once per shape and
+    scale.
+    """
+
+    def __init__(self):
+        import opendp.prelude as dp
+
+        dp.enable_features("contrib")
+        self._dp = dp
+        self._measurements = {}
+
+    def measurement(self, kind, size, scale):
+        """The OpenDP measurement ``kind`` ("noisy_max" or "laplace") over float vectors of ``size``."""
+        key = (kind, size, scale)
+        if key not in self._measurements:
+            dp = self._dp
+            domain = dp.vector_domain(dp.atom_domain(T=float, nan=False), size=size)
+            if kind == "noisy_max":
+                m = dp.m.make_noisy_max(domain, dp.linf_distance(T=float),
+                                        dp.zero_concentrated_divergence(), scale=scale)
+            else:
+                m = dp.m.make_laplace(domain, dp.l1_distance(T=float), scale=scale)
+            self._measurements[key] = m
+        return self._measurements[key]
+
+    def exponential(self, utilities, scale):
+        """Row-wise index drawn exactly with probability proportional to ``exp(u / scale)``."""
+        m = self.measurement("noisy_max", utilities.shape[1], float(scale))
+        return np.array([m(row) for row in utilities.tolist()], dtype=np.int64)
+
+    def laplace(self, values, scale):
+        """``values + Laplace(scale)`` with OpenDP's exact sampler."""
+        if scale == 0.0:
+            return values.copy()  # sensitivity 0: the exact value is already 0-DP
+        return np.array(self.measurement("laplace", values.size, float(scale))(values.tolist()))
+
+    def uniform(self, n):
+        """``n`` independent uniform floats in [0, 1) on a 2**-53 grid, from ``os.urandom``."""
+        bits = np.frombuffer(os.urandom(8 * n), dtype=np.uint64) >> np.uint64(11)
+        return bits * 2.0**-53
+
+
+def make_noise(random_state):
+    """The noise source of ``fit``.
+
+    Parameters
+    ----------
+    random_state : None, int, numpy.random.Generator or numpy.random.RandomState
+        None: :class:`SecureNoise`. Otherwise :class:`NumpyNoise` on a Generator made from it.
+    """
+    if random_state is None:
+        return SecureNoise()
     if isinstance(random_state, np.random.Generator):
-        return random_state
+        return NumpyNoise(random_state)
     if isinstance(random_state, np.random.RandomState):
         # scikit-learn's check_random_state convention; draw a seed from it once.
-        return np.random.default_rng(random_state.randint(np.iinfo(np.int32).max))
-    return np.random.default_rng(random_state)
+        return NumpyNoise(np.random.default_rng(random_state.randint(np.iinfo(np.int32).max)))
+    return NumpyNoise(np.random.default_rng(random_state))
 
 
-def exponential_mechanism(utilities, *, epsilon, sensitivity, rng, ledger, scope):
+def exponential_mechanism(utilities, *, epsilon, sensitivity, noise, ledger, scope):
     """Pick one candidate per row with probability proportional to ``exp(eps * u / (2 * sensitivity))``.
 
-    McSherry & Talwar (2007); DPBoost Algorithm 1, line 8. Sampled with the Gumbel-max trick
-    (Medina & Gillenwater 2020): ``argmax(eps * u / (2 Delta) + Gumbel)`` has exactly that
-    distribution and never overflows. Every candidate keeps a positive probability.
+    McSherry & Talwar (2007); DPBoost Algorithm 1, line 8. Every candidate keeps a positive
+    probability.
 
     Parameters
     ----------
@@ -39,7 +120,7 @@ def exponential_mechanism(utilities, *, epsilon, sensitivity, rng, ledger, scope
         Budget of each node, in (0, inf]; ``inf`` returns the first maximiser (argmax, non-private).
     sensitivity : float
         Utility sensitivity Delta_u > 0.
-    rng : numpy.random.Generator
+    noise : NumpyNoise or SecureNoise
     ledger : PrivacyLedger
     scope : dict
         ``group``, ``tree`` and ``level`` of the release.
@@ -49,16 +130,14 @@ def exponential_mechanism(utilities, *, epsilon, sensitivity, rng, ledger, scope
     choice : ndarray of shape (n_nodes,), dtype=int64
     """
     private = math.isfinite(epsilon)
-    if private:
-        scores = utilities * (epsilon / (2.0 * sensitivity)) + rng.gumbel(size=utilities.shape)
-    else:
-        scores = utilities
     ledger.record(mechanism="exponential" if private else "argmax", epsilon=epsilon,
                   sensitivity=sensitivity, n_nodes=utilities.shape[0], **scope)
-    return np.argmax(scores, axis=1)
+    if not private:
+        return np.argmax(utilities, axis=1)
+    return noise.exponential(utilities, 2.0 * sensitivity / epsilon)
 
 
-def laplace_mechanism(values, *, epsilon, sensitivity, rng, ledger, scope):
+def laplace_mechanism(values, *, epsilon, sensitivity, noise, ledger, scope):
     """Release ``values + Laplace(sensitivity / epsilon)`` (Dwork et al. 2006; DPBoost Alg. 1, l. 14).
 
     Parameters
@@ -68,7 +147,7 @@ def laplace_mechanism(values, *, epsilon, sensitivity, rng, ledger, scope):
     epsilon : float
         Budget in (0, inf]; ``inf`` releases ``values`` unchanged (non-private).
     sensitivity : float
-    rng : numpy.random.Generator
+    noise : NumpyNoise or SecureNoise
     ledger : PrivacyLedger
     scope : dict
 
@@ -81,10 +160,10 @@ def laplace_mechanism(values, *, epsilon, sensitivity, rng, ledger, scope):
                   sensitivity=sensitivity, n_nodes=values.shape[0], **scope)
     if not private:
         return values.copy()
-    return values + rng.laplace(scale=sensitivity / epsilon, size=values.shape)
+    return noise.laplace(values, sensitivity / epsilon)
 
 
-def partition_records(n_records, shares, rng):
+def partition_records(n_records, shares, noise):
     """Assign every record independently to a position with probability ``shares[position]``.
 
     An independent categorical draw per record (PRIVACY.md, EoE): a record's tree never depends on
@@ -96,12 +175,11 @@ def partition_records(n_records, shares, rng):
     n_records : int
     shares : ndarray of shape (n_positions,), dtype=float64
         Non-negative, summing to at most 1; the remaining mass means "unused".
-    rng : numpy.random.Generator
+    noise : NumpyNoise or SecureNoise
 
     Returns
     -------
     position : ndarray of shape (n_records,), dtype=int64
         Position of each record, ``n_positions`` for unused records.
     """
-    cumulative = np.cumsum(shares)
-    return np.searchsorted(cumulative, rng.random(n_records), side="right")
+    return np.searchsorted(np.cumsum(shares), noise.uniform(n_records), side="right")
