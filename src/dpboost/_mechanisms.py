@@ -74,13 +74,14 @@ class SecureNoise:
     def exponential(self, utilities, scale):
         """Row-wise index drawn exactly with probability proportional to ``exp(u / scale)``."""
         m = self.measurement("noisy_max", utilities.shape[1], float(scale))
-        return np.array([m(row) for row in utilities.tolist()], dtype=np.int64)
+        # numpy rows convert faster than Python lists in OpenDP's bindings.
+        return np.array([m(row) for row in utilities], dtype=np.int64)
 
     def laplace(self, values, scale):
         """``values + Laplace(scale)`` with OpenDP's exact sampler."""
         if scale == 0.0:
             return values.copy()  # sensitivity 0: the exact value is already 0-DP
-        return np.array(self.measurement("laplace", values.size, float(scale))(values.tolist()))
+        return np.array(self.measurement("laplace", values.size, float(scale))(values))
 
     def uniform(self, n):
         """``n`` independent uniform floats in [0, 1) on a 2**-53 grid, from ``os.urandom``."""
