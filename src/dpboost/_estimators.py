@@ -152,8 +152,9 @@ class _BaseDPGB(BaseEstimator):
         if self.feature_bounds is None:
             lower, upper = X.min(axis=0), X.max(axis=0)
             # A constant column still needs a non-empty interval.
-            bounds = data_dependent("feature_bounds", np.column_stack([lower, np.where(
-                upper > lower, upper, lower + 1.0)]))
+            upper = np.where(upper > lower, upper, lower + np.maximum(1.0, 1e-6 * np.abs(lower)))
+            bounds = check_feature_bounds(
+                data_dependent("feature_bounds", np.column_stack([lower, upper])), X.shape[1])
         else:
             bounds = check_feature_bounds(self.feature_bounds, X.shape[1])
         if self.diagnostics:

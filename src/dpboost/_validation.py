@@ -105,6 +105,15 @@ def check_feature_bounds(feature_bounds, n_features):
         j = int(bad[0])
         raise ValueError(
             f"feature_bounds[{j}] = ({bounds[j, 0]}, {bounds[j, 1]}) must satisfy lower < upper.")
+    with np.errstate(over="ignore", divide="ignore"):
+        # The grid divides by the width: it must neither overflow nor underflow.
+        bad = np.flatnonzero(~np.isfinite(1.0 / (bounds[:, 1] - bounds[:, 0]))
+                             | ~np.isfinite(bounds[:, 1] - bounds[:, 0]))
+    if bad.size:
+        j = int(bad[0])
+        raise ValueError(
+            f"feature_bounds[{j}] = ({bounds[j, 0]}, {bounds[j, 1]}): upper - lower must be a "
+            "finite, normal positive number.")
     return bounds
 
 

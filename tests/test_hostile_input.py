@@ -1,0 +1,82 @@
+"""Hostile and odd input: either a clear ValueError before any noise, or finite predictions."""
+
+import warnings
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from hypothesis.extra.numpy import arrays
+
+from dpboost import DPGBClassifier, DPGBRegressor, PrivacyLeakWarning
+
+_FINITE = st.floats(min_value=-1e300, max_value=1e300, allow_nan=False, allow_infinity=False)
+
+
+@st.composite
+def _datasets(draw):
+    n = draw(st.integers(1, 25))
+    d = draw(st.integers(1, 4))
+    dtype = draw(st.sampled_from([np.float64, np.float32, np.int64, np.bool_]))
+    if dtype == np.bool_:
+        X = draw(arrays(dtype, (n, d)))
+    elif dtype == np.int64:
+        X = draw(arrays(dtype, (n, d), elements=st.integers(-10**12, 10**12)))
+    else:
+        X = draw(arrays(np.float64, (n, d), elements=_FINITE)).astype(dtype)
+    if draw(st.booleans()):
+        X = np.vstack([X, X[:1]])  # a duplicate row
+    return X
+
+
+def _fit_or_value_error(estimator, X, y):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", PrivacyLeakWarning)
+        warnings.simplefilter("ignore", RuntimeWarning)  # float32 overflow in the inputs themselves
+        try:
+            estimator.fit(X, y)
+        except ValueError:
+            return None
+    return estimator
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(X=_datasets(), seed=st.integers(0, 2**16), epsilon=st.sampled_from([0.1, 1.0, np.inf]))
+def test_classifier_fits_or_refuses_and_predicts_finite(X, seed, epsilon):
+    y = np.arange(X.shape[0]) % 2
+    clf = DPGBClassifier(epsilon=epsilon, n_estimators=3, max_depth=2, classes=[0, 1],
+                         random_state=seed)
+    fitted = _fit_or_value_error(clf, X, y)
+    if fitted is not None:
+        proba = fitted.predict_proba(X)
+        assert np.isfinite(proba).all() and proba.shape == (X.shape[0], 2)
+        np.testing.assert_allclose(proba.sum(axis=1), 1.0)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(X=_datasets(), y_scale=st.sampled_from([1.0, 1e-300, 1e300]), seed=st.integers(0, 2**16))
+def test_regressor_fits_or_refuses_and_predicts_finite(X, y_scale, seed):
+    y = np.linspace(-1, 1, X.shape[0]) * y_scale
+    reg = DPGBRegressor(epsilon=1.0, n_estimators=3, max_depth=2, random_state=seed)
+    fitted = _fit_or_value_error(reg, X, y)
+    if fitted is not None:
+        pred = fitted.predict(X)
+        assert np.isfinite(pred).all()
+
+
+@pytest.mark.parametrize("bounds", [[(-1e308, 1e308)] * 2, [(0.0, 5e-324)] * 2])
+def test_bound_widths_that_overflow_or_underflow_are_refused(bounds):
+    # The grid divides by the width: an infinite or subnormal width would give undefined codes.
+    X = np.array([[-1e308, 0.0], [0.0, 1e308], [1e308, -1e308]])
+    clf = DPGBClassifier(feature_bounds=bounds, classes=[0, 1], n_estimators=2, max_depth=1,
+                         random_state=0)
+    with pytest.raises(ValueError, match=r"feature_bounds\[0\].*finite, normal positive"):
+        clf.fit(X, [0, 1, 0])
+
+
+def test_empty_and_non_numeric_input_raise():
+    with pytest.raises(ValueError):
+        DPGBClassifier(classes=[0, 1]).fit(np.empty((0, 3)), [])
+    with pytest.raises(ValueError):
+        DPGBClassifier(classes=[0, 1], feature_bounds=(0, 1)).fit([["a", "b"], ["c", "d"]],
+                                                                  [0, 1])
