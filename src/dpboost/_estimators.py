@@ -15,6 +15,8 @@ from ._binning import BoundsBinner
 from ._budget import plan_budget
 from ._common import G_H_DTYPE, GRADIENT_BOUND, SAMPLE_INDEX_DTYPE
 from ._grower import grow_tree
+from ._inspection import (model_from_json, model_to_json, privacy_report,
+                          split_count_importances, tree_text)
 from ._loss import margin_to_proba, scale_target, square_loss_gradients, unscale_target
 from ._mechanisms import make_noise, partition_records
 from ._predictor import predict_binned
@@ -221,6 +223,67 @@ class _BaseDPGB(BaseEstimator):
                 print(f"[dpboost] {tb.tree + 1}/{n_trees} trees, epsilon spent "
                       f"{ledger.epsilon():.4g}, {time.perf_counter() - start:.2f} s")
         return (split_feature, split_bin, leaf_value), ledger, filtered
+
+    @property
+    def feature_importances_(self):
+        """ndarray of shape (n_features_in_,): fraction of split nodes using each feature.
+
+        Computed from the released split choices only (never exact gains or covers).
+        """
+        check_is_fitted(self)
+        return split_count_importances(self._split_feature, self.n_features_in_)
+
+    def privacy_report(self):
+        """Text account of the fit: composed epsilon and the ledger by mechanism.
+
+        Returns
+        -------
+        report : str
+            Includes the GDF filtered fractions only if ``diagnostics=True`` (not private).
+        """
+        check_is_fitted(self)
+        return privacy_report(self.privacy_ledger_, self.privacy_spent_,
+                              getattr(self, "filtered_fraction_", None))
+
+    def export_text(self, tree=0):
+        """Text of one tree: real-valued thresholds (up to rounding) and released leaf values.
+
+        Parameters
+        ----------
+        tree : int, default=0
+            Index of the tree, in ``[0, n_estimators)``.
+
+        Returns
+        -------
+        text : str
+        """
+        check_is_fitted(self)
+        names = (list(self.feature_names_in_) if hasattr(self, "feature_names_in_")
+                 else [f"x{j}" for j in range(self.n_features_in_)])
+        return tree_text(self._split_feature[tree], self._split_bin[tree], self._leaf_value[tree],
+                         self._binner.thresholds(), names)
+
+    def to_json(self):
+        """The fitted model as versioned JSON holding only public and released values.
+
+        Returns
+        -------
+        text : str
+            Load it back with :meth:`from_json`.
+        """
+        check_is_fitted(self)
+        return model_to_json(self)
+
+    @classmethod
+    def from_json(cls, text):
+        """Rebuild a fitted estimator from :meth:`to_json` output (same predictions).
+
+        Raises
+        ------
+        ValueError
+            Not a dpboost model of this class and format version.
+        """
+        return model_from_json(cls, text)
 
     def _raw_predict(self, X):
         check_is_fitted(self)

@@ -1,0 +1,169 @@
+"""Inspection from released values only: feature importances, a privacy report, tree text, JSON.
+
+Everything here reads public inputs, the split choices and the released (noised) leaf values, and
+the ledger; nothing reads the training data (PRIVACY.md rule 4).
+"""
+
+import json
+from collections import defaultdict
+
+import numpy as np
+
+from ._accounting import LedgerEntry
+from ._binning import BoundsBinner
+
+#: Version of the JSON model format written by :func:`model_to_json`.
+FORMAT_VERSION = 1
+
+
+def split_count_importances(split_feature, n_features):
+    """Fraction of all split nodes that use each feature.
+
+    Split choices are outputs of the exponential mechanism, hence released values.
+
+    Parameters
+    ----------
+    split_feature : ndarray of shape (n_trees, n_internal), dtype=int32
+    n_features : int
+
+    Returns
+    -------
+    importances : ndarray of shape (n_features,), dtype=float64
+        Non-negative, summing to 1.
+    """
+    counts = np.bincount(split_feature.ravel(), minlength=n_features).astype(np.float64)
+    return counts / counts.sum()
+
+
+def privacy_report(ledger, epsilon, filtered_fraction=None):
+    """Human-readable account of a fit's releases.
+
+    Parameters
+    ----------
+    ledger : list of LedgerEntry
+    epsilon : float
+        The composed epsilon (``privacy_spent_``).
+    filtered_fraction : ndarray of shape (n_trees,) or None
+        GDF diagnostics, only when the user opted in (``diagnostics=True``).
+
+    Returns
+    -------
+    report : str
+    """
+    by_mechanism = defaultdict(lambda: [0, 0, set()])
+    for e in ledger:
+        row = by_mechanism[(e.mechanism, e.epsilon, e.sensitivity)]
+        row[0] += 1
+        row[1] += e.n_nodes
+        row[2].add(e.tree)
+    lines = [f"composed epsilon (pure DP, add/remove one record): {epsilon:.6g}",
+             f"releases: {len(ledger)} ledger entries over "
+             f"{len({e.tree for e in ledger})} trees in {len({e.group for e in ledger})} "
+             "sequentially composed groups",
+             "mechanism     epsilon/node   sensitivity   entries   nodes   trees"]
+    for (mechanism, eps, sensitivity), (entries, nodes, trees) in sorted(by_mechanism.items()):
+        lines.append(f"{mechanism:<12}  {eps:>12.6g}  {sensitivity:>12.6g}  {entries:>8}  "
+                     f"{nodes:>6}  {len(trees):>6}")
+    if filtered_fraction is not None:
+        lines.append("GDF filtered fraction per tree (exact, NOT differentially private): "
+                     + " ".join(f"{v:.3f}" for v in filtered_fraction))
+    return "\n".join(lines)
+
+
+def tree_text(split_feature, split_bin, leaf_value, thresholds, feature_names):
+    """Indented text of one complete tree with real-valued thresholds and released leaves.
+
+    Parameters
+    ----------
+    split_feature, split_bin : ndarray of shape (2**depth - 1,)
+    leaf_value : ndarray of shape (2**depth,)
+        Released leaf values (after shrinkage).
+    thresholds : ndarray of shape (n_features, max_bins - 1)
+        From :meth:`BoundsBinner.thresholds`.
+    feature_names : list of str
+
+    Returns
+    -------
+    text : str
+    """
+    n_internal = split_feature.shape[0]
+    lines = []
+
+    def visit(k, depth):
+        pad = "|   " * depth
+        if k >= n_internal:
+            lines.append(f"{pad}value: {leaf_value[k - n_internal]:.6g}")
+            return
+        name = feature_names[split_feature[k]]
+        t = thresholds[split_feature[k], split_bin[k]]
+        lines.append(f"{pad}{name} < {t:.6g}")
+        visit(2 * k + 1, depth + 1)
+        lines.append(f"{pad}{name} >= {t:.6g}")
+        visit(2 * k + 2, depth + 1)
+
+    visit(0, 0)
+    return "\n".join(lines)
+
+
+def model_to_json(estimator):
+    """Serialise a fitted estimator's public and released values (format version 1).
+
+    Holds the hyper-parameters, the public bounds and classes, split choices, released leaf values
+    and the ledger; never a statistic of the training data.
+    """
+    params = estimator.get_params(deep=False)
+    params["random_state"] = None  # a Generator is not serialisable, and the fit is done
+    for key in ("feature_bounds", "classes", "target_bounds"):
+        if params.get(key) is not None:
+            params[key] = np.asarray(params[key]).tolist()
+    fitted = {
+        "n_features_in_": estimator.n_features_in_,
+        "feature_bounds_": estimator.feature_bounds_.tolist(),
+        "privacy_spent_": estimator.privacy_spent_,
+        "privacy_ledger_": [vars(e) for e in estimator.privacy_ledger_],
+        "split_feature": estimator._split_feature.tolist(),
+        "split_bin": estimator._split_bin.tolist(),
+        "leaf_value": estimator._leaf_value.tolist(),
+    }
+    if hasattr(estimator, "feature_names_in_"):
+        fitted["feature_names_in_"] = estimator.feature_names_in_.tolist()
+    if hasattr(estimator, "classes_"):
+        fitted["classes_"] = estimator.classes_.tolist()
+    if hasattr(estimator, "target_bounds_"):
+        fitted["target_bounds_"] = list(estimator.target_bounds_)
+    return json.dumps({"format": "dpboost", "version": FORMAT_VERSION,
+                       "estimator": type(estimator).__name__, "params": params,
+                       "fitted": fitted})
+
+
+def model_from_json(cls, text):
+    """Rebuild an estimator of class ``cls`` from :func:`model_to_json` output.
+
+    Raises
+    ------
+    ValueError
+        Not a dpboost model, another estimator class, or an unknown format version.
+    """
+    doc = json.loads(text)
+    if doc.get("format") != "dpboost" or doc.get("version") != FORMAT_VERSION:
+        raise ValueError(f"not a dpboost model of format version {FORMAT_VERSION}: "
+                         f"format={doc.get('format')!r}, version={doc.get('version')!r}")
+    if doc["estimator"] != cls.__name__:
+        raise ValueError(f"the JSON holds a {doc['estimator']}, not a {cls.__name__}")
+    est = cls(**doc["params"])
+    f = doc["fitted"]
+    est.n_features_in_ = f["n_features_in_"]
+    est.feature_bounds_ = np.array(f["feature_bounds_"], dtype=np.float64)
+    est.privacy_spent_ = f["privacy_spent_"]
+    est.privacy_ledger_ = [LedgerEntry(**e) for e in f["privacy_ledger_"]]
+    est._split_feature = np.array(f["split_feature"], dtype=np.int32)
+    est._split_bin = np.array(f["split_bin"], dtype=np.uint8)
+    est._leaf_value = np.array(f["leaf_value"], dtype=np.float64)
+    est._binner = BoundsBinner(est.feature_bounds_, est.max_bins)
+    if "feature_names_in_" in f:
+        est.feature_names_in_ = np.array(f["feature_names_in_"], dtype=object)
+    if "classes_" in f:
+        est.classes_ = np.array(f["classes_"])
+    if "target_bounds_" in f:
+        est.target_bounds_ = tuple(f["target_bounds_"])
+    return est

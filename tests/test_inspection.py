@@ -1,0 +1,91 @@
+"""Inspection and persistence from released values: importances, report, text, JSON."""
+
+import json
+
+import numpy as np
+import pytest
+
+from dpboost import DPGBClassifier, DPGBRegressor
+
+
+@pytest.fixture(scope="module")
+def data():
+    rng = np.random.default_rng(0)
+    X = rng.uniform(-1, 1, size=(2000, 4))
+    return X, (X[:, 1] > 0).astype(int)
+
+
+def _clf(**kw):
+    params = dict(feature_bounds=(-1, 1), classes=[0, 1], n_estimators=6, max_depth=3,
+                  random_state=0)
+    params.update(kw)
+    return DPGBClassifier(**params)
+
+
+def test_importances_are_released_split_counts(data):
+    X, y = data
+    clf = _clf(epsilon=8.0).fit(X, y)
+    imp = clf.feature_importances_
+    assert imp.shape == (4,) and imp.sum() == pytest.approx(1.0)
+    np.testing.assert_allclose(imp * clf._split_feature.size,
+                               np.bincount(clf._split_feature.ravel(), minlength=4))
+    assert imp.argmax() == 1  # the informative feature, at a generous epsilon
+
+
+def test_privacy_report(data):
+    X, y = data
+    report = _clf().fit(X, y).privacy_report()
+    assert "composed epsilon (pure DP, add/remove one record): 1" in report
+    assert "exponential" in report and "laplace" in report
+    assert "GDF" not in report
+    with pytest.warns(UserWarning):
+        diag = _clf(diagnostics=True).fit(X, y).privacy_report()
+    assert "NOT differentially private" in diag
+
+
+def test_export_text_shows_every_split_and_leaf(data):
+    X, y = data
+    clf = _clf().fit(X, y)
+    text = clf.export_text(2)
+    assert text.count("value:") == 8 and text.count(" < ") == 7 and text.count(" >= ") == 7
+    leaves = [float(line.split("value:")[1]) for line in text.splitlines() if "value:" in line]
+    np.testing.assert_allclose(leaves, clf._leaf_value[2], rtol=1e-5)
+
+
+@pytest.mark.parametrize("kind", ["classifier", "regressor"])
+def test_json_round_trip_identical_predictions(data, kind):
+    pd = pytest.importorskip("pandas")
+    X, y = data
+    frame = pd.DataFrame(X, columns=["a", "b", "c", "d"])
+    if kind == "classifier":
+        est = _clf(classes=["no", "yes"]).fit(frame, np.where(y == 1, "yes", "no"))
+        cls = DPGBClassifier
+    else:
+        est = DPGBRegressor(feature_bounds=(-1, 1), target_bounds=(0, 10), n_estimators=6,
+                            max_depth=3, random_state=0).fit(frame, 5 + 5 * X[:, 0])
+        cls = DPGBRegressor
+    loaded = cls.from_json(est.to_json())
+    np.testing.assert_array_equal(loaded.predict(frame), est.predict(frame))
+    assert list(loaded.feature_names_in_) == ["a", "b", "c", "d"]
+    assert loaded.privacy_ledger_ == est.privacy_ledger_
+    assert loaded.privacy_spent_ == est.privacy_spent_
+
+
+def test_json_holds_only_public_and_released_values(data):
+    X, y = data
+    with pytest.warns(UserWarning):
+        clf = _clf(diagnostics=True).fit(X, y)
+    doc = json.loads(clf.to_json())
+    assert set(doc["fitted"]) == {"n_features_in_", "feature_bounds_", "privacy_spent_",
+                                  "privacy_ledger_", "split_feature", "split_bin",
+                                  "leaf_value", "classes_"}
+    assert "filtered_fraction" not in clf.to_json()
+
+
+def test_json_rejects_foreign_documents(data):
+    X, y = data
+    text = _clf().fit(X, y).to_json()
+    with pytest.raises(ValueError, match="not a DPGBRegressor"):
+        DPGBRegressor.from_json(text)
+    with pytest.raises(ValueError, match="format version"):
+        DPGBClassifier.from_json(json.dumps({"format": "dpboost", "version": 99}))
