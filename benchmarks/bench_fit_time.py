@@ -65,9 +65,10 @@ def main():
                     early_stopping=False, random_state=0).fit(X, y)
 
         for threads in [1, 2]:
-            hgb_s = _best_of(repeats, lambda: hgb_fit(threads))
+            hgb_s = _best_of(repeats, lambda threads=threads: hgb_fit(threads))
             for eps in [1.0, np.inf]:
-                fit_s = _best_of(repeats, lambda eps=eps: dp(eps, threads).fit(X, y))
+                fit_s = _best_of(repeats,
+                                 lambda eps=eps, threads=threads, X=X, y=y: dp(eps, threads).fit(X, y))
                 rows.append({
                     "dataset": name, "n_samples": X.shape[0], "n_features": X.shape[1],
                     "trees": n_trees, "depth": depth, "bins": bins, "threads": threads,
