@@ -66,6 +66,17 @@ def test_algorithm_numbers():
     assert {t.group for t in para.trees} == {0}
 
 
+def test_one_vs_rest_outputs_compose_sequentially():
+    # K outputs on the same records: each gets eps / K; output k's trees and groups follow k-1's.
+    plan = _plan(epsilon=3.0, n_estimators=12, trees_per_ensemble=5, n_outputs=3)
+    assert len(plan.trees) == 36 and plan.epsilon == pytest.approx(3.0) and plan.epsilon <= 3.0
+    assert [t.output for t in plan.trees] == [k for k in range(3) for _ in range(12)]
+    assert len({t.group for t in plan.trees}) == 3 * 3
+    single = _plan(epsilon=1.0, n_estimators=12, trees_per_ensemble=5)
+    assert plan.trees[12].epsilon_leaf == pytest.approx(single.trees[0].epsilon_leaf)
+    assert [t.position for t in plan.trees[24:]] == [t.position for t in single.trees]
+
+
 def test_record_shares():
     eta, te = 0.1, 50
     shares = _plan(learning_rate=eta, trees_per_ensemble=te).record_shares
@@ -115,6 +126,6 @@ def test_lemma_1_gain_sensitivity_is_three_and_tight():
 def test_planner_reads_no_data():
     assert set(inspect.signature(plan_budget).parameters) == {
         "epsilon", "n_estimators", "max_depth", "learning_rate", "l2_regularization",
-        "budget_allocation", "trees_per_ensemble", "leaf_clipping"}
+        "budget_allocation", "trees_per_ensemble", "leaf_clipping", "n_outputs"}
     assert _plan(epsilon=np.inf).epsilon == math.inf
     assert {e.mechanism for e in _plan(epsilon=np.inf).entries} == {"argmax", "exact"}

@@ -202,8 +202,8 @@ _BAD_PARAMS = [
     ({"feature_bounds": [[0, 1]] * 4 + [[1, 1]]}, r"feature_bounds\[4\]"),
     ({"feature_bounds": [[0, 1]] * 4 + [[2, 1]]}, "lower < upper"),
     ({"feature_bounds": [[0, np.inf]] * 5}, "finite"),
-    ({"classes": [0]}, "classes"), ({"classes": [0, 1, 2]}, "Only binary"),
-    ({"classes": [0, 0]}, "classes"),
+    ({"classes": [0]}, "classes"), ({"classes": [0, 0]}, "classes"),
+    ({"classes": [0, 2]}, "not in classes"),
 ]
 
 
@@ -240,8 +240,6 @@ def test_bad_labels_raise(binary):
     X, y = binary
     with pytest.raises(ValueError, match="only one class"):
         DPGBClassifier(feature_bounds=(-1, 1)).fit(X, np.zeros(len(X)))
-    with pytest.raises(ValueError, match="Only binary"):
-        DPGBClassifier(feature_bounds=(-1, 1)).fit(X, np.arange(len(X)) % 3)
     with pytest.raises(ValueError, match="not in classes"):
         _clf(classes=[0, 2]).fit(X, y)
     with pytest.raises(ValueError, match="target_bounds"):
@@ -249,6 +247,22 @@ def test_bad_labels_raise(binary):
     with pytest.raises(ValueError, match="NaN"):
         DPGBRegressor(feature_bounds=(-1, 1), target_bounds=(0, 1)).fit(
             X, np.where(y == 1, np.nan, 0.0))
+
+
+def test_multiclass_one_vs_rest(binary):
+    # K outputs on the same records compose sequentially: eps / K each, ledger == plan <= eps.
+    X, _ = binary
+    y = np.digitize(X[:, 0], [-0.33, 0.33])  # 3 classes
+    clf = _clf(epsilon=np.inf, classes=[0, 1, 2]).fit(X, y)
+    assert clf.score(X, y) > 0.95
+    proba = clf.predict_proba(X)
+    assert proba.shape == (len(X), 3)
+    np.testing.assert_allclose(proba.sum(axis=1), 1.0)
+    np.testing.assert_array_equal(clf.predict(X), clf.decision_function(X).argmax(axis=1))
+    private = _clf(epsilon=3.0, classes=[0, 1, 2], n_estimators=4).fit(X, y)
+    assert private.privacy_spent_ == pytest.approx(3.0) and private.privacy_spent_ <= 3.0
+    assert {e.epsilon for e in private.privacy_ledger_ if e.mechanism == "laplace"} == {0.5}
+    assert private._leaf_value.shape[0] == 3 * 4
 
 
 def test_one_observed_class_trains_when_classes_are_public(binary):

@@ -48,6 +48,8 @@ class TreeBudget:
     ----------
     tree, group, position : int
         Tree index; its composition group (see ``LedgerEntry.group``); its position in the ensemble.
+    output : int
+        The output (one-vs-rest class) the tree belongs to; 0 for a single output.
     epsilon_level : float
         Exponential-mechanism epsilon of each depth level, ``eps_t / (2 max_depth)`` (Algorithm 1).
     epsilon_leaf : float
@@ -60,6 +62,7 @@ class TreeBudget:
     tree: int
     group: int
     position: int
+    output: int
     epsilon_level: float
     epsilon_leaf: float
     gain_sensitivity: float
@@ -124,7 +127,7 @@ def _layout(budget_allocation, n_estimators, trees_per_ensemble, learning_rate):
 
 
 def plan_budget(*, epsilon, n_estimators, max_depth, learning_rate, l2_regularization,
-                budget_allocation, trees_per_ensemble, leaf_clipping):
+                budget_allocation, trees_per_ensemble, leaf_clipping, n_outputs=1):
     """Plan every mechanism's epsilon and sensitivity.
 
     Parameters
@@ -142,30 +145,38 @@ def plan_budget(*, epsilon, n_estimators, max_depth, learning_rate, l2_regulariz
     trees_per_ensemble : int
     leaf_clipping : bool
         Apply GLC, with the tree's position in its ensemble.
+    n_outputs : int, default=1
+        Number of boosted outputs trained on the same records (one-vs-rest classes): each gets
+        ``n_estimators`` trees and ``epsilon / n_outputs`` (sequential composition); tree
+        ``k * n_estimators + t`` is tree ``t`` of output ``k``.
 
     Returns
     -------
     plan : BudgetPlan
     """
+    n_trees = n_outputs * n_estimators
     if not math.isfinite(epsilon):
         trees = tuple(
-            TreeBudget(tree=t, group=t, position=t, epsilon_level=math.inf, epsilon_leaf=math.inf,
+            TreeBudget(tree=t, group=t, position=t % n_estimators, output=t // n_estimators,
+                       epsilon_level=math.inf, epsilon_leaf=math.inf,
                        gain_sensitivity=gain_sensitivity(),
                        leaf_sensitivity=leaf_sensitivity(l2_regularization), leaf_clip=math.inf)
-            for t in range(n_estimators))
+            for t in range(n_trees))
         return BudgetPlan(trees=trees, record_shares=None, max_depth=max_depth, epsilon=math.inf)
 
     groups, positions, shares = _layout(budget_allocation, n_estimators, trees_per_ensemble,
                                         learning_rate)
     n_groups = int(groups.max()) + 1
-    epsilon_tree = epsilon / n_groups
+    epsilon_tree = epsilon / (n_outputs * n_groups)
     while True:
         trees = []
-        for t in range(n_estimators):
+        for tree in range(n_trees):
+            output, t = divmod(tree, n_estimators)
             clip = (leaf_clip_bound(int(positions[t]), learning_rate) if leaf_clipping
                     else math.inf)
             trees.append(TreeBudget(
-                tree=t, group=int(groups[t]), position=int(positions[t]),
+                tree=tree, group=output * n_groups + int(groups[t]),
+                position=int(positions[t]), output=output,
                 epsilon_level=epsilon_tree / (2 * max_depth), epsilon_leaf=epsilon_tree / 2,
                 gain_sensitivity=gain_sensitivity(),
                 leaf_sensitivity=leaf_sensitivity(l2_regularization, clip), leaf_clip=clip))

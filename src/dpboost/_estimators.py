@@ -140,17 +140,19 @@ class _BaseDPGB(BaseEstimator):
             Invalid parameter, non-finite input, bounds of the wrong shape or with
             ``lower >= upper``, labels outside ``classes``; always before any noise is drawn.
         """
-        # The whole budget is fixed from public hyper-parameters before the data is read.
+        X, y = validate_data(self, X, y, dtype=np.float64, ensure_all_finite=False,
+                             y_numeric=isinstance(self, RegressorMixin))
+        check_all_finite(X, "X", getattr(self, "feature_names_in_", None))
+        y_scaled, target_attributes = self._encode_target(y)
+        # The whole budget is fixed from public inputs (hyper-parameters, and the number of
+        # one-vs-rest outputs from the classes) before X is binned or any noise is drawn.
         plan = plan_budget(
             epsilon=float(self.epsilon), n_estimators=self.n_estimators,
             max_depth=self.max_depth, learning_rate=float(self.learning_rate),
             l2_regularization=float(self.l2_regularization),
             budget_allocation=self.budget_allocation,
-            trees_per_ensemble=self.trees_per_ensemble, leaf_clipping=self.leaf_clipping)
-        X, y = validate_data(self, X, y, dtype=np.float64, ensure_all_finite=False,
-                             y_numeric=isinstance(self, RegressorMixin))
-        check_all_finite(X, "X", getattr(self, "feature_names_in_", None))
-        y_scaled, target_attributes = self._encode_target(y)
+            trees_per_ensemble=self.trees_per_ensemble, leaf_clipping=self.leaf_clipping,
+            n_outputs=y_scaled.shape[1])
         if self.feature_bounds is None:
             lower, upper = X.min(axis=0), X.max(axis=0)
             # A constant column still needs a non-empty interval.
@@ -183,12 +185,14 @@ class _BaseDPGB(BaseEstimator):
 
     def _boost(self, X_binned, y_scaled, plan, noise):
         n_samples = X_binned.shape[0]
-        n_trees, depth = self.n_estimators, self.max_depth
+        n_trees, depth = len(plan.trees), self.max_depth
         split_feature = np.empty((n_trees, 2**depth - 1), dtype=np.int32)
         split_bin = np.empty((n_trees, 2**depth - 1), dtype=np.uint8)
         leaf_value = np.empty((n_trees, 2**depth), dtype=np.float64)
         filtered = np.zeros(n_trees)
-        raw = np.zeros(n_samples)  # F0 = 0 (PRIVACY.md): a data mean would leak.
+        # One row of scores per output; F0 = 0 (PRIVACY.md): a data mean would leak.
+        raw = np.zeros((y_scaled.shape[1], n_samples))
+        y_rows = np.ascontiguousarray(y_scaled.T)
         gradients = np.empty(n_samples, dtype=G_H_DTYPE)
         private = math.isfinite(plan.epsilon)
         ledger = PrivacyLedger()
@@ -198,7 +202,7 @@ class _BaseDPGB(BaseEstimator):
         for tb in plan.trees:
             if plan.record_shares is not None and (tb.position == 0 or position_of_record is None):
                 position_of_record = partition_records(n_samples, plan.record_shares, noise)
-            square_loss_gradients(raw, y_scaled, gradients)
+            square_loss_gradients(raw[tb.output], y_rows[tb.output], gradients)
             selected = (np.ones(n_samples, dtype=bool) if position_of_record is None
                         else position_of_record == tb.position)
             if private and self.gradient_filtering:
@@ -217,7 +221,8 @@ class _BaseDPGB(BaseEstimator):
             split_feature[tb.tree], split_bin[tb.tree] = f, b
             leaf_value[tb.tree] = v * self.learning_rate
             predict_binned(X_binned, split_feature[tb.tree:tb.tree + 1],
-                           split_bin[tb.tree:tb.tree + 1], leaf_value[tb.tree:tb.tree + 1], raw)
+                           split_bin[tb.tree:tb.tree + 1], leaf_value[tb.tree:tb.tree + 1],
+                           raw[tb.output])
             last_of_group = tb.tree + 1 == n_trees or plan.trees[tb.tree + 1].group != tb.group
             if self.verbose and last_of_group:
                 print(f"[dpboost] {tb.tree + 1}/{n_trees} trees, epsilon spent "
@@ -251,7 +256,8 @@ class _BaseDPGB(BaseEstimator):
         Parameters
         ----------
         tree : int, default=0
-            Index of the tree, in ``[0, n_estimators)``.
+            Index of the tree, in ``[0, n_outputs * n_estimators)``; with K > 2 classes, tree
+            ``k * n_estimators + t`` is tree ``t`` of class ``classes_[k]``.
 
         Returns
         -------
@@ -286,14 +292,19 @@ class _BaseDPGB(BaseEstimator):
         return model_from_json(cls, text)
 
     def _raw_predict(self, X):
+        """Scores of every output, shape (n_samples, n_outputs)."""
         check_is_fitted(self)
         X = validate_data(self, X, dtype=np.float64, ensure_all_finite=False, reset=False)
         check_all_finite(X, "X", getattr(self, "feature_names_in_", None))
-        out = np.zeros(X.shape[0])
+        n_outputs = self._split_feature.shape[0] // self.n_estimators
+        out = np.zeros((n_outputs, X.shape[0]))
         with _numba_threads(check_n_jobs(self.n_jobs, numba.config.NUMBA_NUM_THREADS)):
-            predict_binned(self._binner.transform(X, order="C"), self._split_feature,
-                           self._split_bin, self._leaf_value, out)
-        return out
+            X_binned = self._binner.transform(X, order="C")
+            for k, trees in enumerate(np.split(np.arange(self._split_feature.shape[0]),
+                                               n_outputs)):
+                predict_binned(X_binned, self._split_feature[trees], self._split_bin[trees],
+                               self._leaf_value[trees], out[k])
+        return out.T
 
 
 @contextmanager
@@ -308,17 +319,18 @@ def _numba_threads(n_threads):
 
 
 class DPGBClassifier(ClassifierMixin, _BaseDPGB):
-    __doc__ = ("""Differentially private gradient-boosted trees for binary classification (DPBoost).
+    __doc__ = ("""Differentially private gradient-boosted trees for classification (DPBoost).
 
     Square loss on labels encoded as -1 / +1 (Li et al. 2020), exponential-mechanism splits on a
     public equal-width grid, Laplace leaves with geometric leaf clipping, gradient-based data
     filtering and the Ensemble-of-Ensembles budget allocation. ``fit`` is ``epsilon``-DP with
     respect to the training records given public ``feature_bounds``, ``classes`` and
-    hyper-parameters.
-""" + _PARAMETERS_DOC.replace("{extra}", """classes : array-like of shape (2,), default=None
-        The two public class labels. None: read from ``y`` with a PrivacyLeakWarning.""")
-        + _ATTRIBUTES_DOC + """    classes_ : ndarray of shape (2,)
-        Sorted class labels; ``classes_[1]`` is the positive class (label +1).
+    hyper-parameters. With K > 2 classes, K one-vs-rest ensembles of ``n_estimators`` trees each
+    are trained on all records with ``epsilon / K`` each (sequential composition).
+""" + _PARAMETERS_DOC.replace("{extra}", """classes : array-like of shape (n_classes,), default=None
+        The public class labels (at least 2). None: read from ``y`` with a PrivacyLeakWarning.""")
+        + _ATTRIBUTES_DOC + """    classes_ : ndarray of shape (n_classes,)
+        Sorted class labels; with two, ``classes_[1]`` is the positive class (label +1).
 
     References
     ----------
@@ -342,25 +354,28 @@ class DPGBClassifier(ClassifierMixin, _BaseDPGB):
         self.classes = classes
 
     def _encode_target(self, y):
-        """Labels as -1 / +1 and the fitted ``classes_`` (set by ``fit`` once it succeeds)."""
+        """Labels as -1 / +1 per output and the fitted ``classes_`` (set once ``fit`` succeeds).
+
+        Two classes: one output, +1 for ``classes_[1]``. K > 2 classes: one-vs-rest, output k is
+        +1 for ``classes_[k]``.
+        """
         check_classification_targets(y)
         if self.classes is None:
             classes = np.unique(y)
             if classes.size < 2:
                 raise ValueError("y has only one class; DPGBClassifier needs two classes "
                                  "(pass the public classes=[...] to train anyway).")
-            if classes.size > 2:
-                raise ValueError("y has more than two classes. Only binary classification is "
-                                 "supported by DPGBClassifier for now.")
             classes = data_dependent("classes", classes)
         else:
             classes = check_classes(self.classes)
             if not np.isin(y, classes).all():
                 raise ValueError(f"y contains labels that are not in classes={classes.tolist()!r}.")
-        return np.where(y == classes[1], 1.0, -1.0), {"classes_": classes}
+        positive = classes[1:] if classes.size == 2 else classes
+        y_scaled = np.where(y[:, None] == positive[None, :], 1.0, -1.0)
+        return y_scaled, {"classes_": classes}
 
     def decision_function(self, X):
-        """Raw margin F(x): estimates ``E[label | x]`` with labels -1 / +1.
+        """Raw margins: square-loss estimates of ``E[label | x]`` with labels -1 / +1.
 
         Parameters
         ----------
@@ -368,12 +383,17 @@ class DPGBClassifier(ClassifierMixin, _BaseDPGB):
 
         Returns
         -------
-        margin : ndarray of shape (n_samples,), dtype=float64
+        margin : ndarray of shape (n_samples,) for two classes (positive class ``classes_[1]``),
+            or (n_samples, n_classes) for one-vs-rest, dtype=float64
         """
-        return self._raw_predict(X)
+        margin = self._raw_predict(X)
+        return margin[:, 0] if self.classes_.size == 2 else margin
 
     def predict_proba(self, X):
-        """Class probabilities ``[1 - p, p]`` with ``p = clip((F + 1) / 2, 0, 1)``.
+        """Class probabilities.
+
+        Two classes: ``[1 - p, p]`` with ``p = clip((F + 1) / 2, 0, 1)``. One-vs-rest: each
+        class's ``clip((F_k + 1) / 2, 0, 1)``, normalised to sum to 1 (uniform where all are 0).
 
         Parameters
         ----------
@@ -381,12 +401,12 @@ class DPGBClassifier(ClassifierMixin, _BaseDPGB):
 
         Returns
         -------
-        proba : ndarray of shape (n_samples, 2), dtype=float64
+        proba : ndarray of shape (n_samples, n_classes), dtype=float64
         """
         return margin_to_proba(self._raw_predict(X))
 
     def predict(self, X):
-        """Predicted labels: ``classes_[1]`` where the margin is positive.
+        """Predicted labels: the class of largest margin (two classes: ``classes_[1]`` if F > 0).
 
         Parameters
         ----------
@@ -397,12 +417,9 @@ class DPGBClassifier(ClassifierMixin, _BaseDPGB):
         y_pred : ndarray of shape (n_samples,)
         """
         margin = self._raw_predict(X)
-        return self.classes_[(margin > 0).astype(int)]
-
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.classifier_tags.multi_class = False
-        return tags
+        if self.classes_.size == 2:
+            return self.classes_[(margin[:, 0] > 0).astype(int)]
+        return self.classes_[np.argmax(margin, axis=1)]
 
 
 class DPGBRegressor(RegressorMixin, _BaseDPGB):
@@ -446,7 +463,7 @@ class DPGBRegressor(RegressorMixin, _BaseDPGB):
                                     (lower, upper if upper > lower else lower + 1.0))
         else:
             bounds = check_target_bounds(self.target_bounds)
-        return scale_target(y, bounds), {"target_bounds_": bounds}
+        return scale_target(y, bounds)[:, None], {"target_bounds_": bounds}
 
     def predict(self, X):
         """Predicted targets in the units of ``y``.
@@ -459,4 +476,4 @@ class DPGBRegressor(RegressorMixin, _BaseDPGB):
         -------
         y_pred : ndarray of shape (n_samples,), dtype=float64
         """
-        return unscale_target(self._raw_predict(X), self.target_bounds_)
+        return unscale_target(self._raw_predict(X)[:, 0], self.target_bounds_)

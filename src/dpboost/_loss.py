@@ -46,16 +46,22 @@ def unscale_target(raw_predictions, target_bounds):
 
 
 def margin_to_proba(raw_predictions):
-    """Probability of the positive class from a square-loss margin on {-1, +1} labels.
+    """Class probabilities from square-loss margins on -1 / +1 labels.
 
     The square loss estimates ``E[y | x] = 2 p - 1``, so ``p = (F + 1) / 2`` clipped to [0, 1].
 
+    Parameters
+    ----------
+    raw_predictions : ndarray of shape (n, n_outputs)
+        One output: the positive class of a binary problem. Several: one-vs-rest margins, whose
+        probabilities are normalised to sum to 1 (uniform where they are all 0).
+
     Returns
     -------
-    proba : ndarray of shape (n, 2), dtype=float64
-        Columns: negative class, positive class.
+    proba : ndarray of shape (n, 2) for one output, else (n, n_outputs), dtype=float64
     """
     p = np.clip((np.asarray(raw_predictions) + 1.0) / 2.0, 0.0, 1.0)
-    return np.column_stack([1.0 - p, p])
-
-
+    if p.shape[1] == 1:
+        return np.column_stack([1.0 - p[:, 0], p[:, 0]])
+    total = p.sum(axis=1, keepdims=True)
+    return np.divide(p, total, out=np.full_like(p, 1.0 / p.shape[1]), where=total > 0)

@@ -133,10 +133,8 @@ def check_classes(classes):
     unique = np.unique(values)
     if values.ndim != 1 or unique.size != values.size:
         raise ValueError(f"classes={classes!r} must be a 1-d list of distinct labels.")
-    if unique.size != 2:
-        raise ValueError(
-            f"classes={classes!r} has {unique.size} labels, not 2. Only binary classification is "
-            "supported by DPGBClassifier for now.")
+    if unique.size < 2:
+        raise ValueError(f"classes={classes!r} must hold at least 2 labels.")
     return unique
 
 
