@@ -78,7 +78,7 @@ def test_json_holds_only_public_and_released_values(data):
     doc = json.loads(clf.to_json())
     assert set(doc["fitted"]) == {"n_features_in_", "feature_bounds_", "privacy_spent_",
                                   "privacy_ledger_", "split_feature", "split_bin",
-                                  "leaf_value", "classes_"}
+                                  "missing_left", "leaf_value", "classes_"}
     assert "filtered_fraction" not in clf.to_json()
 
 

@@ -116,7 +116,7 @@ def test_initial_score_is_zero(data, grown):
 
 _FITTED_PUBLIC = {"n_features_in_", "feature_bounds_", "classes_", "target_bounds_",
                   "privacy_spent_", "privacy_ledger_", "_binner", "_split_feature", "_split_bin",
-                  "_leaf_value"}
+                  "_missing_left", "_leaf_value"}
 
 
 @pytest.mark.parametrize("estimator", [

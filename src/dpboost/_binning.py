@@ -12,15 +12,18 @@ from ._common import X_BINNED_DTYPE
 
 @njit(parallel=True, cache=True)
 def _bin_columns(X, lower, scale, max_bins, out):
-    # Clipping happens here, by construction of the code: a value below the lower bound lands in
-    # bin 0 and one above the upper bound in the last bin.
+    # Clipping happens here, by construction of the code: a value below the lower bound (-inf
+    # included) lands in bin 0 and one above the upper bound (+inf included) in the last bin.
+    # NaN gets the missing-value code max_bins.
     n_samples, n_features = X.shape
     for f in prange(n_features):
         lo = lower[f]
         sc = scale[f]
         for i in range(n_samples):
             t = (X[i, f] - lo) * sc
-            if t < 0.0:
+            if t != t:
+                out[i, f] = max_bins
+            elif t < 0.0:
                 out[i, f] = 0
             elif t >= max_bins:
                 out[i, f] = max_bins - 1
@@ -33,7 +36,8 @@ class BoundsBinner:
 
     Feature ``f`` with bounds ``(lower_f, upper_f)`` is cut into ``max_bins`` bins of equal width;
     bin ``b`` holds ``lower_f + b * w <= x < lower_f + (b + 1) * w`` with ``w = (upper_f - lower_f) /
-    max_bins``. Values outside the bounds are clipped into the first or last bin.
+    max_bins``. Values outside the bounds (infinities included) are clipped into the first or last
+    bin; NaN gets its own code, ``max_bins`` (the missing-value bin).
 
     Parameters
     ----------
@@ -56,7 +60,7 @@ class BoundsBinner:
         Parameters
         ----------
         X : ndarray of shape (n_samples, n_features), dtype=float64
-            Finite feature values.
+            Feature values; NaN means missing.
         order : {"F", "C"}, default="F"
             Memory layout of the result: feature-major ``"F"`` for histogram building, row-major
             ``"C"`` for prediction.
@@ -64,6 +68,7 @@ class BoundsBinner:
         Returns
         -------
         X_binned : ndarray of shape (n_samples, n_features), dtype=uint8
+            Codes in ``[0, max_bins)``, or ``max_bins`` for NaN.
         """
         X = np.asarray(X, dtype=np.float64)
         out = np.empty(X.shape, dtype=X_BINNED_DTYPE, order=order)

@@ -2,6 +2,7 @@
 
 import math
 import time
+import warnings
 from contextlib import contextmanager
 
 import numba
@@ -20,9 +21,9 @@ from ._inspection import (model_from_json, model_to_json, privacy_report,
 from ._loss import margin_to_proba, scale_target, square_loss_gradients, unscale_target
 from ._mechanisms import make_noise, partition_records
 from ._predictor import predict_binned
-from ._validation import (PARAMETER_CONSTRAINTS, check_all_finite,
-                          check_classes, check_feature_bounds, check_n_jobs, check_target_bounds,
-                          data_dependent, warn_diagnostics)
+from ._validation import (PARAMETER_CONSTRAINTS, check_classes, check_feature_bounds,
+                          check_n_jobs, check_target_bounds, data_dependent,
+                          warn_diagnostics)
 
 _PARAMETERS_DOC = """
     Parameters
@@ -126,7 +127,8 @@ class _BaseDPGB(BaseEstimator):
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
-            Finite numeric features (NaN or inf raise ``ValueError``).
+            Numeric features. NaN is a missing value (its own bin; every split candidate comes in
+            a "missing left" and a "missing right" variant); +-inf are clipped to the bounds.
         y : array-like of shape (n_samples,)
             Labels (classifier) or targets (regressor).
 
@@ -142,7 +144,6 @@ class _BaseDPGB(BaseEstimator):
         """
         X, y = validate_data(self, X, y, dtype=np.float64, ensure_all_finite=False,
                              y_numeric=isinstance(self, RegressorMixin))
-        check_all_finite(X, "X", getattr(self, "feature_names_in_", None))
         y_scaled, target_attributes = self._encode_target(y)
         # The whole budget is fixed from public inputs (hyper-parameters, and the number of
         # one-vs-rest outputs from the classes) before X is binned or any noise is drawn.
@@ -154,7 +155,10 @@ class _BaseDPGB(BaseEstimator):
             trees_per_ensemble=self.trees_per_ensemble, leaf_clipping=self.leaf_clipping,
             n_outputs=y_scaled.shape[1])
         if self.feature_bounds is None:
-            lower, upper = X.min(axis=0), X.max(axis=0)
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", RuntimeWarning)  # an all-missing column
+                finite = np.where(np.isfinite(X), X, np.nan)
+                lower, upper = np.nanmin(finite, axis=0), np.nanmax(finite, axis=0)
             # A constant column still needs a non-empty interval.
             upper = np.where(upper > lower, upper, lower + np.maximum(1.0, 1e-6 * np.abs(lower)))
             bounds = check_feature_bounds(
@@ -176,7 +180,7 @@ class _BaseDPGB(BaseEstimator):
             setattr(self, name, value)
         self.feature_bounds_ = bounds
         self._binner = binner
-        self._split_feature, self._split_bin, self._leaf_value = model
+        self._split_feature, self._split_bin, self._missing_left, self._leaf_value = model
         self.privacy_ledger_ = ledger.entries
         self.privacy_spent_ = ledger.epsilon()
         if self.diagnostics:
@@ -188,6 +192,7 @@ class _BaseDPGB(BaseEstimator):
         n_trees, depth = len(plan.trees), self.max_depth
         split_feature = np.empty((n_trees, 2**depth - 1), dtype=np.int32)
         split_bin = np.empty((n_trees, 2**depth - 1), dtype=np.uint8)
+        missing_left = np.empty((n_trees, 2**depth - 1), dtype=np.bool_)
         leaf_value = np.empty((n_trees, 2**depth), dtype=np.float64)
         filtered = np.zeros(n_trees)
         # One row of scores per output; F0 = 0 (PRIVACY.md): a data mean would leak.
@@ -214,20 +219,25 @@ class _BaseDPGB(BaseEstimator):
             elif private:
                 np.clip(gradients, -GRADIENT_BOUND, GRADIENT_BOUND, out=gradients)
             indices = np.flatnonzero(selected).astype(SAMPLE_INDEX_DTYPE)
-            f, b, v = grow_tree(X_binned, indices, gradients[indices], budget=tb,
+            f, b, m, v = grow_tree(X_binned, indices, gradients[indices], budget=tb,
                                 max_depth=depth, n_bins=self.max_bins,
                                 l2_regularization=float(self.l2_regularization), noise=noise,
                                 ledger=ledger)
-            split_feature[tb.tree], split_bin[tb.tree] = f, b
+            split_feature[tb.tree], split_bin[tb.tree], missing_left[tb.tree] = f, b, m
             leaf_value[tb.tree] = v * self.learning_rate
-            predict_binned(X_binned, split_feature[tb.tree:tb.tree + 1],
-                           split_bin[tb.tree:tb.tree + 1], leaf_value[tb.tree:tb.tree + 1],
-                           raw[tb.output])
+            one = slice(tb.tree, tb.tree + 1)
+            predict_binned(X_binned, split_feature[one], split_bin[one], missing_left[one],
+                           self.max_bins, leaf_value[one], raw[tb.output])
             last_of_group = tb.tree + 1 == n_trees or plan.trees[tb.tree + 1].group != tb.group
             if self.verbose and last_of_group:
                 print(f"[dpboost] {tb.tree + 1}/{n_trees} trees, epsilon spent "
                       f"{ledger.epsilon():.4g}, {time.perf_counter() - start:.2f} s")
-        return (split_feature, split_bin, leaf_value), ledger, filtered
+        return (split_feature, split_bin, missing_left, leaf_value), ledger, filtered
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.allow_nan = True
+        return tags
 
     @property
     def feature_importances_(self):
@@ -266,7 +276,8 @@ class _BaseDPGB(BaseEstimator):
         check_is_fitted(self)
         names = (list(self.feature_names_in_) if hasattr(self, "feature_names_in_")
                  else [f"x{j}" for j in range(self.n_features_in_)])
-        return tree_text(self._split_feature[tree], self._split_bin[tree], self._leaf_value[tree],
+        return tree_text(self._split_feature[tree], self._split_bin[tree],
+                         self._missing_left[tree], self._leaf_value[tree],
                          self._binner.thresholds(), names)
 
     def to_json(self):
@@ -295,7 +306,6 @@ class _BaseDPGB(BaseEstimator):
         """Scores of every output, shape (n_samples, n_outputs)."""
         check_is_fitted(self)
         X = validate_data(self, X, dtype=np.float64, ensure_all_finite=False, reset=False)
-        check_all_finite(X, "X", getattr(self, "feature_names_in_", None))
         n_outputs = self._split_feature.shape[0] // self.n_estimators
         out = np.zeros((n_outputs, X.shape[0]))
         with _numba_threads(check_n_jobs(self.n_jobs, numba.config.NUMBA_NUM_THREADS)):
@@ -303,6 +313,7 @@ class _BaseDPGB(BaseEstimator):
             for k, trees in enumerate(np.split(np.arange(self._split_feature.shape[0]),
                                                n_outputs)):
                 predict_binned(X_binned, self._split_feature[trees], self._split_bin[trees],
+                               self._missing_left[trees], self.max_bins,
                                self._leaf_value[trees], out[k])
         return out.T
 
@@ -456,7 +467,6 @@ class DPGBRegressor(RegressorMixin, _BaseDPGB):
 
     def _encode_target(self, y):
         """Targets scaled into [-1, 1] and the fitted ``target_bounds_`` (set by ``fit``)."""
-        check_all_finite(y, "y")
         if self.target_bounds is None:
             lower, upper = float(y.min()), float(y.max())
             bounds = data_dependent("target_bounds",

@@ -14,20 +14,20 @@ from ._splitting import compute_gains, left_children, split_samples
 
 
 def _level_histograms(X_binned, sample_indices, node_of_sample, gradients, parent, n_bins):
-    """Histograms of every node of a level, shape (n_features, n_nodes, n_bins, 2).
+    """Histograms of every node of a level, shape (n_features, n_nodes, n_bins + 1, 2).
 
     Below the root only the left children (even nodes ``2i``) are built, from their samples alone;
     each right sibling is its parent minus the left child, which halves the kernel's work.
     """
     n_features = X_binned.shape[1]
     if parent is None:
-        hist = np.empty((n_features, 1, n_bins, 2), dtype=SUM_DTYPE)
+        hist = np.empty((n_features, 1, n_bins + 1, 2), dtype=SUM_DTYPE)
         build_histograms(X_binned, sample_indices, node_of_sample, gradients, hist)
         return hist
     left_hist = np.empty_like(parent)
     build_histograms(X_binned, *left_children(sample_indices, node_of_sample, gradients),
                      left_hist)
-    hist = np.empty((n_features, 2 * parent.shape[1], n_bins, 2), dtype=SUM_DTYPE)
+    hist = np.empty((n_features, 2 * parent.shape[1], n_bins + 1, 2), dtype=SUM_DTYPE)
     hist[:, 0::2] = left_hist
     np.subtract(parent, left_hist, out=hist[:, 1::2])
     return hist
@@ -40,6 +40,7 @@ def grow_tree(X_binned, sample_indices, gradients, *, budget, max_depth, n_bins,
     Parameters
     ----------
     X_binned : ndarray of shape (n_samples, n_features), dtype=uint8, Fortran order
+        Codes in ``[0, n_bins)``, ``n_bins`` for missing values.
     sample_indices : ndarray of shape (n_selected,), dtype=int32
         Rows this tree sees, ascending. May be empty: every split and leaf is then released from
         zero statistics, with the same noise.
@@ -57,6 +58,8 @@ def grow_tree(X_binned, sample_indices, gradients, *, budget, max_depth, n_bins,
     -------
     split_feature : ndarray of shape (2**max_depth - 1,), dtype=int32
     split_bin : ndarray of shape (2**max_depth - 1,), dtype=uint8
+    missing_left : ndarray of shape (2**max_depth - 1,), dtype=bool
+        Whether missing values (code ``n_bins``) go to the left child.
     leaf_value : ndarray of shape (2**max_depth,), dtype=float64
         Released leaf values before shrinkage.
     """
@@ -64,6 +67,7 @@ def grow_tree(X_binned, sample_indices, gradients, *, budget, max_depth, n_bins,
     n_internal = 2**max_depth - 1
     split_feature = np.empty(n_internal, dtype=np.int32)
     split_bin = np.empty(n_internal, dtype=X_BINNED_DTYPE)
+    missing_left = np.empty(n_internal, dtype=np.bool_)
     node_of_sample = np.zeros(sample_indices.shape[0], dtype=NODE_DTYPE)
     scope = {"group": budget.group, "tree": budget.tree}
 
@@ -71,17 +75,21 @@ def grow_tree(X_binned, sample_indices, gradients, *, budget, max_depth, n_bins,
     for level in range(max_depth):
         n_nodes = 2**level
         hist = _level_histograms(X_binned, sample_indices, node_of_sample, gradients, hist, n_bins)
-        gains = np.empty((n_nodes, n_features, n_bins - 1), dtype=SUM_DTYPE)
+        gains = np.empty((n_nodes, n_features, n_bins - 1, 2), dtype=SUM_DTYPE)
         compute_gains(hist, l2_regularization, gains)
         choice = exponential_mechanism(
             gains.reshape(n_nodes, -1), epsilon=budget.epsilon_level,
             sensitivity=budget.gain_sensitivity, noise=noise, ledger=ledger,
             scope={**scope, "level": level})
-        level_feature = (choice // (n_bins - 1)).astype(np.int32)
-        level_bin = (choice % (n_bins - 1)).astype(X_BINNED_DTYPE)
-        split_feature[n_nodes - 1:2 * n_nodes - 1] = level_feature
-        split_bin[n_nodes - 1:2 * n_nodes - 1] = level_bin
-        split_samples(X_binned, sample_indices, node_of_sample, level_feature, level_bin)
+        # Candidate index = (feature * (n_bins - 1) + bin) * 2 + (0: missing left, 1: right).
+        level_feature = (choice // (2 * (n_bins - 1))).astype(np.int32)
+        level_bin = (choice // 2 % (n_bins - 1)).astype(X_BINNED_DTYPE)
+        level_missing_left = choice % 2 == 0
+        nodes = slice(n_nodes - 1, 2 * n_nodes - 1)
+        split_feature[nodes], split_bin[nodes] = level_feature, level_bin
+        missing_left[nodes] = level_missing_left
+        split_samples(X_binned, sample_indices, node_of_sample, level_feature, level_bin,
+                      level_missing_left, n_bins)
 
     n_leaves = 2**max_depth
     leaf_sum = np.bincount(node_of_sample, weights=gradients, minlength=n_leaves)
@@ -93,4 +101,4 @@ def grow_tree(X_binned, sample_indices, gradients, *, budget, max_depth, n_bins,
     leaf_value = laplace_mechanism(value, epsilon=budget.epsilon_leaf,
                                    sensitivity=budget.leaf_sensitivity, noise=noise, ledger=ledger,
                                    scope={**scope, "level": max_depth})
-    return split_feature, split_bin, leaf_value
+    return split_feature, split_bin, missing_left, leaf_value

@@ -70,12 +70,13 @@ def privacy_report(ledger, epsilon, filtered_fraction=None):
     return "\n".join(lines)
 
 
-def tree_text(split_feature, split_bin, leaf_value, thresholds, feature_names):
+def tree_text(split_feature, split_bin, missing_left, leaf_value, thresholds, feature_names):
     """Indented text of one complete tree with real-valued thresholds and released leaves.
 
     Parameters
     ----------
     split_feature, split_bin : ndarray of shape (2**depth - 1,)
+    missing_left : ndarray of shape (2**depth - 1,), dtype=bool
     leaf_value : ndarray of shape (2**depth,)
         Released leaf values (after shrinkage).
     thresholds : ndarray of shape (n_features, max_bins - 1)
@@ -96,9 +97,10 @@ def tree_text(split_feature, split_bin, leaf_value, thresholds, feature_names):
             return
         name = feature_names[split_feature[k]]
         t = thresholds[split_feature[k], split_bin[k]]
-        lines.append(f"{pad}{name} < {t:.6g}")
+        left, right = ("", " or missing") if not missing_left[k] else (" or missing", "")
+        lines.append(f"{pad}{name} < {t:.6g}{left}")
         visit(2 * k + 1, depth + 1)
-        lines.append(f"{pad}{name} >= {t:.6g}")
+        lines.append(f"{pad}{name} >= {t:.6g}{right}")
         visit(2 * k + 2, depth + 1)
 
     visit(0, 0)
@@ -123,6 +125,7 @@ def model_to_json(estimator):
         "privacy_ledger_": [vars(e) for e in estimator.privacy_ledger_],
         "split_feature": estimator._split_feature.tolist(),
         "split_bin": estimator._split_bin.tolist(),
+        "missing_left": estimator._missing_left.tolist(),
         "leaf_value": estimator._leaf_value.tolist(),
     }
     if hasattr(estimator, "feature_names_in_"):
@@ -158,6 +161,7 @@ def model_from_json(cls, text):
     est.privacy_ledger_ = [LedgerEntry(**e) for e in f["privacy_ledger_"]]
     est._split_feature = np.array(f["split_feature"], dtype=np.int32)
     est._split_bin = np.array(f["split_bin"], dtype=np.uint8)
+    est._missing_left = np.array(f["missing_left"], dtype=np.bool_)
     est._leaf_value = np.array(f["leaf_value"], dtype=np.float64)
     est._binner = BoundsBinner(est.feature_bounds_, est.max_bins)
     if "feature_names_in_" in f:

@@ -9,7 +9,8 @@ from numba import njit, prange
 
 
 @njit(parallel=True, cache=True)
-def predict_binned(X_binned, split_feature, split_bin, leaf_value, out):
+def predict_binned(X_binned, split_feature, split_bin, missing_left, missing_code, leaf_value,
+                   out):
     """Add the predictions of the given trees to ``out`` (parallel over rows).
 
     Parameters
@@ -18,6 +19,10 @@ def predict_binned(X_binned, split_feature, split_bin, leaf_value, out):
     split_feature : ndarray of shape (n_trees, 2**max_depth - 1), dtype=int32
     split_bin : ndarray of shape (n_trees, 2**max_depth - 1), dtype=uint8
         Bins ``<= split_bin`` go left.
+    missing_left : ndarray of shape (n_trees, 2**max_depth - 1), dtype=bool
+        Whether the missing-value code goes left.
+    missing_code : int
+        The missing-value code (``max_bins``).
     leaf_value : ndarray of shape (n_trees, 2**max_depth), dtype=float64
         Released (noised, shrunk) leaf values.
     out : ndarray of shape (n_samples,), dtype=float64
@@ -29,9 +34,11 @@ def predict_binned(X_binned, split_feature, split_bin, leaf_value, out):
         for t in range(n_trees):
             k = 0
             while k < n_internal:
-                if X_binned[i, split_feature[t, k]] > split_bin[t, k]:
-                    k = 2 * k + 2
+                code = X_binned[i, split_feature[t, k]]
+                if code == missing_code:
+                    go_right = not missing_left[t, k]
                 else:
-                    k = 2 * k + 1
+                    go_right = code > split_bin[t, k]
+                k = 2 * k + (2 if go_right else 1)
             total += leaf_value[t, k - n_internal]
         out[i] += total

@@ -8,45 +8,58 @@ from numba import njit, prange
 def compute_gains(hist, l2_regularization, out):
     """DPBoost split gain of every candidate of every node (Li et al. 2020, Eq. 3).
 
-    ``G = (sum_L g)^2 / (n_L + lambda) + (sum_R g)^2 / (n_R + lambda)``, where candidate ``b`` of
-    feature ``f`` sends bins ``<= b`` left. The parent term is not subtracted: it is the same for
-    every candidate of a node, so the exponential mechanism's distribution does not change, and the
-    sensitivity stays 3 g*^2 (Lemma 1).
+    ``G = (sum_L g)^2 / (n_L + lambda) + (sum_R g)^2 / (n_R + lambda)``. Candidate ``(b, m)`` of
+    feature ``f`` sends bins ``<= b`` left, and the missing-value bin left (``m = 0``) or right
+    (``m = 1``), XGBoost's default direction chosen by the mechanism. Without missing values both
+    variants have the same gain, so the duplication leaves the mechanism's distribution over
+    ``(f, b)`` unchanged. The parent term is not subtracted: it is the same for every candidate of
+    a node, so the distribution does not change, and the sensitivity stays 3 g*^2 (Lemma 1).
 
     Parameters
     ----------
-    hist : ndarray of shape (n_features, n_nodes, n_bins, 2), dtype=float64
-        Gradient sums (``[..., 0]``) and counts (``[..., 1]``) per bin.
+    hist : ndarray of shape (n_features, n_nodes, max_bins + 1, 2), dtype=float64
+        Gradient sums (``[..., 0]``) and counts (``[..., 1]``) per bin; the last bin is missing.
     l2_regularization : float
         lambda >= 0 (an empty child contributes 0, also when lambda = 0).
-    out : ndarray of shape (n_nodes, n_features, n_bins - 1), dtype=float64
+    out : ndarray of shape (n_nodes, n_features, max_bins - 1, 2), dtype=float64
         Overwritten with the gains.
     """
-    n_features, n_nodes, n_bins, _ = hist.shape
+    n_features, n_nodes, n_codes, _ = hist.shape
+    n_bins = n_codes - 1
     for j in range(n_nodes):
         for f in range(n_features):
             total_g = 0.0
             total_n = 0.0
-            for b in range(n_bins):
+            for b in range(n_codes):
                 total_g += hist[f, j, b, 0]
                 total_n += hist[f, j, b, 1]
+            missing_g = hist[f, j, n_bins, 0]
+            missing_n = hist[f, j, n_bins, 1]
             left_g = 0.0
             left_n = 0.0
             for b in range(n_bins - 1):
                 left_g += hist[f, j, b, 0]
                 left_n += hist[f, j, b, 1]
-                right_g = total_g - left_g
-                right_n = total_n - left_n
-                gain = 0.0
-                if left_n > 0.0:
-                    gain += left_g * left_g / (left_n + l2_regularization)
-                if right_n > 0.0:
-                    gain += right_g * right_g / (right_n + l2_regularization)
-                out[j, f, b] = gain
+                out[j, f, b, 0] = _gain(left_g + missing_g, left_n + missing_n, total_g,
+                                        total_n, l2_regularization)
+                out[j, f, b, 1] = _gain(left_g, left_n, total_g, total_n, l2_regularization)
+
+
+@njit(cache=True, inline="always")
+def _gain(left_g, left_n, total_g, total_n, l2_regularization):
+    right_g = total_g - left_g
+    right_n = total_n - left_n
+    gain = 0.0
+    if left_n > 0.0:
+        gain += left_g * left_g / (left_n + l2_regularization)
+    if right_n > 0.0:
+        gain += right_g * right_g / (right_n + l2_regularization)
+    return gain
 
 
 @njit(parallel=True, cache=True)
-def split_samples(X_binned, sample_indices, node_of_sample, split_feature, split_bin):
+def split_samples(X_binned, sample_indices, node_of_sample, split_feature, split_bin,
+                  missing_left, missing_code):
     """Move every sample to its child: node ``j`` of a level has children ``2j`` (left) and ``2j+1``.
 
     Parameters
@@ -57,10 +70,15 @@ def split_samples(X_binned, sample_indices, node_of_sample, split_feature, split
         Updated in place from the node at this level to the node at the next level.
     split_feature, split_bin : ndarray of shape (n_nodes,)
         Chosen feature and bin boundary of each node of the level; bins ``<= split_bin`` go left.
+    missing_left : ndarray of shape (n_nodes,), dtype=bool
+        Whether the missing-value code goes left.
+    missing_code : int
+        The missing-value code (``max_bins``).
     """
     for k in prange(sample_indices.shape[0]):
         j = node_of_sample[k]
-        go_right = X_binned[sample_indices[k], split_feature[j]] > split_bin[j]
+        code = X_binned[sample_indices[k], split_feature[j]]
+        go_right = (not missing_left[j]) if code == missing_code else code > split_bin[j]
         node_of_sample[k] = 2 * j + (1 if go_right else 0)
 
 

@@ -48,31 +48,6 @@ def check_n_jobs(n_jobs, max_threads):
     return max(1, min(n_jobs, max_threads) if n_jobs > 0 else max_threads + 1 + n_jobs)
 
 
-def _column_name(feature_names, j):
-    return f"column {j}" + (f" ({feature_names[j]!r})" if feature_names is not None else "")
-
-
-def check_all_finite(X, name, feature_names=None):
-    """Raise ``ValueError`` naming the first column of ``X`` that holds NaN or infinity.
-
-    Parameters
-    ----------
-    X : ndarray of shape (n_samples, n_features) or (n_samples,), dtype=float64
-    name : str
-        Name of the argument, for the message.
-    feature_names : ndarray of str or None
-    """
-    finite = np.isfinite(X)
-    if finite.all():
-        return
-    if X.ndim == 1:
-        raise ValueError(f"Input {name} contains NaN or infinity; dpboost needs finite values.")
-    j = int(np.flatnonzero(~finite.all(axis=0))[0])
-    raise ValueError(
-        f"Input {name} contains NaN or infinity in {_column_name(feature_names, j)}; "
-        "dpboost does not handle missing values yet: impute them with public information first.")
-
-
 def check_feature_bounds(feature_bounds, n_features):
     """Validate public feature bounds.
 
