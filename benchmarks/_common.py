@@ -35,7 +35,8 @@ def write_results(name, rows):
     """Write ``rows`` (list of dicts) to ``results/<name>.csv`` and machine facts beside them."""
     RESULTS.mkdir(exist_ok=True)
     with open(RESULTS / f"{name}.csv", "w", newline="") as fh:
-        writer = csv.DictWriter(fh, fieldnames=list(rows[0]))
+        # rows may differ in their metric columns (error/auc or rmse): the union, blanks elsewhere
+        writer = csv.DictWriter(fh, fieldnames=list(dict.fromkeys(k for r in rows for k in r)))
         writer.writeheader()
         writer.writerows(rows)
     with open(RESULTS / f"{name}.machine.json", "w") as fh:

@@ -11,9 +11,9 @@ import argparse
 import sys
 
 import numpy as np
+from _common import SHARED, print_table, write_results
 from sklearn.metrics import roc_auc_score
 
-from _common import SHARED, print_table, write_results
 from dpboost import DPGBClassifier
 from dpboost._demo import load_adult
 

@@ -8,9 +8,9 @@ import argparse
 import time
 
 import numpy as np
+from _common import SHARED, print_table, write_results
 from sklearn.datasets import make_classification
 
-from _common import SHARED, print_table, write_results
 from dpboost import DPGBClassifier
 from dpboost._demo import load_adult
 

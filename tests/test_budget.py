@@ -8,7 +8,12 @@ import pytest
 
 from dpboost import DPGBClassifier, DPGBRegressor
 from dpboost._accounting import compose_pure
-from dpboost._budget import gain_sensitivity, leaf_clip_bound, leaf_sensitivity, plan_budget
+from dpboost._budget import (
+    gain_sensitivity,
+    leaf_clip_bound,
+    leaf_sensitivity,
+    plan_budget,
+)
 
 
 def _plan(**kw):

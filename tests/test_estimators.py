@@ -8,8 +8,11 @@ import pytest
 from sklearn.model_selection import GridSearchCV, cross_val_score
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import FunctionTransformer
-from sklearn.utils.estimator_checks import (check_classifiers_train, check_regressors_train,
-                                            parametrize_with_checks)
+from sklearn.utils.estimator_checks import (
+    check_classifiers_train,
+    check_regressors_train,
+    parametrize_with_checks,
+)
 
 from dpboost import DPGBClassifier, DPGBRegressor, PrivacyLeakWarning
 
@@ -281,3 +284,33 @@ def test_one_observed_class_trains_when_classes_are_public(binary):
     X, _ = binary
     clf = _clf().fit(X, np.zeros(len(X), dtype=int))
     assert list(clf.classes_) == [0, 1]
+
+
+@pytest.mark.parametrize("n_classes", [2, 3])
+def test_staged_predictions_build_up_to_the_final_ones(binary, n_classes):
+    X, y = binary
+    y = y + (X[:, 2] > 0.5) if n_classes == 3 else y
+    clf = _clf(epsilon=2.0, classes=list(range(n_classes)), n_estimators=7).fit(X, y)
+    probas = list(clf.staged_predict_proba(X[:100]))
+    labels = list(clf.staged_predict(X[:100]))
+    assert len(probas) == len(labels) == 7
+    np.testing.assert_allclose(probas[-1], clf.predict_proba(X[:100]))
+    np.testing.assert_array_equal(labels[-1], clf.predict(X[:100]))
+    # stage t differs from stage t + 1 by exactly one tree per output
+    assert not np.allclose(probas[0], probas[-1])
+
+
+def test_regressor_staged_predict_adds_one_tree_per_stage():
+    rng = np.random.default_rng(3)
+    X = rng.uniform(0, 1, size=(500, 3))
+    y = 10 * X[:, 0]
+    reg = DPGBRegressor(epsilon=np.inf, n_estimators=5, max_depth=2, feature_bounds=(0, 1),
+                        target_bounds=(0, 10), random_state=0).fit(X, y)
+    stages = np.array(list(reg.staged_predict(X)))
+    np.testing.assert_allclose(stages[-1], reg.predict(X))
+    # the first stage is the first tree alone: the zero model plus its released leaves
+    first = DPGBRegressor(**{**reg.get_params(), "n_estimators": 1}).fit(X, y)
+    np.testing.assert_allclose(stages[0], first.predict(X))
+    # without noise, boosting never moves the training error up
+    errors = ((stages - y) ** 2).mean(axis=1)
+    assert (np.diff(errors) <= 1e-12).all()

@@ -10,8 +10,14 @@ import pytest
 from scipy import stats
 
 from dpboost._accounting import LedgerEntry, PrivacyLedger
-from dpboost._mechanisms import (NumpyNoise, SecureNoise, exponential_mechanism,
-                                 laplace_mechanism, make_noise, partition_records)
+from dpboost._mechanisms import (
+    NumpyNoise,
+    SecureNoise,
+    exponential_mechanism,
+    laplace_mechanism,
+    make_noise,
+    partition_records,
+)
 
 N = 200_000
 ALPHA = 1e-4

@@ -16,14 +16,25 @@ from ._binning import BoundsBinner
 from ._budget import plan_budget
 from ._common import G_H_DTYPE, GRADIENT_BOUND, SAMPLE_INDEX_DTYPE
 from ._grower import grow_tree
-from ._inspection import (model_from_json, model_to_json, privacy_report,
-                          split_count_importances, tree_text)
+from ._inspection import (
+    model_from_json,
+    model_to_json,
+    privacy_report,
+    split_count_importances,
+    tree_text,
+)
 from ._loss import margin_to_proba, scale_target, square_loss_gradients, unscale_target
 from ._mechanisms import make_noise, partition_records
 from ._predictor import predict_binned
-from ._validation import (PARAMETER_CONSTRAINTS, check_classes, check_feature_bounds,
-                          check_n_jobs, check_target_bounds, data_dependent,
-                          warn_diagnostics)
+from ._validation import (
+    PARAMETER_CONSTRAINTS,
+    check_classes,
+    check_feature_bounds,
+    check_n_jobs,
+    check_target_bounds,
+    data_dependent,
+    warn_diagnostics,
+)
 
 _PARAMETERS_DOC = """
     Parameters
@@ -302,20 +313,35 @@ class _BaseDPGB(BaseEstimator):
         """
         return model_from_json(cls, text)
 
-    def _raw_predict(self, X):
-        """Scores of every output, shape (n_samples, n_outputs)."""
+    def _binned_for_predict(self, X):
         check_is_fitted(self)
         X = validate_data(self, X, dtype=np.float64, ensure_all_finite=False, reset=False)
+        return self._binner.transform(X, order="C")
+
+    def _add_trees(self, X_binned, stages, out):
+        """Add boosting stages ``stages`` (a slice) of every output to ``out`` (n_outputs, n)."""
         n_outputs = self._split_feature.shape[0] // self.n_estimators
-        out = np.zeros((n_outputs, X.shape[0]))
         with _numba_threads(check_n_jobs(self.n_jobs, numba.config.NUMBA_NUM_THREADS)):
-            X_binned = self._binner.transform(X, order="C")
-            for k, trees in enumerate(np.split(np.arange(self._split_feature.shape[0]),
-                                               n_outputs)):
+            for k in range(n_outputs):
+                trees = np.arange(self.n_estimators)[stages] + k * self.n_estimators
                 predict_binned(X_binned, self._split_feature[trees], self._split_bin[trees],
                                self._missing_left[trees], self.max_bins,
                                self._leaf_value[trees], out[k])
+
+    def _raw_predict(self, X):
+        """Scores of every output, shape (n_samples, n_outputs)."""
+        X_binned = self._binned_for_predict(X)
+        out = np.zeros((self._split_feature.shape[0] // self.n_estimators, X_binned.shape[0]))
+        self._add_trees(X_binned, slice(None), out)
         return out.T
+
+    def _staged_raw_predict(self, X):
+        """Scores after each boosting stage, shape (n_samples, n_outputs) each (copies)."""
+        X_binned = self._binned_for_predict(X)
+        out = np.zeros((self._split_feature.shape[0] // self.n_estimators, X_binned.shape[0]))
+        for t in range(self.n_estimators):
+            self._add_trees(X_binned, slice(t, t + 1), out)
+            yield out.T.copy()
 
 
 @contextmanager
@@ -427,10 +453,41 @@ class DPGBClassifier(ClassifierMixin, _BaseDPGB):
         -------
         y_pred : ndarray of shape (n_samples,)
         """
-        margin = self._raw_predict(X)
+        return self._labels(self._raw_predict(X))
+
+    def _labels(self, margin):
         if self.classes_.size == 2:
             return self.classes_[(margin[:, 0] > 0).astype(int)]
         return self.classes_[np.argmax(margin, axis=1)]
+
+    def staged_predict(self, X):
+        """Predicted labels after each boosting stage (as scikit-learn's gradient boosting).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+
+        Yields
+        ------
+        y_pred : ndarray of shape (n_samples,)
+            After stages 1, ..., ``n_estimators`` (each stage adds one tree per output).
+        """
+        for margin in self._staged_raw_predict(X):
+            yield self._labels(margin)
+
+    def staged_predict_proba(self, X):
+        """Class probabilities after each boosting stage (see :meth:`predict_proba`).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+
+        Yields
+        ------
+        proba : ndarray of shape (n_samples, n_classes), dtype=float64
+        """
+        for margin in self._staged_raw_predict(X):
+            yield margin_to_proba(margin)
 
 
 class DPGBRegressor(RegressorMixin, _BaseDPGB):
@@ -487,3 +544,18 @@ class DPGBRegressor(RegressorMixin, _BaseDPGB):
         y_pred : ndarray of shape (n_samples,), dtype=float64
         """
         return unscale_target(self._raw_predict(X)[:, 0], self.target_bounds_)
+
+    def staged_predict(self, X):
+        """Predictions after each boosting stage (as scikit-learn's gradient boosting).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+
+        Yields
+        ------
+        y_pred : ndarray of shape (n_samples,), dtype=float64
+            After stages 1, ..., ``n_estimators``.
+        """
+        for margin in self._staged_raw_predict(X):
+            yield unscale_target(margin[:, 0], self.target_bounds_)

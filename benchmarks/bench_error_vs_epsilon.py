@@ -1,0 +1,100 @@
+"""DPBoost paper, Fig. 2: test error / RMSE against epsilon for DPBoost, SEQ, PARA and NP.
+
+50 trees in one ensemble, depth 6, lambda 0.1, square loss, 5-fold CV (Adult and cod-rna: their
+official split, five model seeds). Writes results/error_vs_epsilon.csv (one row per dataset x method
+x epsilon x fold) and results/error_vs_epsilon.png.
+
+Run: ``python benchmarks/bench_error_vs_epsilon.py [--quick]``. ``--quick``: five datasets,
+epsilon 1/4/10, two folds, at most 20,000 training rows (a few minutes on 2 cores).
+"""
+
+import argparse
+import math
+
+import _datasets
+import _paper
+import numpy as np
+from _common import RESULTS, print_table, write_results
+
+EPSILONS = (1.0, 2.0, 4.0, 6.0, 8.0, 10.0)
+QUICK_DATASETS = ("adult", "cod_rna", "covtype15k", "abalone", "california")
+
+
+def run(names, epsilons, n_folds, max_rows):
+    rows = []
+    for name in _datasets.available(names):
+        data = _datasets.load(name)
+        metric = _paper.metric_name(data)
+        for fold, X, y, X_test, y_test in _datasets.splits(data, n_folds, max_train=max_rows,
+                                                           max_test=max_rows):
+            runs = [("NP", math.inf)] + [(m, e) for m in _paper.METHODS for e in epsilons]
+            for method, epsilon in runs:
+                model = _paper.make_model(data, method, epsilon, seed=fold)
+                seconds = _paper.fit_timed(model, X, y)
+                rows.append({"dataset": name, "method": method, "epsilon": epsilon, "fold": fold,
+                             "metric": metric, **_paper.score(data, model, X_test, y_test),
+                             "fit_s": seconds})
+            print(f"{name} fold {fold} done", flush=True)
+    return rows
+
+
+def summarise(rows):
+    """Mean and std over folds of the main metric, per dataset x method x epsilon."""
+    keys = sorted({(r["dataset"], r["method"], r["epsilon"]) for r in rows},
+                  key=lambda k: (k[0], list(_paper.METHODS).index(k[1])
+                                 if k[1] in _paper.METHODS else -1, k[2]))
+    table = []
+    for dataset, method, epsilon in keys:
+        values = [r[r["metric"]] for r in rows
+                  if (r["dataset"], r["method"], r["epsilon"]) == (dataset, method, epsilon)]
+        table.append({"dataset": dataset, "method": method, "epsilon": epsilon,
+                      "mean": float(np.mean(values)), "std": float(np.std(values)),
+                      "folds": len(values)})
+    return table
+
+
+def plot(table, path):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    datasets = list(dict.fromkeys(t["dataset"] for t in table))
+    n_cols = min(5, len(datasets))
+    n_rows = math.ceil(len(datasets) / n_cols)
+    fig, axes = plt.subplots(n_rows, n_cols, figsize=(3.2 * n_cols, 2.8 * n_rows), squeeze=False)
+    for ax, dataset in zip(axes.flat, datasets):
+        for method in _paper.METHODS:
+            points = [t for t in table if t["dataset"] == dataset and t["method"] == method]
+            ax.errorbar([t["epsilon"] for t in points], [t["mean"] for t in points],
+                        yerr=[t["std"] for t in points], label=method, marker="o", ms=3,
+                        capsize=2)
+        np_row = [t for t in table if t["dataset"] == dataset and t["method"] == "NP"]
+        if np_row:
+            ax.axhline(np_row[0]["mean"], color="k", ls="--", lw=1, label="NP")
+        ax.set_title(dataset, fontsize=9)
+        ax.set_xlabel("epsilon", fontsize=8)
+        ax.tick_params(labelsize=7)
+    for ax in list(axes.flat)[len(datasets):]:
+        ax.axis("off")
+    axes.flat[0].legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help=__doc__.split("``--quick``: ")[1])
+    quick = parser.parse_args().quick
+    rows = run(QUICK_DATASETS if quick else tuple(_datasets.DATASETS),
+               (1.0, 4.0, 10.0) if quick else EPSILONS, 2 if quick else 5,
+               20_000 if quick else None)
+    name = "error_vs_epsilon_quick" if quick else "error_vs_epsilon"
+    write_results(name, rows)
+    table = summarise(rows)
+    print_table(table)
+    plot(table, RESULTS / f"{name}.png")
+
+
+if __name__ == "__main__":
+    main()
