@@ -45,8 +45,9 @@ def write_results(name, rows):
 
 def print_table(rows):
     """Print ``rows`` (list of dicts) as an aligned plain-text table."""
-    keys = list(rows[0])
-    cells = [[f"{r[k]:.4g}" if isinstance(r[k], float) else str(r[k]) for k in keys] for r in rows]
+    keys = list(dict.fromkeys(k for r in rows for k in r))
+    cells = [[f"{r[k]:.4g}" if isinstance(r.get(k), float) else str(r.get(k, "")) for k in keys]
+             for r in rows]
     widths = [max(len(k), *(len(c[i]) for c in cells)) for i, k in enumerate(keys)]
     print("  ".join(k.rjust(w) for k, w in zip(keys, widths)))
     for c in cells:

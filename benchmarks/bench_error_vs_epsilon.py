@@ -85,11 +85,15 @@ def plot(table, path):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help=__doc__.split("``--quick``: ")[1])
-    quick = parser.parse_args().quick
-    rows = run(QUICK_DATASETS if quick else tuple(_datasets.DATASETS),
+    parser.add_argument("--datasets", nargs="+", choices=list(_datasets.DATASETS),
+                        help="only these datasets")
+    args = parser.parse_args()
+    quick = args.quick
+    names = QUICK_DATASETS if quick else tuple(_datasets.DATASETS)
+    rows = run(args.datasets or names,
                (1.0, 4.0, 10.0) if quick else EPSILONS, 2 if quick else 5,
                20_000 if quick else None)
-    name = "error_vs_epsilon_quick" if quick else "error_vs_epsilon"
+    name = "error_vs_epsilon" + ("_quick" if quick else "") + ("_subset" if args.datasets else "")
     write_results(name, rows)
     table = summarise(rows)
     print_table(table)

@@ -84,11 +84,14 @@ def run(names, epsilons, n_folds, max_rows):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="see the module docstring")
-    quick = parser.parse_args().quick
+    parser.add_argument("--datasets", nargs="+", choices=list(_datasets.DATASETS),
+                        help="only these datasets")
+    args = parser.parse_args()
+    quick = args.quick
     names = ("adult", "abalone", "california") if quick else tuple(_datasets.DATASETS)
-    rows = run(names, (1.0, 4.0) if quick else (1.0, 2.0, 4.0, 10.0), 1 if quick else 5,
+    rows = run(args.datasets or names, (1.0, 4.0) if quick else (1.0, 2.0, 4.0, 10.0), 1 if quick else 5,
                20_000 if quick else None)
-    name = "peers_quick" if quick else "peers"
+    name = "peers" + ("_quick" if quick else "") + ("_subset" if args.datasets else "")
     write_results(name, rows)
     print_table(rows)
 

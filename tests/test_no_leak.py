@@ -68,3 +68,18 @@ def test_released_leaves_are_not_exact_statistics(neighbours):
              -g[codes > b].sum() / ((codes > b).sum() + 0.1)]
     assert (np.abs(clf._leaf_value[0] - exact) > 1e-9).all()
     np.testing.assert_allclose(clf._leaf_value[0], exact, atol=30 * (1 / 1.1) / 0.5)
+
+
+def test_splitting_is_not_stopped_by_exact_statistics():
+    # All records identical: every node below the root is empty or holds everything. A learner
+    # that stops on exact counts or gains would leave nodes unsplit and leaves unreleased; here
+    # every tree is complete, every node has a drawn split and every leaf a noised value.
+    X, y = np.zeros((400, 3)), np.ones(400, dtype=int)
+    clf = DPGBClassifier(feature_bounds=(-1, 1), classes=[0, 1], n_estimators=4, max_depth=3,
+                         budget_allocation="sequential", random_state=0).fit(X, y)
+    assert clf._split_feature.shape == (4, 7) and clf._leaf_value.shape == (4, 8)
+    assert ((clf._split_feature >= 0) & (clf._split_feature < 3)).all()
+    assert len({tuple(r) for r in clf._split_feature}) > 1  # drawn, not a fixed default
+    assert (clf._leaf_value != 0).all()
+    levels = {(e.tree, e.level) for e in clf.privacy_ledger_ if e.mechanism == "exponential"}
+    assert levels == {(t, d) for t in range(4) for d in range(3)}
