@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from dpboost import DPGBClassifier, DPGBRegressor
-from dpboost._accounting import compose_pure
+from dpboost._accounting import compose_pure, compose_rdp
 from dpboost._budget import (
     gain_sensitivity,
     leaf_clip_bound,
@@ -131,6 +131,77 @@ def test_lemma_1_gain_sensitivity_is_three_and_tight():
 def test_planner_reads_no_data():
     assert set(inspect.signature(plan_budget).parameters) == {
         "epsilon", "n_estimators", "max_depth", "learning_rate", "l2_regularization",
-        "budget_allocation", "trees_per_ensemble", "leaf_clipping", "n_outputs"}
+        "budget_allocation", "trees_per_ensemble", "leaf_clipping", "n_outputs", "delta",
+        "leaf_noise", "hessian_bound"}
     assert _plan(epsilon=np.inf).epsilon == math.inf
     assert {e.mechanism for e in _plan(epsilon=np.inf).entries} == {"argmax", "exact"}
+
+
+# Renyi-DP accounting (delta > 0): calibration, ledger == plan, cross-checks.
+@pytest.mark.parametrize("leaf_noise", ["laplace", "gaussian"])
+@pytest.mark.parametrize("strategy", ["eoe", "sequential"])
+@pytest.mark.parametrize("epsilon, delta", [(0.5, 1e-6), (1.0, 1e-5), (4.0, 1e-5)])
+def test_rdp_plan_meets_the_target_within_1e_3(leaf_noise, strategy, epsilon, delta):
+    plan = _plan(epsilon=epsilon, delta=delta, leaf_noise=leaf_noise, budget_allocation=strategy)
+    assert epsilon - 1e-3 <= plan.epsilon <= epsilon
+    assert compose_rdp(plan.entries, delta) == plan.epsilon
+    kinds = {e.mechanism for e in plan.entries}
+    assert kinds == {"exponential", leaf_noise}
+
+
+def _rho_of_tree(tb, depth):
+    return depth * tb.epsilon_level**2 / 8 + 1 / (2 * tb.leaf_noise_multiplier**2)
+
+
+def test_rdp_accounting_matches_dp_accounting_and_opendp():
+    import dp_accounting
+    import opendp.prelude as dp
+    from dp_accounting.rdp import RdpAccountant
+
+    depth, delta = 3, 1e-5
+    plan = _plan(epsilon=2.0, delta=delta, leaf_noise="gaussian", budget_allocation="sequential",
+                 n_estimators=12, max_depth=depth)
+    # dp-accounting, composed event by event, independently of compose_rdp's grouping
+    accountant = RdpAccountant()
+    for tb in plan.trees:
+        for _ in range(depth):
+            accountant.compose(dp_accounting.ZCDpEvent(tb.epsilon_level**2 / 8))
+        accountant.compose(dp_accounting.GaussianDpEvent(tb.leaf_noise_multiplier))
+    assert accountant.get_epsilon(delta) == pytest.approx(plan.epsilon, abs=0.01)
+    # OpenDP: its own privacy maps of the exponential mechanism (noisy max, Gumbel, zCDP) and of
+    # the Gaussian mechanism give each release's rho; zCDP composes by addition; OpenDP converts.
+    dp.enable_features("contrib")
+    tb = plan.trees[0]
+    domain = dp.vector_domain(dp.atom_domain(T=float, nan=False), size=4)
+    select = dp.m.make_noisy_max(domain, dp.linf_distance(T=float),
+                                 dp.zero_concentrated_divergence(),
+                                 scale=2 * tb.gain_sensitivity / tb.epsilon_level)
+    leaves = dp.m.make_gaussian(domain, dp.l2_distance(T=float),
+                                scale=tb.leaf_noise_multiplier * tb.leaf_sensitivity)
+    rho_tree = depth * select.map(tb.gain_sensitivity) + leaves.map(tb.leaf_sensitivity)
+    assert rho_tree == pytest.approx(_rho_of_tree(tb, depth), rel=1e-6)
+    rho = len(plan.trees) * rho_tree
+    total = dp.c.make_zCDP_to_approxDP(dp.m.make_gaussian(
+        dp.atom_domain(T=float, nan=False), dp.absolute_distance(T=float),
+        scale=1 / math.sqrt(2 * rho)))
+    assert total.map(1.0).epsilon(delta) == pytest.approx(plan.epsilon, abs=0.01)
+
+
+@pytest.mark.parametrize("leaf_noise", ["laplace", "gaussian"])
+@pytest.mark.parametrize("estimator", ["classifier", "regressor"])
+def test_fitted_rdp_ledger_equals_plan(leaf_noise, estimator):
+    rng = np.random.default_rng(0)
+    X = rng.uniform(-1, 1, size=(300, 3))
+    common = dict(epsilon=1.5, delta=1e-5, leaf_noise=leaf_noise, n_estimators=7, max_depth=2,
+                  budget_allocation="eoe", trees_per_ensemble=3, feature_bounds=(-1, 1),
+                  random_state=0)
+    if estimator == "classifier":
+        est = DPGBClassifier(classes=[0, 1], loss="logistic", **common)
+        est.fit(X, (X[:, 0] > 0).astype(int))
+    else:
+        est = DPGBRegressor(target_bounds=(-1, 1), **common).fit(X, X[:, 1])
+    plan = _plan(epsilon=1.5, delta=1e-5, leaf_noise=leaf_noise, n_estimators=7, max_depth=2,
+                 trees_per_ensemble=3,
+                 hessian_bound=0.25 if estimator == "classifier" else 1.0)
+    assert est.privacy_ledger_ == plan.entries
+    assert est.privacy_spent_ == plan.epsilon <= 1.5

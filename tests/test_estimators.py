@@ -314,3 +314,50 @@ def test_regressor_staged_predict_adds_one_tree_per_stage():
     # without noise, boosting never moves the training error up
     errors = ((stages - y) ** 2).mean(axis=1)
     assert (np.diff(errors) <= 1e-12).all()
+
+
+# DP-XGB building blocks: Renyi accounting, Gaussian leaves, logistic loss.
+@pytest.mark.parametrize("params, message", [
+    ({"leaf_noise": "gaussian"}, "needs delta > 0"),
+    ({"leaf_noise": "gaussian", "delta": 1e-5, "l2_regularization": 0.0}, "l2_regularization > 0"),
+    ({"delta": 1.0}, "delta"),
+    ({"delta": -1e-5}, "delta"),
+    ({"leaf_noise": "normal"}, "leaf_noise"),
+    ({"loss": "hinge"}, "loss"),
+])
+def test_bad_mechanism_settings_raise_before_any_noise(binary, params, message):
+    X, y = binary
+    generator = np.random.default_rng(0)
+    state = generator.bit_generator.state
+    with pytest.raises(ValueError, match=message):
+        _clf(random_state=generator, **params).fit(X, y)
+    assert generator.bit_generator.state == state
+
+
+def test_logistic_loss_gradients_and_probabilities(binary):
+    from dpboost._loss import logistic_loss_gradients
+
+    F = np.array([-30.0, -1.0, 0.0, 2.0, 30.0])
+    y = np.array([1.0, -1.0, 1.0, 1.0, -1.0])
+    g, h = np.empty(5, dtype=np.float32), np.empty(5, dtype=np.float32)
+    logistic_loss_gradients(F, y, g, h)
+    p = 1 / (1 + np.exp(-F))
+    np.testing.assert_allclose(g, p - (y + 1) / 2, atol=1e-7)
+    np.testing.assert_allclose(h, p * (1 - p), atol=1e-7)
+    assert (np.abs(g) <= 1).all() and (h >= 0).all() and (h <= 0.25).all()
+    X, y01 = binary
+    clf = _clf(epsilon=np.inf, loss="logistic").fit(X, y01)
+    np.testing.assert_allclose(clf.predict_proba(X)[:, 1], 1 / (1 + np.exp(-clf.decision_function(X))))
+
+
+def test_dp_xgb_setting_learns_and_spends_at_most_epsilon_delta(binary):
+    X, y = binary
+    dpboost = _clf(epsilon=1.0, n_estimators=30, max_depth=4).fit(X[:2000], y[:2000])
+    dp_xgb = _clf(epsilon=1.0, delta=1e-5, loss="logistic", leaf_noise="gaussian",
+                  budget_allocation="sequential", n_estimators=30, max_depth=4)
+    dp_xgb.fit(X[:2000], y[:2000])
+    assert dp_xgb.privacy_spent_ <= 1.0
+    assert {e.mechanism for e in dp_xgb.privacy_ledger_} == {"exponential", "gaussian"}
+    assert "delta=1e-05" in dp_xgb.privacy_report()
+    assert dp_xgb.score(X[2000:], y[2000:]) > 0.85
+    assert dp_xgb.score(X[2000:], y[2000:]) > dpboost.score(X[2000:], y[2000:])

@@ -52,13 +52,17 @@ def test_export_text_shows_every_split_and_leaf(data):
     np.testing.assert_allclose(leaves, clf._leaf_value[2], rtol=1e-5)
 
 
-@pytest.mark.parametrize("kind", ["classifier", "regressor"])
+@pytest.mark.parametrize("kind", ["classifier", "regressor", "dp-xgb classifier"])
 def test_json_round_trip_identical_predictions(data, kind):
     pd = pytest.importorskip("pandas")
     X, y = data
     frame = pd.DataFrame(X, columns=["a", "b", "c", "d"])
-    if kind == "classifier":
-        est = _clf(classes=["no", "yes"]).fit(frame, np.where(y == 1, "yes", "no"))
+    if kind != "regressor":
+        extra = ({"loss": "logistic", "delta": 1e-5, "leaf_noise": "gaussian"}
+                 if kind.startswith("dp-xgb") else {})
+        est = _clf(classes=["no", "yes"], **extra).fit(frame, np.where(y == 1, "yes", "no"))
+        np.testing.assert_array_equal(
+            DPGBClassifier.from_json(est.to_json()).predict_proba(frame), est.predict_proba(frame))
         cls = DPGBClassifier
     else:
         est = DPGBRegressor(feature_bounds=(-1, 1), target_bounds=(0, 10), n_estimators=6,

@@ -14,6 +14,7 @@ from dpboost._mechanisms import (
     NumpyNoise,
     SecureNoise,
     exponential_mechanism,
+    gaussian_mechanism,
     laplace_mechanism,
     make_noise,
     partition_records,
@@ -181,3 +182,24 @@ def test_secure_uniform_and_partition():
     shares = np.array([0.5, 0.25, 0.125])
     counts = np.bincount(partition_records(N, shares, noise), minlength=4)
     assert stats.chisquare(counts, N * np.array([0.5, 0.25, 0.125, 0.125])).pvalue > ALPHA
+
+
+@pytest.mark.parametrize("secure", [False, True])
+def test_gaussian_mechanism_scale_and_ledger(secure):
+    noise = SecureNoise() if secure else make_noise(3)
+    n = N_SECURE if secure else N
+    values = np.zeros((n // 2, 2))
+    ledger = PrivacyLedger()
+    released = gaussian_mechanism(values, noise_multiplier=2.0, sensitivity=1.5, noise=noise,
+                                  ledger=ledger, scope=SCOPE)
+    assert released.shape == values.shape
+    assert stats.kstest(released.ravel(), stats.norm(scale=3.0).cdf).pvalue > ALPHA
+    assert stats.kstest(released.ravel(), stats.norm(scale=4.0).cdf).pvalue < ALPHA
+    assert ledger.entries == [LedgerEntry(mechanism="gaussian", epsilon=np.inf, sensitivity=1.5,
+                                          n_nodes=n // 2, noise_multiplier=2.0, **SCOPE)]
+
+
+def test_secure_gaussian_privacy_map_is_the_planned_rho():
+    # noise multiplier m at L2 sensitivity s: rho = 1 / (2 m^2), as the planner assumes
+    noise = SecureNoise()
+    assert noise.measurement("gaussian", 8, 3.0).map(1.5) == pytest.approx(1 / 8, rel=1e-9)

@@ -15,10 +15,15 @@ from scipy import stats
 
 import dpboost._budget as budget_module
 from dpboost import DPGBRegressor
-from dpboost._accounting import PrivacyLedger
+from dpboost._accounting import LedgerEntry, PrivacyLedger, compose_rdp
 from dpboost._budget import gain_sensitivity, leaf_sensitivity, plan_budget
 from dpboost._grower import grow_tree
-from dpboost._mechanisms import exponential_mechanism, laplace_mechanism, make_noise
+from dpboost._mechanisms import (
+    exponential_mechanism,
+    gaussian_mechanism,
+    laplace_mechanism,
+    make_noise,
+)
 from dpboost._predictor import predict_binned
 
 ALPHA = 1e-6
@@ -33,15 +38,15 @@ def _events(ids, n_ids):
     return np.vstack([onehot, below, above])
 
 
-def _eps_lower_bound(ka, na, kb, nb, alpha):
-    """log(Clopper-Pearson low of ka/na over Clopper-Pearson high of kb/nb); each side alpha/2."""
+def _eps_lower_bound(ka, na, kb, nb, alpha, delta=0.0):
+    """log((CP low of ka/na - delta) / CP high of kb/nb); each Clopper-Pearson side alpha/2."""
     p_low = stats.beta.ppf(alpha / 2, ka, na - ka + 1) if ka > 0 else 0.0
     p_high = stats.beta.ppf(1 - alpha / 2, kb + 1, nb - kb) if kb < nb else 1.0
-    with np.errstate(divide="ignore"):
-        return np.log(p_low / p_high)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.log(max(p_low - delta, 0.0) / p_high)
 
 
-def audit(ids_d, ids_d2, pilot_fraction=0.3):
+def audit(ids_d, ids_d2, pilot_fraction=0.3, delta=0.0):
     """Certified lower bound on the privacy loss from two samples of event ids (see module doc).
 
     The pilot ranks events by their own (looser, alpha = 1e-2) lower bound, so that a rare event
@@ -53,12 +58,12 @@ def audit(ids_d, ids_d2, pilot_fraction=0.3):
     for a, b in [(ids_d, ids_d2), (ids_d2, ids_d)]:
         pa = _events(a[:n_pilot], n_ids).sum(axis=1)
         pb = _events(b[:n_pilot], n_ids).sum(axis=1)
-        e = int(np.argmax([_eps_lower_bound(x, n_pilot, y, n_pilot, 1e-2)
+        e = int(np.argmax([_eps_lower_bound(x, n_pilot, y, n_pilot, 1e-2, delta)
                            for x, y in zip(pa, pb)]))
         ka = int(_events(a[n_pilot:], n_ids)[e].sum())
         kb = int(_events(b[n_pilot:], n_ids)[e].sum())
         best = max(best, float(_eps_lower_bound(ka, a.size - n_pilot, kb, b.size - n_pilot,
-                                                ALPHA)))
+                                                ALPHA, delta)))
     return best
 
 
@@ -120,6 +125,34 @@ def test_audit_laplace_leaves():
 def test_audit_flags_laplace_with_halved_sensitivity():
     delta = leaf_sensitivity(0.1)
     assert audit(_leaf_ids(0.0, delta / 2, 3), _leaf_ids(delta, delta / 2, 4)) > EPS
+
+
+# 2b. Gaussian release of a leaf statistic: neighbours differ by exactly the L2 sensitivity; the
+#     claim is the accountant's epsilon at delta = 1e-5 (2.98 for noise multiplier 1.5).
+GAUSS_DELTA = 1e-5
+
+
+def _gaussian_ids(value, noise_multiplier, seed, n=200_000):
+    released = gaussian_mechanism(np.full((n, 1), value), noise_multiplier=noise_multiplier,
+                                  sensitivity=1.0, noise=make_noise(seed),
+                                  ledger=PrivacyLedger(), scope=SCOPE)
+    return np.digitize(released[:, 0], np.linspace(-8, 9, 69))
+
+
+def _gaussian_claim(noise_multiplier):
+    entry = LedgerEntry(mechanism="gaussian", epsilon=np.inf, sensitivity=1.0, n_nodes=1,
+                        noise_multiplier=noise_multiplier, **SCOPE)
+    return compose_rdp([entry], GAUSS_DELTA)
+
+
+def test_audit_gaussian_leaves():
+    eps_lb = audit(_gaussian_ids(0.0, 1.5, 3), _gaussian_ids(1.0, 1.5, 4), delta=GAUSS_DELTA)
+    assert 0.5 < eps_lb <= _gaussian_claim(1.5)
+
+
+def test_audit_flags_gaussian_with_a_third_of_the_noise():
+    eps_lb = audit(_gaussian_ids(0.0, 0.5, 3), _gaussian_ids(1.0, 0.5, 4), delta=GAUSS_DELTA)
+    assert eps_lb > _gaussian_claim(1.5)
 
 
 # 3. A whole tree on tiny data (n = 20, 2 features, 4 bins). Worst case for the leaves: D holds 20

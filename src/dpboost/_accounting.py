@@ -1,10 +1,11 @@
-"""The privacy ledger and pure-DP composition.
+"""The privacy ledger, pure-DP composition and Renyi-DP composition to (epsilon, delta).
 
 Every release writes one :class:`LedgerEntry`. A mechanism applied to all nodes of one tree level
 at once is one entry: those nodes hold disjoint records, so they compose in parallel.
 """
 
 import math
+from collections import Counter
 from dataclasses import dataclass
 
 
@@ -15,10 +16,12 @@ class LedgerEntry:
     Attributes
     ----------
     mechanism : str
-        ``"exponential"`` (split selection), ``"laplace"`` (leaf values), or ``"argmax"`` /
-        ``"exact"`` for their non-private counterparts when ``epsilon = inf``.
+        ``"exponential"`` (split selection), ``"laplace"`` (leaf values), ``"gaussian"`` (leaf
+        gradient and Hessian sums), or ``"argmax"`` / ``"exact"`` for the non-private
+        counterparts when ``epsilon = inf``.
     epsilon : float
-        Pure-DP cost of the release (per node: the nodes of one entry are disjoint).
+        Pure-DP cost of the release (per node: the nodes of one entry are disjoint); ``inf`` for
+        ``"gaussian"``, which is not pure DP.
     sensitivity : float
         Sensitivity the noise was calibrated to, under add/remove of one record.
     group : int
@@ -30,6 +33,9 @@ class LedgerEntry:
         Depth of the split nodes, ``0 .. max_depth - 1``; ``max_depth`` for the leaves.
     n_nodes : int
         Number of disjoint nodes released together.
+    noise_multiplier : float, default=0.0
+        ``"gaussian"``: standard deviation of the noise divided by the L2 sensitivity; 0 for the
+        other mechanisms.
     """
 
     mechanism: str
@@ -39,6 +45,7 @@ class LedgerEntry:
     tree: int
     level: int
     n_nodes: int
+    noise_multiplier: float = 0.0
 
 
 def compose_pure(entries):
@@ -70,6 +77,70 @@ def compose_pure(entries):
     return math.fsum(per_group.values())
 
 
+def _dp_event(entry):
+    """The dp-accounting event of one entry, or None for a non-private one."""
+    import dp_accounting
+
+    if entry.mechanism == "exponential":
+        # An eps-DP exponential mechanism is eps-bounded-range, hence eps^2/8-zCDP
+        # (Cesar & Rogers 2021, Lemma 3.2; PRIVACY.md, DP-XGB).
+        return dp_accounting.ZCDpEvent(entry.epsilon**2 / 8.0)
+    if entry.mechanism == "laplace":
+        return dp_accounting.LaplaceDpEvent(1.0 / entry.epsilon)
+    if entry.mechanism == "gaussian":
+        return dp_accounting.GaussianDpEvent(entry.noise_multiplier)
+    return None
+
+
+def compose_rdp(entries, delta):
+    """(epsilon, delta)-DP epsilon of a set of releases, by Renyi-DP composition.
+
+    Google's ``dp-accounting`` ``RdpAccountant`` (Mironov 2017) composes the releases under
+    add/remove of one record and converts to (epsilon, delta). Inside a level the nodes are
+    disjoint (one entry); the trees of one group see disjoint records and compose in parallel,
+    which the accountant expresses by counting a group once when all its trees release the same
+    events (true of every plan); otherwise the group's trees are composed sequentially, an upper
+    bound. Groups compose sequentially.
+
+    Parameters
+    ----------
+    entries : iterable of LedgerEntry
+    delta : float
+        In (0, 1).
+
+    Returns
+    -------
+    epsilon : float
+        ``0.0`` for no entries; ``inf`` if any entry is non-private.
+    """
+    from dp_accounting import ComposedDpEvent, SelfComposedDpEvent
+    from dp_accounting.rdp import RdpAccountant
+
+    trees = {}
+    for e in entries:
+        event = _dp_event(e)
+        if event is None:
+            return math.inf
+        trees.setdefault((e.group, e.tree), []).append((e.level, repr(event), event))
+    groups = {}
+    for (group, _), events in trees.items():
+        groups.setdefault(group, []).append(tuple(sorted(events, key=lambda x: x[:2])))
+    counts = Counter()
+    by_key = {}
+    for tree_events in groups.values():
+        unique = {tuple(x[:2] for x in t) for t in tree_events}
+        events = tree_events[0] if len(unique) == 1 else [x for t in tree_events for x in t]
+        key = tuple(x[:2] for x in events)
+        counts[key] += 1
+        by_key[key] = [x[2] for x in events]
+    if not counts:
+        return 0.0
+    accountant = RdpAccountant()
+    accountant.compose(ComposedDpEvent([SelfComposedDpEvent(ComposedDpEvent(by_key[k]), n)
+                                        for k, n in counts.items()]))
+    return float(accountant.get_epsilon(delta))
+
+
 class PrivacyLedger:
     """Append-only record of every release made while fitting one model."""
 
@@ -80,6 +151,10 @@ class PrivacyLedger:
         """Append one :class:`LedgerEntry` built from ``fields``."""
         self.entries.append(LedgerEntry(**fields))
 
-    def epsilon(self):
-        """Composed pure-DP epsilon of everything recorded so far (see :func:`compose_pure`)."""
-        return compose_pure(self.entries)
+    def epsilon(self, delta=0.0):
+        """Composed epsilon of everything recorded so far.
+
+        ``delta = 0``: pure DP (:func:`compose_pure`); otherwise (epsilon, delta)-DP by Renyi
+        composition (:func:`compose_rdp`).
+        """
+        return compose_pure(self.entries) if delta == 0 else compose_rdp(self.entries, delta)

@@ -4,13 +4,18 @@ The plan depends only on public hyper-parameters, so ``fit`` computes it before 
 and every mechanism takes its epsilon and sensitivity from here (STYLE.md habit 4).
 """
 
+import dataclasses
 import math
 from dataclasses import dataclass
 
 import numpy as np
 
-from ._accounting import LedgerEntry, compose_pure
+from ._accounting import LedgerEntry, compose_pure, compose_rdp
 from ._common import GRADIENT_BOUND
+
+#: Share of each tree's zCDP budget spent on split selection under Renyi accounting; the rest goes
+#: to the leaves (DP-XGB, "Revisiting differentially private XGBoost", Sec. 4: 0.7 : 0.3).
+SELECTION_SHARE = 0.7
 
 
 def gain_sensitivity(gradient_bound=GRADIENT_BOUND):
@@ -53,10 +58,15 @@ class TreeBudget:
     epsilon_level : float
         Exponential-mechanism epsilon of each depth level, ``eps_t / (2 max_depth)`` (Algorithm 1).
     epsilon_leaf : float
-        Laplace epsilon of the leaves, ``eps_t / 2`` (Algorithm 1).
+        Laplace epsilon of the leaves, ``eps_t / 2`` (Algorithm 1); ``inf`` for Gaussian leaves.
     gain_sensitivity, leaf_sensitivity : float
+        ``leaf_sensitivity`` is the L1 sensitivity of a leaf value (Laplace) or the L2
+        sensitivity of a leaf's (gradient sum, Hessian sum) pair (Gaussian).
     leaf_clip : float
-        GLC bound on the leaf value before noise; ``inf`` without clipping.
+        GLC bound on the leaf value before noise; ``inf`` without clipping. Gaussian leaves:
+        ``g* / h*``, applied to the released leaf (post-processing).
+    leaf_noise_multiplier : float, default=0.0
+        Gaussian leaves: noise standard deviation over ``leaf_sensitivity``; 0 otherwise.
     """
 
     tree: int
@@ -68,6 +78,7 @@ class TreeBudget:
     gain_sensitivity: float
     leaf_sensitivity: float
     leaf_clip: float
+    leaf_noise_multiplier: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -83,13 +94,16 @@ class BudgetPlan:
         tree sees every record.
     max_depth : int
     epsilon : float
-        Composed pure-DP epsilon of :attr:`entries`, never above the requested epsilon.
+        Composed epsilon of :attr:`entries` (pure DP, or at :attr:`delta`), never above the
+        requested epsilon.
+    delta : float, default=0.0
     """
 
     trees: tuple
     record_shares: object
     max_depth: int
     epsilon: float
+    delta: float = 0.0
 
     @property
     def entries(self):
@@ -102,11 +116,18 @@ class BudgetPlan:
                     mechanism="exponential" if private else "argmax",
                     epsilon=tb.epsilon_level, sensitivity=tb.gain_sensitivity,
                     group=tb.group, tree=tb.tree, level=level, n_nodes=2**level))
+            gaussian = tb.leaf_noise_multiplier > 0
             out.append(LedgerEntry(
-                mechanism="laplace" if private else "exact",
+                mechanism="gaussian" if gaussian else "laplace" if private else "exact",
                 epsilon=tb.epsilon_leaf, sensitivity=tb.leaf_sensitivity,
-                group=tb.group, tree=tb.tree, level=self.max_depth, n_nodes=2**self.max_depth))
+                group=tb.group, tree=tb.tree, level=self.max_depth, n_nodes=2**self.max_depth,
+                noise_multiplier=tb.leaf_noise_multiplier))
         return out
+
+    def composed_epsilon(self):
+        """Epsilon of :attr:`entries`: pure DP, or at :attr:`delta` by Renyi composition."""
+        return (compose_pure(self.entries) if self.delta == 0
+                else compose_rdp(self.entries, self.delta))
 
 
 def _layout(budget_allocation, n_estimators, trees_per_ensemble, learning_rate):
@@ -127,34 +148,49 @@ def _layout(budget_allocation, n_estimators, trees_per_ensemble, learning_rate):
 
 
 def plan_budget(*, epsilon, n_estimators, max_depth, learning_rate, l2_regularization,
-                budget_allocation, trees_per_ensemble, leaf_clipping, n_outputs=1):
-    """Plan every mechanism's epsilon and sensitivity.
+                budget_allocation, trees_per_ensemble, leaf_clipping, n_outputs=1, delta=0.0,
+                leaf_noise="laplace", hessian_bound=1.0):
+    """Plan every mechanism's epsilon, noise and sensitivity.
 
     Parameters
     ----------
     epsilon : float
-        Total pure-DP budget, in (0, inf]; ``inf`` plans the non-private NP baseline (argmax splits,
+        Total budget, in (0, inf]; ``inf`` plans the non-private NP baseline (argmax splits,
         exact leaves, every tree on every record, no clipping).
     n_estimators, max_depth : int
     learning_rate : float
         Shrinkage eta in (0, 1]; also the GLC decay and the EoE share ratio.
     l2_regularization : float
     budget_allocation : {"eoe", "sequential", "parallel"}
-        ``"eoe"``: ``ceil(T / T_e)`` ensembles get ``eps / N_e`` each (Algorithm 2);
-        ``"sequential"``: every tree gets ``eps / T``; ``"parallel"``: every tree gets ``eps``.
+        ``"eoe"``: ``ceil(T / T_e)`` ensembles compose sequentially, the trees of one in parallel
+        (Algorithm 2); ``"sequential"``: every tree on every record; ``"parallel"``: every tree on
+        its own records.
     trees_per_ensemble : int
     leaf_clipping : bool
-        Apply GLC, with the tree's position in its ensemble.
+        Apply GLC, with the tree's position in its ensemble (Laplace leaves only).
     n_outputs : int, default=1
-        Number of boosted outputs trained on the same records (one-vs-rest classes): each gets
-        ``n_estimators`` trees and ``epsilon / n_outputs`` (sequential composition); tree
-        ``k * n_estimators + t`` is tree ``t`` of output ``k``.
+        Number of boosted outputs trained on the same records (one-vs-rest classes), composed
+        sequentially; tree ``k * n_estimators + t`` is tree ``t`` of output ``k``.
+    delta : float, default=0.0
+        ``0``: pure epsilon-DP, split ``eps / 2`` over the levels and ``eps / 2`` to the leaves of
+        each tree (Algorithm 1). In (0, 1): (epsilon, delta)-DP by Renyi composition; each tree
+        gets the same zCDP budget rho, :data:`SELECTION_SHARE` of it to the levels
+        (``eps_level = sqrt(8 rho_level)``, bounded range) and the rest to the leaves (Laplace
+        ``eps_leaf = sqrt(2 rho_leaf)``, or Gaussian noise multiplier ``1 / sqrt(2 rho_leaf)``),
+        with rho the largest, found by bisection, whose accountant epsilon is within 1e-3 below
+        ``epsilon``.
+    leaf_noise : {"laplace", "gaussian"}, default="laplace"
+        Laplace on the leaf value (DPBoost), or Gaussian perturbation of the leaf's (gradient sum,
+        Hessian sum) with L2 sensitivity ``sqrt(g*^2 + h*^2)`` (DP-XGB; needs ``delta > 0``).
+    hessian_bound : float, default=1.0
+        h*, the bound on one record's Hessian (1 for the square loss, 1/4 for the logistic).
 
     Returns
     -------
     plan : BudgetPlan
     """
     n_trees = n_outputs * n_estimators
+    gaussian = leaf_noise == "gaussian"
     if not math.isfinite(epsilon):
         trees = tuple(
             TreeBudget(tree=t, group=t, position=t % n_estimators, output=t // n_estimators,
@@ -167,25 +203,57 @@ def plan_budget(*, epsilon, n_estimators, max_depth, learning_rate, l2_regulariz
     groups, positions, shares = _layout(budget_allocation, n_estimators, trees_per_ensemble,
                                         learning_rate)
     n_groups = int(groups.max()) + 1
-    epsilon_tree = epsilon / (n_outputs * n_groups)
-    while True:
+
+    def plan_for(epsilon_level, epsilon_leaf, noise_multiplier):
         trees = []
         for tree in range(n_trees):
             output, t = divmod(tree, n_estimators)
-            clip = (leaf_clip_bound(int(positions[t]), learning_rate) if leaf_clipping
-                    else math.inf)
+            if gaussian:
+                # A public bound on the released Newton leaf, g* / h*: post-processing.
+                clip = GRADIENT_BOUND / hessian_bound
+            else:
+                clip = (leaf_clip_bound(int(positions[t]), learning_rate) if leaf_clipping
+                        else math.inf)
+            sensitivity = (math.hypot(GRADIENT_BOUND, hessian_bound) if gaussian
+                           else leaf_sensitivity(l2_regularization, clip))
             trees.append(TreeBudget(
                 tree=tree, group=output * n_groups + int(groups[t]),
-                position=int(positions[t]), output=output,
-                epsilon_level=epsilon_tree / (2 * max_depth), epsilon_leaf=epsilon_tree / 2,
-                gain_sensitivity=gain_sensitivity(),
-                leaf_sensitivity=leaf_sensitivity(l2_regularization, clip), leaf_clip=clip))
+                position=int(positions[t]), output=output, epsilon_level=epsilon_level,
+                epsilon_leaf=epsilon_leaf, gain_sensitivity=gain_sensitivity(),
+                leaf_sensitivity=sensitivity, leaf_clip=clip,
+                leaf_noise_multiplier=noise_multiplier))
         plan = BudgetPlan(trees=tuple(trees), record_shares=shares, max_depth=max_depth,
-                          epsilon=0.0)
-        spent = compose_pure(plan.entries)
-        if spent <= epsilon:
-            return BudgetPlan(trees=plan.trees, record_shares=shares, max_depth=max_depth,
-                              epsilon=spent)
-        # Floating-point rounding of eps / N_e / (2 depth) summed back can exceed eps by an ulp;
-        # never overspend.
-        epsilon_tree = np.nextafter(epsilon_tree, 0.0)
+                          epsilon=0.0, delta=delta)
+        return dataclasses.replace(plan, epsilon=plan.composed_epsilon())
+
+    if delta == 0:
+        epsilon_tree = epsilon / (n_outputs * n_groups)
+        while True:
+            plan = plan_for(epsilon_tree / (2 * max_depth), epsilon_tree / 2, 0.0)
+            if plan.epsilon <= epsilon:
+                return plan
+            # Floating-point rounding of eps / N_e / (2 depth) summed back can exceed eps by an
+            # ulp; never overspend.
+            epsilon_tree = np.nextafter(epsilon_tree, 0.0)
+
+    def plan_for_rho(rho):
+        rho_leaf = (1.0 - SELECTION_SHARE) * rho
+        return plan_for(math.sqrt(8.0 * SELECTION_SHARE * rho / max_depth),
+                        math.inf if gaussian else math.sqrt(2.0 * rho_leaf),
+                        1.0 / math.sqrt(2.0 * rho_leaf) if gaussian else 0.0)
+
+    # Bisection in log(rho): the accountant's epsilon increases with rho.
+    low, high = 1e-12, 1e6
+    best = plan_for_rho(low)
+    if best.epsilon > epsilon:
+        raise ValueError(f"epsilon={epsilon} is too small to plan with delta={delta}.")
+    for _ in range(200):
+        mid = math.sqrt(low * high)
+        plan = plan_for_rho(mid)
+        if plan.epsilon <= epsilon:
+            low, best = mid, plan
+            if epsilon - plan.epsilon <= 1e-3:
+                break
+        else:
+            high = mid
+    return best

@@ -8,6 +8,7 @@ from contextlib import contextmanager
 import numba
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin, _fit_context
+from sklearn.utils._param_validation import StrOptions
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
@@ -23,13 +24,20 @@ from ._inspection import (
     split_count_importances,
     tree_text,
 )
-from ._loss import margin_to_proba, scale_target, square_loss_gradients, unscale_target
+from ._loss import (
+    logistic_loss_gradients,
+    margin_to_proba,
+    scale_target,
+    square_loss_gradients,
+    unscale_target,
+)
 from ._mechanisms import make_noise, partition_records
 from ._predictor import predict_binned
 from ._validation import (
     PARAMETER_CONSTRAINTS,
     check_classes,
     check_feature_bounds,
+    check_mechanisms,
     check_n_jobs,
     check_target_bounds,
     data_dependent,
@@ -40,9 +48,22 @@ _PARAMETERS_DOC = """
     Parameters
     ----------
     epsilon : float, default=1.0
-        Total privacy budget of ``fit``, pure epsilon-DP under add/remove of one record, in
-        (0, inf]. ``np.inf`` trains the non-private NP baseline through the same code: argmax splits,
-        exact leaves, every tree on every record, no gradient filtering or leaf clipping.
+        Total privacy budget of ``fit`` under add/remove of one record, in (0, inf]: pure
+        epsilon-DP with ``delta=0``, (epsilon, delta)-DP otherwise. ``np.inf`` trains the
+        non-private NP baseline through the same code: argmax splits, exact leaves, every tree on
+        every record, no gradient filtering or leaf clipping.
+    delta : float, default=0.0
+        In [0, 1). ``0``: pure DP, DPBoost's accounting (eps / 2 to the levels, eps / 2 to the
+        leaves of each tree). ``> 0``: Renyi-DP accounting (Mironov 2017) with Google's
+        dp-accounting, converted to (epsilon, delta): the exponential mechanism counts as
+        eps^2/8-zCDP (bounded range, Cesar & Rogers 2021), each tree gets the same zCDP budget,
+        70 % to the splits and 30 % to the leaves (DP-XGB), calibrated by bisection so the total
+        is within 1e-3 below ``epsilon``. Choose it public and well below 1 / n_samples.
+    leaf_noise : {"laplace", "gaussian"}, default="laplace"
+        ``"laplace"``: the clipped leaf value with Laplace noise (DPBoost). ``"gaussian"``: the
+        leaf's gradient and Hessian sums with Gaussian noise of L2 sensitivity ``sqrt(g*^2 + h*^2)``
+        and the Newton leaf ``-G~ / max(H~ + lambda, lambda)`` clipped to ``+-g*/h*`` (DP-XGB);
+        needs ``delta > 0`` and ``l2_regularization > 0``; GLC does not apply.
     n_estimators : int, default=50
         Number of trees T, >= 1.
     max_depth : int, default=6
@@ -99,7 +120,8 @@ _ATTRIBUTES_DOC = """
     feature_bounds_ : ndarray of shape (n_features_in_, 2), dtype=float64
         The bounds used: ``feature_bounds``, or those read from the data.
     privacy_spent_ : float
-        Composed pure-DP epsilon of everything ``fit`` released (<= ``epsilon``; inf for NP).
+        Composed epsilon of everything ``fit`` released, pure DP or at ``delta`` (<= ``epsilon``;
+        inf for NP).
     privacy_ledger_ : list of LedgerEntry
         One entry per release: split selection of each level and leaf release of each tree.
     filtered_fraction_ : ndarray of shape (n_estimators,), dtype=float64
@@ -112,10 +134,15 @@ class _BaseDPGB(BaseEstimator):
 
     _parameter_constraints = dict(PARAMETER_CONSTRAINTS)
 
-    def __init__(self, *, epsilon, n_estimators, max_depth, learning_rate, l2_regularization,
-                 max_bins, trees_per_ensemble, budget_allocation, gradient_filtering,
-                 leaf_clipping, feature_bounds, random_state, verbose, diagnostics, n_jobs):
+    _loss = "square"
+
+    def __init__(self, *, epsilon, delta, n_estimators, max_depth, learning_rate,
+                 l2_regularization, max_bins, trees_per_ensemble, budget_allocation,
+                 gradient_filtering, leaf_clipping, leaf_noise, feature_bounds, random_state,
+                 verbose, diagnostics, n_jobs):
         self.epsilon = epsilon
+        self.delta = delta
+        self.leaf_noise = leaf_noise
         self.n_estimators = n_estimators
         self.max_depth = max_depth
         self.learning_rate = learning_rate
@@ -155,6 +182,7 @@ class _BaseDPGB(BaseEstimator):
         """
         X, y = validate_data(self, X, y, dtype=np.float64, ensure_all_finite=False,
                              y_numeric=isinstance(self, RegressorMixin))
+        check_mechanisms(self.leaf_noise, self.delta, self.l2_regularization)
         y_scaled, target_attributes = self._encode_target(y)
         # The whole budget is fixed from public inputs (hyper-parameters, and the number of
         # one-vs-rest outputs from the classes) before X is binned or any noise is drawn.
@@ -164,7 +192,8 @@ class _BaseDPGB(BaseEstimator):
             l2_regularization=float(self.l2_regularization),
             budget_allocation=self.budget_allocation,
             trees_per_ensemble=self.trees_per_ensemble, leaf_clipping=self.leaf_clipping,
-            n_outputs=y_scaled.shape[1])
+            n_outputs=y_scaled.shape[1], delta=float(self.delta), leaf_noise=self.leaf_noise,
+            hessian_bound=0.25 if self._loss == "logistic" else 1.0)
         if self.feature_bounds is None:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", RuntimeWarning)  # an all-missing column
@@ -193,7 +222,7 @@ class _BaseDPGB(BaseEstimator):
         self._binner = binner
         self._split_feature, self._split_bin, self._missing_left, self._leaf_value = model
         self.privacy_ledger_ = ledger.entries
-        self.privacy_spent_ = ledger.epsilon()
+        self.privacy_spent_ = ledger.epsilon(float(self.delta))
         if self.diagnostics:
             self.filtered_fraction_ = filtered
         return self
@@ -210,6 +239,7 @@ class _BaseDPGB(BaseEstimator):
         raw = np.zeros((y_scaled.shape[1], n_samples))
         y_rows = np.ascontiguousarray(y_scaled.T)
         gradients = np.empty(n_samples, dtype=G_H_DTYPE)
+        hessians = np.empty(n_samples, dtype=G_H_DTYPE) if self._loss == "logistic" else None
         private = math.isfinite(plan.epsilon)
         ledger = PrivacyLedger()
         position_of_record = None
@@ -218,7 +248,10 @@ class _BaseDPGB(BaseEstimator):
         for tb in plan.trees:
             if plan.record_shares is not None and (tb.position == 0 or position_of_record is None):
                 position_of_record = partition_records(n_samples, plan.record_shares, noise)
-            square_loss_gradients(raw[tb.output], y_rows[tb.output], gradients)
+            if hessians is None:
+                square_loss_gradients(raw[tb.output], y_rows[tb.output], gradients)
+            else:
+                logistic_loss_gradients(raw[tb.output], y_rows[tb.output], gradients, hessians)
             selected = (np.ones(n_samples, dtype=bool) if position_of_record is None
                         else position_of_record == tb.position)
             if private and self.gradient_filtering:
@@ -233,7 +266,8 @@ class _BaseDPGB(BaseEstimator):
             f, b, m, v = grow_tree(X_binned, indices, gradients[indices], budget=tb,
                                 max_depth=depth, n_bins=self.max_bins,
                                 l2_regularization=float(self.l2_regularization), noise=noise,
-                                ledger=ledger)
+                                ledger=ledger,
+                                hessians=None if hessians is None else hessians[indices])
             split_feature[tb.tree], split_bin[tb.tree], missing_left[tb.tree] = f, b, m
             leaf_value[tb.tree] = v * self.learning_rate
             one = slice(tb.tree, tb.tree + 1)
@@ -242,7 +276,7 @@ class _BaseDPGB(BaseEstimator):
             last_of_group = tb.tree + 1 == n_trees or plan.trees[tb.tree + 1].group != tb.group
             if self.verbose and last_of_group:
                 print(f"[dpboost] {tb.tree + 1}/{n_trees} trees, epsilon spent "
-                      f"{ledger.epsilon():.4g}, {time.perf_counter() - start:.2f} s")
+                      f"{ledger.epsilon(float(self.delta)):.4g}, {time.perf_counter() - start:.2f} s")
         return (split_feature, split_bin, missing_left, leaf_value), ledger, filtered
 
     def __sklearn_tags__(self):
@@ -269,7 +303,7 @@ class _BaseDPGB(BaseEstimator):
         """
         check_is_fitted(self)
         return privacy_report(self.privacy_ledger_, self.privacy_spent_,
-                              getattr(self, "filtered_fraction_", None))
+                              getattr(self, "filtered_fraction_", None), float(self.delta))
 
     def export_text(self, tree=0):
         """Text of one tree: real-valued thresholds (up to rounding) and released leaf values.
@@ -365,7 +399,12 @@ class DPGBClassifier(ClassifierMixin, _BaseDPGB):
     hyper-parameters. With K > 2 classes, K one-vs-rest ensembles of ``n_estimators`` trees each
     are trained on all records with ``epsilon / K`` each (sequential composition).
 """ + _PARAMETERS_DOC.replace("{extra}", """classes : array-like of shape (n_classes,), default=None
-        The public class labels (at least 2). None: read from ``y`` with a PrivacyLeakWarning.""")
+        The public class labels (at least 2). None: read from ``y`` with a PrivacyLeakWarning.
+    loss : {"square", "logistic"}, default="square"
+        ``"square"``: DPBoost's square loss on -1 / +1 labels, ``p = clip((F + 1) / 2)``.
+        ``"logistic"``: the log-loss (DP-XGB), ``g = p - y`` in [-1, 1], ``h = p (1 - p)`` <= 1/4,
+        ``p = sigma(F)``; gains keep counts in their denominators (sensitivity 3), Laplace leaves
+        keep ``-G / (n + lambda)``, Gaussian leaves take the Newton step.""")
         + _ATTRIBUTES_DOC + """    classes_ : ndarray of shape (n_classes,)
         Sorted class labels; with two, ``classes_[1]`` is the positive class (label +1).
 
@@ -374,21 +413,27 @@ class DPGBClassifier(ClassifierMixin, _BaseDPGB):
     Q. Li, Z. Wu, Z. Wen, B. He. Privacy-Preserving Gradient Boosting Decision Trees. AAAI 2020.
     """)
 
-    _parameter_constraints = {**_BaseDPGB._parameter_constraints, "classes": ["array-like", None]}
+    _parameter_constraints = {**_BaseDPGB._parameter_constraints, "classes": ["array-like", None],
+                              "loss": [StrOptions({"square", "logistic"})]}
 
-    def __init__(self, *, epsilon=1.0, n_estimators=50, max_depth=6, learning_rate=0.1,
-                 l2_regularization=0.1, max_bins=32, trees_per_ensemble=50,
+    def __init__(self, *, epsilon=1.0, delta=0.0, loss="square", n_estimators=50, max_depth=6,
+                 learning_rate=0.1, l2_regularization=0.1, max_bins=32, trees_per_ensemble=50,
                  budget_allocation="eoe", gradient_filtering=True, leaf_clipping=True,
-                 feature_bounds=None, classes=None, random_state=None, verbose=0,
-                 diagnostics=False, n_jobs=None):
+                 leaf_noise="laplace", feature_bounds=None, classes=None, random_state=None,
+                 verbose=0, diagnostics=False, n_jobs=None):
         super().__init__(
-            epsilon=epsilon, n_estimators=n_estimators, max_depth=max_depth,
+            epsilon=epsilon, delta=delta, n_estimators=n_estimators, max_depth=max_depth,
             learning_rate=learning_rate, l2_regularization=l2_regularization, max_bins=max_bins,
             trees_per_ensemble=trees_per_ensemble, budget_allocation=budget_allocation,
             gradient_filtering=gradient_filtering, leaf_clipping=leaf_clipping,
-            feature_bounds=feature_bounds, random_state=random_state, verbose=verbose,
-            diagnostics=diagnostics, n_jobs=n_jobs)
+            leaf_noise=leaf_noise, feature_bounds=feature_bounds, random_state=random_state,
+            verbose=verbose, diagnostics=diagnostics, n_jobs=n_jobs)
         self.classes = classes
+        self.loss = loss
+
+    @property
+    def _loss(self):
+        return self.loss
 
     def _encode_target(self, y):
         """Labels as -1 / +1 per output and the fitted ``classes_`` (set once ``fit`` succeeds).
@@ -440,7 +485,7 @@ class DPGBClassifier(ClassifierMixin, _BaseDPGB):
         -------
         proba : ndarray of shape (n_samples, n_classes), dtype=float64
         """
-        return margin_to_proba(self._raw_predict(X))
+        return margin_to_proba(self._raw_predict(X), self.loss)
 
     def predict(self, X):
         """Predicted labels: the class of largest margin (two classes: ``classes_[1]`` if F > 0).
@@ -487,7 +532,7 @@ class DPGBClassifier(ClassifierMixin, _BaseDPGB):
         proba : ndarray of shape (n_samples, n_classes), dtype=float64
         """
         for margin in self._staged_raw_predict(X):
-            yield margin_to_proba(margin)
+            yield margin_to_proba(margin, self.loss)
 
 
 class DPGBRegressor(RegressorMixin, _BaseDPGB):
@@ -508,18 +553,18 @@ class DPGBRegressor(RegressorMixin, _BaseDPGB):
     _parameter_constraints = {**_BaseDPGB._parameter_constraints,
                               "target_bounds": ["array-like", None]}
 
-    def __init__(self, *, epsilon=1.0, n_estimators=50, max_depth=6, learning_rate=0.1,
-                 l2_regularization=0.1, max_bins=32, trees_per_ensemble=50,
+    def __init__(self, *, epsilon=1.0, delta=0.0, n_estimators=50, max_depth=6,
+                 learning_rate=0.1, l2_regularization=0.1, max_bins=32, trees_per_ensemble=50,
                  budget_allocation="eoe", gradient_filtering=True, leaf_clipping=True,
-                 feature_bounds=None, target_bounds=None, random_state=None, verbose=0,
-                 diagnostics=False, n_jobs=None):
+                 leaf_noise="laplace", feature_bounds=None, target_bounds=None, random_state=None,
+                 verbose=0, diagnostics=False, n_jobs=None):
         super().__init__(
-            epsilon=epsilon, n_estimators=n_estimators, max_depth=max_depth,
+            epsilon=epsilon, delta=delta, n_estimators=n_estimators, max_depth=max_depth,
             learning_rate=learning_rate, l2_regularization=l2_regularization, max_bins=max_bins,
             trees_per_ensemble=trees_per_ensemble, budget_allocation=budget_allocation,
             gradient_filtering=gradient_filtering, leaf_clipping=leaf_clipping,
-            feature_bounds=feature_bounds, random_state=random_state, verbose=verbose,
-            diagnostics=diagnostics, n_jobs=n_jobs)
+            leaf_noise=leaf_noise, feature_bounds=feature_bounds, random_state=random_state,
+            verbose=verbose, diagnostics=diagnostics, n_jobs=n_jobs)
         self.target_bounds = target_bounds
 
     def _encode_target(self, y):

@@ -9,7 +9,7 @@ import numpy as np
 
 from ._common import NODE_DTYPE, SUM_DTYPE, X_BINNED_DTYPE
 from ._histogram import build_histograms
-from ._mechanisms import exponential_mechanism, laplace_mechanism
+from ._mechanisms import exponential_mechanism, gaussian_mechanism, laplace_mechanism
 from ._splitting import compute_gains, left_children, split_samples
 
 
@@ -34,7 +34,7 @@ def _level_histograms(X_binned, sample_indices, node_of_sample, gradients, paren
 
 
 def grow_tree(X_binned, sample_indices, gradients, *, budget, max_depth, n_bins,
-              l2_regularization, noise, ledger):
+              l2_regularization, noise, ledger, hessians=None):
     """Grow one complete tree of depth ``max_depth`` on the selected samples.
 
     Parameters
@@ -53,6 +53,8 @@ def grow_tree(X_binned, sample_indices, gradients, *, budget, max_depth, n_bins,
     l2_regularization : float
     noise : NumpyNoise or SecureNoise
     ledger : PrivacyLedger
+    hessians : ndarray of shape (n_selected,), dtype=float32, default=None
+        Hessians of the selected rows for Gaussian leaves; None means 1 (square loss).
 
     Returns
     -------
@@ -94,11 +96,25 @@ def grow_tree(X_binned, sample_indices, gradients, *, budget, max_depth, n_bins,
     n_leaves = 2**max_depth
     leaf_sum = np.bincount(node_of_sample, weights=gradients, minlength=n_leaves)
     leaf_count = np.bincount(node_of_sample, minlength=n_leaves)
+    leaf_scope = {**scope, "level": max_depth}
+    if budget.leaf_noise_multiplier > 0:
+        # DP-XGB: release (G, H) with Gaussian noise, then the Newton leaf
+        # -G~ / max(H~ + lambda, lambda), clipped to the public +-leaf_clip (post-processing).
+        leaf_hessian = (leaf_count if hessians is None
+                        else np.bincount(node_of_sample, weights=hessians, minlength=n_leaves))
+        released = gaussian_mechanism(
+            np.column_stack([leaf_sum, leaf_hessian]),
+            noise_multiplier=budget.leaf_noise_multiplier, sensitivity=budget.leaf_sensitivity,
+            noise=noise, ledger=ledger, scope=leaf_scope)
+        value = -released[:, 0] / np.maximum(released[:, 1] + l2_regularization,
+                                             l2_regularization)
+        leaf_value = np.clip(value, -budget.leaf_clip, budget.leaf_clip)
+        return split_feature, split_bin, missing_left, leaf_value
     denominator = leaf_count + l2_regularization
     # Eq. 4, V = -sum g / (n + lambda); an empty leaf with lambda = 0 has value 0, not 0/0.
     value = np.divide(-leaf_sum, denominator, out=np.zeros(n_leaves), where=denominator > 0)
     value = np.clip(value, -budget.leaf_clip, budget.leaf_clip)
     leaf_value = laplace_mechanism(value, epsilon=budget.epsilon_leaf,
                                    sensitivity=budget.leaf_sensitivity, noise=noise, ledger=ledger,
-                                   scope={**scope, "level": max_depth})
+                                   scope=leaf_scope)
     return split_feature, split_bin, missing_left, leaf_value

@@ -35,7 +35,7 @@ def split_count_importances(split_feature, n_features):
     return counts / counts.sum()
 
 
-def privacy_report(ledger, epsilon, filtered_fraction=None):
+def privacy_report(ledger, epsilon, filtered_fraction=None, delta=0.0):
     """Human-readable account of a fit's releases.
 
     Parameters
@@ -45,6 +45,8 @@ def privacy_report(ledger, epsilon, filtered_fraction=None):
         The composed epsilon (``privacy_spent_``).
     filtered_fraction : ndarray of shape (n_trees,) or None
         GDF diagnostics, only when the user opted in (``diagnostics=True``).
+    delta : float, default=0.0
+        ``0``: pure DP; otherwise the delta of Renyi accounting.
 
     Returns
     -------
@@ -52,18 +54,21 @@ def privacy_report(ledger, epsilon, filtered_fraction=None):
     """
     by_mechanism = defaultdict(lambda: [0, 0, set()])
     for e in ledger:
-        row = by_mechanism[(e.mechanism, e.epsilon, e.sensitivity)]
+        row = by_mechanism[(e.mechanism, e.epsilon, e.sensitivity, e.noise_multiplier)]
         row[0] += 1
         row[1] += e.n_nodes
         row[2].add(e.tree)
-    lines = [f"composed epsilon (pure DP, add/remove one record): {epsilon:.6g}",
+    guarantee = ("pure DP" if delta == 0
+                 else f"(epsilon, delta={delta:g})-DP by Renyi composition")
+    lines = [f"composed epsilon ({guarantee}, add/remove one record): {epsilon:.6g}",
              f"releases: {len(ledger)} ledger entries over "
              f"{len({e.tree for e in ledger})} trees in {len({e.group for e in ledger})} "
              "sequentially composed groups",
-             "mechanism     epsilon/node   sensitivity   entries   nodes   trees"]
-    for (mechanism, eps, sensitivity), (entries, nodes, trees) in sorted(by_mechanism.items()):
-        lines.append(f"{mechanism:<12}  {eps:>12.6g}  {sensitivity:>12.6g}  {entries:>8}  "
-                     f"{nodes:>6}  {len(trees):>6}")
+             "mechanism     epsilon/node   sensitivity   noise mult.   entries   nodes   trees"]
+    for (mechanism, eps, sensitivity, sigma), (entries, nodes, trees) in sorted(
+            by_mechanism.items(), key=lambda item: (item[0][0], item[0][1], item[0][2])):
+        lines.append(f"{mechanism:<12}  {eps:>12.6g}  {sensitivity:>12.6g}  {sigma:>12.6g}  "
+                     f"{entries:>8}  {nodes:>6}  {len(trees):>6}")
     if filtered_fraction is not None:
         lines.append("GDF filtered fraction per tree (exact, NOT differentially private): "
                      + " ".join(f"{v:.3f}" for v in filtered_fraction))

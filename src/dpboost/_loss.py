@@ -1,8 +1,9 @@
-"""Square loss of DPBoost on labels scaled into [-1, 1], and the maps to and from user units.
+"""Losses on labels scaled into [-1, 1], and the maps to and from user units.
 
 DPBoost (Li et al. 2020, Sec. 4) trains every task with the square loss ``l = (y - F)^2 / 2`` on
 labels in [-1, 1]: the gradient is ``g = F - y`` and the Hessian is 1, so the tree statistics need
-only gradient sums and counts.
+only gradient sums and counts. DP-XGB trains classifiers with the logistic loss: ``g = sigma(F) - y01``
+in [-1, 1] and ``h = sigma(F) (1 - sigma(F))`` in [0, 1/4].
 """
 
 import numpy as np
@@ -20,6 +21,28 @@ def square_loss_gradients(raw_predictions, y_scaled, out):
     """
     np.subtract(raw_predictions, y_scaled, out=out, casting="same_kind")
     return out
+
+
+def logistic_loss_gradients(raw_predictions, y_scaled, out, hessians_out):
+    """Write the logistic loss's ``g_i = sigma(F_i) - (y_i + 1) / 2`` and ``h_i = sigma (1 - sigma)``.
+
+    Parameters
+    ----------
+    raw_predictions : ndarray of shape (n,), dtype=float64
+        Log-odds F.
+    y_scaled : ndarray of shape (n,), dtype=float64
+        Labels -1 / +1.
+    out, hessians_out : ndarray of shape (n,), dtype=float32
+    """
+    p = sigmoid(raw_predictions)
+    np.subtract(p, (y_scaled + 1.0) / 2.0, out=out, casting="same_kind")
+    np.multiply(p, 1.0 - p, out=hessians_out, casting="same_kind")
+    return out
+
+
+def sigmoid(x):
+    """``1 / (1 + exp(-x))`` without overflow warnings."""
+    return 0.5 * (1.0 + np.tanh(0.5 * np.asarray(x, dtype=np.float64)))
 
 
 def scale_target(y, target_bounds):
@@ -45,22 +68,27 @@ def unscale_target(raw_predictions, target_bounds):
     return lower + (np.asarray(raw_predictions) + 1.0) * (upper - lower) / 2.0
 
 
-def margin_to_proba(raw_predictions):
-    """Class probabilities from square-loss margins on -1 / +1 labels.
+def margin_to_proba(raw_predictions, loss="square"):
+    """Class probabilities from margins on -1 / +1 labels.
 
-    The square loss estimates ``E[y | x] = 2 p - 1``, so ``p = (F + 1) / 2`` clipped to [0, 1].
+    The square loss estimates ``E[y | x] = 2 p - 1``, so ``p = (F + 1) / 2`` clipped to [0, 1];
+    the logistic loss's F is the log-odds, ``p = sigma(F)``.
 
     Parameters
     ----------
     raw_predictions : ndarray of shape (n, n_outputs)
         One output: the positive class of a binary problem. Several: one-vs-rest margins, whose
         probabilities are normalised to sum to 1 (uniform where they are all 0).
+    loss : {"square", "logistic"}, default="square"
 
     Returns
     -------
     proba : ndarray of shape (n, 2) for one output, else (n, n_outputs), dtype=float64
     """
-    p = np.clip((np.asarray(raw_predictions) + 1.0) / 2.0, 0.0, 1.0)
+    if loss == "logistic":
+        p = sigmoid(raw_predictions)
+    else:
+        p = np.clip((np.asarray(raw_predictions) + 1.0) / 2.0, 0.0, 1.0)
     if p.shape[1] == 1:
         return np.column_stack([1.0 - p[:, 0], p[:, 0]])
     total = p.sum(axis=1, keepdims=True)

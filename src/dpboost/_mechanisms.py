@@ -36,6 +36,10 @@ class NumpyNoise:
         """``values + Laplace(scale)``, independently per element."""
         return values + self.generator.laplace(scale=scale, size=values.shape)
 
+    def gaussian(self, values, scale):
+        """``values + N(0, scale^2)``, independently per element."""
+        return values + self.generator.normal(scale=scale, size=values.shape)
+
     def uniform(self, n):
         """``n`` independent uniform floats in [0, 1)."""
         return self.generator.random(n)
@@ -45,8 +49,8 @@ class SecureNoise:
     """Exact, floating-point-safe samplers of OpenDP with the operating system's randomness.
 
     The exponential mechanism is OpenDP's ``make_noisy_max`` with Gumbel noise (its zCDP variant,
-    which samples exactly ``P ∝ exp(u / scale)``); leaves use OpenDP's ``make_laplace`` on float
-    vectors; the record partition uses ``os.urandom``. Measurements are built once per shape and
+    which samples exactly ``P ∝ exp(u / scale)``); leaves use OpenDP's ``make_laplace`` or
+    ``make_gaussian`` on float vectors; the record partition uses ``os.urandom``. Measurements are built once per shape and
     scale.
     """
 
@@ -58,7 +62,7 @@ class SecureNoise:
         self._measurements = {}
 
     def measurement(self, kind, size, scale):
-        """The OpenDP measurement ``kind`` ("noisy_max" or "laplace") over float vectors of ``size``."""
+        """OpenDP measurement ``kind`` ("noisy_max", "laplace", "gaussian") on float vectors."""
         key = (kind, size, scale)
         if key not in self._measurements:
             dp = self._dp
@@ -66,8 +70,10 @@ class SecureNoise:
             if kind == "noisy_max":
                 m = dp.m.make_noisy_max(domain, dp.linf_distance(T=float),
                                         dp.zero_concentrated_divergence(), scale=scale)
-            else:
+            elif kind == "laplace":
                 m = dp.m.make_laplace(domain, dp.l1_distance(T=float), scale=scale)
+            else:
+                m = dp.m.make_gaussian(domain, dp.l2_distance(T=float), scale=scale)
             self._measurements[key] = m
         return self._measurements[key]
 
@@ -82,6 +88,12 @@ class SecureNoise:
         if scale == 0.0:
             return values.copy()  # sensitivity 0: the exact value is already 0-DP
         return np.array(self.measurement("laplace", values.size, float(scale))(values))
+
+    def gaussian(self, values, scale):
+        """``values + N(0, scale^2)`` with OpenDP's exact sampler (``values`` of any shape)."""
+        flat = np.ascontiguousarray(values, dtype=np.float64).ravel()
+        return np.array(self.measurement("gaussian", flat.size, float(scale))(flat)).reshape(
+            values.shape)
 
     def uniform(self, n):
         """``n`` independent uniform floats in [0, 1) on a 2**-53 grid, from ``os.urandom``."""
@@ -162,6 +174,33 @@ def laplace_mechanism(values, *, epsilon, sensitivity, noise, ledger, scope):
     if not private:
         return values.copy()
     return noise.laplace(values, sensitivity / epsilon)
+
+
+def gaussian_mechanism(values, *, noise_multiplier, sensitivity, noise, ledger, scope):
+    """Release ``values + N(0, (noise_multiplier * sensitivity)^2)`` per element.
+
+    The Gaussian mechanism (Dwork & Roth 2014, Appendix A; Renyi-DP of order alpha
+    ``alpha / (2 noise_multiplier^2)``, Mironov 2017, Prop. 7), used for the sufficient statistics
+    of the leaves, (sum g, sum h) per leaf (DP-XGB; Maddock et al. 2022).
+
+    Parameters
+    ----------
+    values : ndarray of shape (n_nodes, n_statistics), dtype=float64
+        One row per disjoint node; ``sensitivity`` bounds the L2 change of one row.
+    noise_multiplier : float
+        Noise standard deviation over the L2 sensitivity, > 0.
+    sensitivity : float
+    noise : NumpyNoise or SecureNoise
+    ledger : PrivacyLedger
+    scope : dict
+
+    Returns
+    -------
+    released : ndarray of shape (n_nodes, n_statistics), dtype=float64
+    """
+    ledger.record(mechanism="gaussian", epsilon=math.inf, sensitivity=sensitivity,
+                  n_nodes=values.shape[0], noise_multiplier=noise_multiplier, **scope)
+    return noise.gaussian(values, noise_multiplier * sensitivity)
 
 
 def partition_records(n_records, shares, noise):

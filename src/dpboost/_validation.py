@@ -22,6 +22,8 @@ MAX_DEPTH = 10
 
 PARAMETER_CONSTRAINTS = {
     "epsilon": [Interval(Real, 0, None, closed="right")],
+    "delta": [Interval(Real, 0, 1, closed="left")],
+    "leaf_noise": [StrOptions({"laplace", "gaussian"})],
     "n_estimators": [Interval(Integral, 1, None, closed="left")],
     "max_depth": [Interval(Integral, 1, MAX_DEPTH, closed="both")],
     "learning_rate": [Interval(Real, 0, 1, closed="right")],
@@ -37,6 +39,16 @@ PARAMETER_CONSTRAINTS = {
     "diagnostics": ["boolean"],
     "n_jobs": [Integral, None],
 }
+
+
+def check_mechanisms(leaf_noise, delta, l2_regularization):
+    """Combinations the planner cannot honour, refused before any budget is spent."""
+    if leaf_noise == "gaussian" and delta == 0:
+        raise ValueError("leaf_noise='gaussian' needs delta > 0: the Gaussian mechanism is not "
+                         "pure DP (set delta, e.g. 1e-5, well below 1 / n_samples).")
+    if leaf_noise == "gaussian" and l2_regularization == 0:
+        raise ValueError("leaf_noise='gaussian' needs l2_regularization > 0: the released leaf "
+                         "-G / max(H + lambda, lambda) divides by lambda.")
 
 
 def check_n_jobs(n_jobs, max_threads):
