@@ -1,5 +1,6 @@
 """Shared helpers of the benchmark scripts: machine facts and result files."""
 
+import argparse
 import csv
 import json
 import os
@@ -52,3 +53,25 @@ def print_table(rows):
     print("  ".join(k.rjust(w) for k, w in zip(keys, widths)))
     for c in cells:
         print("  ".join(v.rjust(w) for v, w in zip(c, widths)))
+
+
+def paper_parser(doc, datasets):
+    """Command line of the paper-reproduction scripts: ``--quick`` and ``--datasets``."""
+    parser = argparse.ArgumentParser(description=doc.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="smaller settings (module docstring)")
+    parser.add_argument("--datasets", nargs="+", choices=list(datasets), help="only these datasets")
+    return parser
+
+
+def result_name(base, args):
+    """``base`` with ``_quick`` / ``_subset`` so that partial runs never overwrite full results."""
+    return base + ("_quick" if args.quick else "") + ("_subset" if args.datasets else "")
+
+
+def save_figure(fig, axes, n_panels, path):
+    """Legend on the first panel, the panels after ``n_panels`` blanked, tight layout, PNG."""
+    for ax in list(axes.flat)[n_panels:]:
+        ax.axis("off")
+    axes.flat[0].legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)

@@ -21,13 +21,22 @@ METHODS = {
     "PARA": {"budget_allocation": "parallel", "leaf_clipping": False},
 }
 
+#: dpboost's DP-XGB building blocks (issue 6; not a paper method): (epsilon, 1e-5)-DP by Renyi
+#: accounting, every tree on every record, Gaussian leaf statistics with Newton leaves, logistic
+#: loss for classifiers. Used by bench_peers.py only.
+DP_XGB = {"budget_allocation": "sequential", "delta": 1e-5, "leaf_noise": "gaussian"}
+
 
 def make_model(data, method, epsilon, seed, **params):
-    """An unfitted estimator of ``method`` ("DPBoost", "SEQ", "PARA" or "NP") for ``data``."""
+    """Unfitted estimator of ``method`` ("DPBoost", "SEQ", "PARA", "NP", "DP-XGB") for ``data``."""
     settings = {"n_estimators": 50, "trees_per_ensemble": 50, "max_depth": 6,
                 "l2_regularization": 0.1, "max_bins": 32, "feature_bounds": data["bounds"],
                 "random_state": seed}
     settings.update(METHODS.get(method, {}))
+    if method == "DP-XGB":
+        settings.update(DP_XGB)
+        if data["task"] != "regression":
+            settings["loss"] = "logistic"
     settings.update(params)
     settings["epsilon"] = math.inf if method == "NP" else epsilon
     if data["task"] == "regression":

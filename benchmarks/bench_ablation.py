@@ -13,7 +13,6 @@ Run: ``python benchmarks/bench_ablation.py [--quick]``. ``--quick``: adult and t
 sets, epsilon 1/4/10, two folds, at most 20,000 training rows.
 """
 
-import argparse
 import contextlib
 import dataclasses
 import math
@@ -23,7 +22,14 @@ from unittest import mock
 import _datasets
 import _paper
 import numpy as np
-from _common import RESULTS, print_table, write_results
+from _common import (
+    RESULTS,
+    paper_parser,
+    print_table,
+    result_name,
+    save_figure,
+    write_results,
+)
 
 import dpboost._estimators
 from dpboost import PrivacyLeakWarning
@@ -101,22 +107,16 @@ def plot(table, path):
         ax.set_title(dataset, fontsize=9)
         ax.set_xlabel("epsilon", fontsize=8)
         ax.set_ylabel("RMSE", fontsize=8)
-    axes.flat[0].legend(fontsize=7)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
+    save_figure(fig, axes, len(datasets), path)
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="see the module docstring")
-    parser.add_argument("--datasets", nargs="+", choices=list(_datasets.DATASETS),
-                        help="only these datasets")
-    args = parser.parse_args()
+    args = paper_parser(__doc__, _datasets.DATASETS).parse_args()
     quick = args.quick
     names = ("adult", "abalone", "california", "house_16H") if quick else tuple(_datasets.DATASETS)
-    rows = run(args.datasets or names, (1.0, 4.0, 10.0) if quick else (1.0, 2.0, 4.0, 6.0, 8.0, 10.0),
-               2 if quick else 5, 20_000 if quick else None)
-    name = "ablation" + ("_quick" if quick else "") + ("_subset" if args.datasets else "")
+    epsilons = (1.0, 4.0, 10.0) if quick else (1.0, 2.0, 4.0, 6.0, 8.0, 10.0)
+    rows = run(args.datasets or names, epsilons, 2 if quick else 5, 20_000 if quick else None)
+    name = result_name("ablation", args)
     write_results(name, rows)
     table = summarise(rows)
     print_table(table)

@@ -8,13 +8,19 @@ Run: ``python benchmarks/bench_convergence.py [--quick]``. ``--quick``: 4 ensemb
 epsilon 20 in total), at most 20,000 training rows.
 """
 
-import argparse
 import math
 
 import _datasets
 import _paper
 import numpy as np
-from _common import RESULTS, print_table, write_results
+from _common import (
+    RESULTS,
+    paper_parser,
+    print_table,
+    result_name,
+    save_figure,
+    write_results,
+)
 
 EPSILON_PER_ENSEMBLE = 5.0
 TREES_PER_ENSEMBLE = 50
@@ -58,18 +64,15 @@ def plot(rows, path):
         ax.set_title(dataset, fontsize=9)
         ax.set_xlabel("trees", fontsize=8)
         ax.set_ylabel("test error", fontsize=8)
-    axes.flat[0].legend(fontsize=7)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
+    save_figure(fig, axes, len(datasets), path)
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="see the module docstring")
-    quick = parser.parse_args().quick
-    rows = run(("adult", "cod_rna", "covtype15k"), 4 if quick else 20,
+    args = paper_parser(__doc__, _datasets.DATASETS).parse_args()
+    quick = args.quick
+    rows = run(args.datasets or ("adult", "cod_rna", "covtype15k"), 4 if quick else 20,
                20_000 if quick else None)
-    name = "convergence_quick" if quick else "convergence"
+    name = result_name("convergence", args)
     write_results(name, rows)
     print_table([r for r in rows if r["trees"] % 200 == 0 or r["trees"] == 50])
     plot(rows, RESULTS / f"{name}.png")

@@ -8,13 +8,19 @@ Run: ``python benchmarks/bench_error_vs_epsilon.py [--quick]``. ``--quick``: fiv
 epsilon 1/4/10, two folds, at most 20,000 training rows (a few minutes on 2 cores).
 """
 
-import argparse
 import math
 
 import _datasets
 import _paper
 import numpy as np
-from _common import RESULTS, print_table, write_results
+from _common import (
+    RESULTS,
+    paper_parser,
+    print_table,
+    result_name,
+    save_figure,
+    write_results,
+)
 
 EPSILONS = (1.0, 2.0, 4.0, 6.0, 8.0, 10.0)
 QUICK_DATASETS = ("adult", "cod_rna", "covtype15k", "abalone", "california")
@@ -47,7 +53,8 @@ def summarise(rows):
     for dataset, method, epsilon in keys:
         values = [r[r["metric"]] for r in rows
                   if (r["dataset"], r["method"], r["epsilon"]) == (dataset, method, epsilon)]
-        table.append({"dataset": dataset, "method": method, "epsilon": epsilon,
+        metric = next(r["metric"] for r in rows if r["dataset"] == dataset)
+        table.append({"dataset": dataset, "method": method, "epsilon": epsilon, "metric": metric,
                       "mean": float(np.mean(values)), "std": float(np.std(values)),
                       "folds": len(values)})
     return table
@@ -74,26 +81,21 @@ def plot(table, path):
             ax.axhline(np_row[0]["mean"], color="k", ls="--", lw=1, label="NP")
         ax.set_title(dataset, fontsize=9)
         ax.set_xlabel("epsilon", fontsize=8)
+        ax.set_ylabel(np_row[0]["metric"] if np_row else "", fontsize=8)
+        if np_row and np_row[0]["metric"] == "rmse":
+            ax.set_yscale("log")  # SEQ's RMSE is orders of magnitude above the others
         ax.tick_params(labelsize=7)
-    for ax in list(axes.flat)[len(datasets):]:
-        ax.axis("off")
-    axes.flat[0].legend(fontsize=7)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
+    save_figure(fig, axes, len(datasets), path)
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help=__doc__.split("``--quick``: ")[1])
-    parser.add_argument("--datasets", nargs="+", choices=list(_datasets.DATASETS),
-                        help="only these datasets")
-    args = parser.parse_args()
+    args = paper_parser(__doc__, _datasets.DATASETS).parse_args()
     quick = args.quick
     names = QUICK_DATASETS if quick else tuple(_datasets.DATASETS)
     rows = run(args.datasets or names,
                (1.0, 4.0, 10.0) if quick else EPSILONS, 2 if quick else 5,
                20_000 if quick else None)
-    name = "error_vs_epsilon" + ("_quick" if quick else "") + ("_subset" if args.datasets else "")
+    name = result_name("error_vs_epsilon", args)
     write_results(name, rows)
     table = summarise(rows)
     print_table(table)

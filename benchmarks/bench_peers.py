@@ -4,21 +4,21 @@ Peers: InterpretML's DPExplainableBoostingClassifier / Regressor (DP-EBM, packag
 Nori et al. 2021; its defaults: 300 rounds, GDP composition, delta = 1e-5 — dpboost is pure DP with
 delta = 0) given the same feature and target bounds; scikit-learn's HistGradientBoosting with its
 defaults as the non-private ceiling. dpboost: the DPBoost setting of the paper (50 trees, one
-ensemble, depth 6). A peer that is not installed is skipped with a message
-(``pip install -e ".[bench]"`` installs them). Writes results/peers.csv.
+ensemble, depth 6), and its DP-XGB building blocks at delta = 1e-5 (``_paper.DP_XGB``). A peer that
+is not installed is skipped with a message (``pip install -e ".[bench]"`` installs them). Writes
+results/peers.csv.
 
 Run: ``python benchmarks/bench_peers.py [--quick]``. ``--quick``: adult, abalone and california,
 epsilon 1/4, one fold, at most 20,000 training rows.
 """
 
-import argparse
 import math
 import time
 import warnings
 
 import _datasets
 import _paper
-from _common import print_table, write_results
+from _common import paper_parser, print_table, result_name, write_results
 from sklearn.ensemble import (
     HistGradientBoostingClassifier,
     HistGradientBoostingRegressor,
@@ -63,6 +63,9 @@ def run(names, epsilons, n_folds, max_rows):
                 runs.append(("dpboost DPBoost", epsilon,
                              lambda e=epsilon, data=data, fold=fold:
                              _paper.make_model(data, "DPBoost", e, seed=fold)))
+                runs.append(("dpboost DP-XGB blocks", epsilon,
+                             lambda e=epsilon, data=data, fold=fold:
+                             _paper.make_model(data, "DP-XGB", e, seed=fold)))
                 if DPExplainableBoostingClassifier is not None:
                     runs.append(("DP-EBM", epsilon, lambda e=epsilon, data=data, fold=fold:
                                  _dp_ebm(data, e, fold)))
@@ -82,16 +85,12 @@ def run(names, epsilons, n_folds, max_rows):
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="see the module docstring")
-    parser.add_argument("--datasets", nargs="+", choices=list(_datasets.DATASETS),
-                        help="only these datasets")
-    args = parser.parse_args()
+    args = paper_parser(__doc__, _datasets.DATASETS).parse_args()
     quick = args.quick
     names = ("adult", "abalone", "california") if quick else tuple(_datasets.DATASETS)
-    rows = run(args.datasets or names, (1.0, 4.0) if quick else (1.0, 2.0, 4.0, 10.0), 1 if quick else 5,
-               20_000 if quick else None)
-    name = "peers" + ("_quick" if quick else "") + ("_subset" if args.datasets else "")
+    rows = run(args.datasets or names, (1.0, 4.0) if quick else (1.0, 2.0, 4.0, 10.0),
+               1 if quick else 5, 20_000 if quick else None)
+    name = result_name("peers", args)
     write_results(name, rows)
     print_table(rows)
 
