@@ -132,7 +132,7 @@ def test_planner_reads_no_data():
     assert set(inspect.signature(plan_budget).parameters) == {
         "epsilon", "n_estimators", "max_depth", "learning_rate", "l2_regularization",
         "budget_allocation", "trees_per_ensemble", "leaf_clipping", "n_outputs", "delta",
-        "leaf_noise", "hessian_bound"}
+        "leaf_noise", "hessian_bound", "split_selection"}
     assert _plan(epsilon=np.inf).epsilon == math.inf
     assert {e.mechanism for e in _plan(epsilon=np.inf).entries} == {"argmax", "exact"}
 
@@ -205,3 +205,19 @@ def test_fitted_rdp_ledger_equals_plan(leaf_noise, estimator):
                  hessian_bound=0.25 if estimator == "classifier" else 1.0)
     assert est.privacy_ledger_ == plan.entries
     assert est.privacy_spent_ == plan.epsilon <= 1.5
+
+
+@pytest.mark.parametrize("delta", [0.0, 1e-5])
+@pytest.mark.parametrize("split_selection", ["random", "cyclical"])
+def test_split_selection_plans(delta, split_selection):
+    plan = _plan(epsilon=2.0, delta=delta, split_selection=split_selection,
+                 leaf_noise="gaussian" if delta else "laplace")
+    assert 2.0 - 1e-3 <= plan.epsilon <= 2.0
+    levels = [e for e in plan.entries if e.level < 3]
+    if split_selection == "random":
+        # nothing spent on splits: a pure-DP tree's leaves get the tree's whole epsilon
+        assert {(e.mechanism, e.epsilon) for e in levels} == {("uniform", 0.0)}
+        if delta == 0:
+            assert {e.epsilon for e in plan.entries if e.level == 3} == {2.0 / 3}
+    else:
+        assert {e.mechanism for e in levels} == {"exponential"}

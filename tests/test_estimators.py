@@ -324,6 +324,7 @@ def test_regressor_staged_predict_adds_one_tree_per_stage():
     ({"delta": -1e-5}, "delta"),
     ({"leaf_noise": "normal"}, "leaf_noise"),
     ({"loss": "hinge"}, "loss"),
+    ({"split_selection": "greedy"}, "split_selection"),
 ])
 def test_bad_mechanism_settings_raise_before_any_noise(binary, params, message):
     X, y = binary

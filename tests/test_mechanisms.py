@@ -17,6 +17,7 @@ from dpboost._mechanisms import (
     gaussian_mechanism,
     laplace_mechanism,
     make_noise,
+    uniform_choice,
     partition_records,
 )
 
@@ -203,3 +204,13 @@ def test_secure_gaussian_privacy_map_is_the_planned_rho():
     # noise multiplier m at L2 sensitivity s: rho = 1 / (2 m^2), as the planner assumes
     noise = SecureNoise()
     assert noise.measurement("gaussian", 8, 3.0).map(1.5) == pytest.approx(1 / 8, rel=1e-9)
+
+
+def test_uniform_choice_frequencies_and_ledger():
+    ledger = PrivacyLedger()
+    choice = uniform_choice(N, 7, noise=make_noise(5), ledger=ledger, scope=SCOPE)
+    counts = np.bincount(choice, minlength=7)
+    assert counts.size == 7
+    assert stats.chisquare(counts).pvalue > ALPHA
+    assert ledger.entries == [LedgerEntry(mechanism="uniform", epsilon=0.0, sensitivity=0.0,
+                                          n_nodes=N, **SCOPE)]

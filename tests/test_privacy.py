@@ -158,3 +158,25 @@ def test_default_random_state_uses_secure_noise_and_differs_between_fits(data, m
     assert len(calls) == 2 * 3 * 2  # every level of every tree of both fits
     assert not np.array_equal(a._leaf_value, b._leaf_value)
     assert a.privacy_spent_ == b.privacy_spent_ == 1.0
+
+
+# Split selection: random splits are data-independent; cyclical trees use one feature each.
+def test_random_splits_do_not_depend_on_the_data(data):
+    X, y = data
+    # sequential: no record partition, so both fits draw the same random stream
+    kw = {"split_selection": "random", "random_state": 7, "budget_allocation": "sequential"}
+    a = _fit(X, y, **kw)
+    b = _fit(X[: len(X) // 2], 1 - y[: len(y) // 2], **kw)
+    np.testing.assert_array_equal(a._split_feature, b._split_feature)
+    np.testing.assert_array_equal(a._split_bin, b._split_bin)
+    np.testing.assert_array_equal(a._missing_left, b._missing_left)
+    uniform = [e for e in a.privacy_ledger_ if e.mechanism == "uniform"]
+    assert len(uniform) == 12 * 3 and all(e.epsilon == 0 for e in uniform)
+    assert a.privacy_spent_ == pytest.approx(1.0)
+
+
+def test_cyclical_tree_t_splits_on_feature_t_mod_d(data):
+    X, y = data
+    clf = _fit(X, y, split_selection="cyclical")
+    for t in range(clf.n_estimators):
+        assert (clf._split_feature[t] == t % X.shape[1]).all()

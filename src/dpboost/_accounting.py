@@ -16,9 +16,9 @@ class LedgerEntry:
     Attributes
     ----------
     mechanism : str
-        ``"exponential"`` (split selection), ``"laplace"`` (leaf values), ``"gaussian"`` (leaf
-        gradient and Hessian sums), or ``"argmax"`` / ``"exact"`` for the non-private
-        counterparts when ``epsilon = inf``.
+        ``"exponential"`` (split selection), ``"uniform"`` (data-independent random split,
+        epsilon 0), ``"laplace"`` (leaf values), ``"gaussian"`` (leaf gradient and Hessian sums),
+        or ``"argmax"`` / ``"exact"`` for the non-private counterparts when ``epsilon = inf``.
     epsilon : float
         Pure-DP cost of the release (per node: the nodes of one entry are disjoint); ``inf`` for
         ``"gaussian"``, which is not pure DP.
@@ -89,6 +89,8 @@ def _dp_event(entry):
         return dp_accounting.LaplaceDpEvent(1.0 / entry.epsilon)
     if entry.mechanism == "gaussian":
         return dp_accounting.GaussianDpEvent(entry.noise_multiplier)
+    if entry.mechanism == "uniform":
+        return dp_accounting.NoOpDpEvent()
     return None
 
 

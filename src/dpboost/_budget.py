@@ -67,6 +67,8 @@ class TreeBudget:
         ``g* / h*``, applied to the released leaf (post-processing).
     leaf_noise_multiplier : float, default=0.0
         Gaussian leaves: noise standard deviation over ``leaf_sensitivity``; 0 otherwise.
+    split_selection : {"exponential", "cyclical", "random"}, default="exponential"
+        How each node picks its split; ``"random"`` spends nothing on the splits.
     """
 
     tree: int
@@ -79,6 +81,7 @@ class TreeBudget:
     leaf_sensitivity: float
     leaf_clip: float
     leaf_noise_multiplier: float = 0.0
+    split_selection: str = "exponential"
 
 
 @dataclass(frozen=True)
@@ -111,10 +114,12 @@ class BudgetPlan:
         private = math.isfinite(self.epsilon)
         out = []
         for tb in self.trees:
+            random = tb.split_selection == "random"
             for level in range(self.max_depth):
                 out.append(LedgerEntry(
-                    mechanism="exponential" if private else "argmax",
-                    epsilon=tb.epsilon_level, sensitivity=tb.gain_sensitivity,
+                    mechanism="uniform" if random else "exponential" if private else "argmax",
+                    epsilon=0.0 if random else tb.epsilon_level,
+                    sensitivity=0.0 if random else tb.gain_sensitivity,
                     group=tb.group, tree=tb.tree, level=level, n_nodes=2**level))
             gaussian = tb.leaf_noise_multiplier > 0
             out.append(LedgerEntry(
@@ -149,7 +154,7 @@ def _layout(budget_allocation, n_estimators, trees_per_ensemble, learning_rate):
 
 def plan_budget(*, epsilon, n_estimators, max_depth, learning_rate, l2_regularization,
                 budget_allocation, trees_per_ensemble, leaf_clipping, n_outputs=1, delta=0.0,
-                leaf_noise="laplace", hessian_bound=1.0):
+                leaf_noise="laplace", hessian_bound=1.0, split_selection="exponential"):
     """Plan every mechanism's epsilon, noise and sensitivity.
 
     Parameters
@@ -184,6 +189,11 @@ def plan_budget(*, epsilon, n_estimators, max_depth, learning_rate, l2_regulariz
         Hessian sum) with L2 sensitivity ``sqrt(g*^2 + h*^2)`` (DP-XGB; needs ``delta > 0``).
     hessian_bound : float, default=1.0
         h*, the bound on one record's Hessian (1 for the square loss, 1/4 for the logistic).
+    split_selection : {"exponential", "cyclical", "random"}, default="exponential"
+        ``"exponential"`` over every candidate (DPBoost); ``"cyclical"``: the same mechanism over
+        the candidates of feature ``t mod d`` only (DP-XGB); ``"random"``: a uniform candidate,
+        independent of the data, so the whole budget of a tree goes to its leaves (DP-TR random
+        boosting, Maddock et al. 2022).
 
     Returns
     -------
@@ -196,7 +206,8 @@ def plan_budget(*, epsilon, n_estimators, max_depth, learning_rate, l2_regulariz
             TreeBudget(tree=t, group=t, position=t % n_estimators, output=t // n_estimators,
                        epsilon_level=math.inf, epsilon_leaf=math.inf,
                        gain_sensitivity=gain_sensitivity(),
-                       leaf_sensitivity=leaf_sensitivity(l2_regularization), leaf_clip=math.inf)
+                       leaf_sensitivity=leaf_sensitivity(l2_regularization), leaf_clip=math.inf,
+                       split_selection=split_selection)
             for t in range(n_trees))
         return BudgetPlan(trees=trees, record_shares=None, max_depth=max_depth, epsilon=math.inf)
 
@@ -221,24 +232,30 @@ def plan_budget(*, epsilon, n_estimators, max_depth, learning_rate, l2_regulariz
                 position=int(positions[t]), output=output, epsilon_level=epsilon_level,
                 epsilon_leaf=epsilon_leaf, gain_sensitivity=gain_sensitivity(),
                 leaf_sensitivity=sensitivity, leaf_clip=clip,
-                leaf_noise_multiplier=noise_multiplier))
+                leaf_noise_multiplier=noise_multiplier, split_selection=split_selection))
         plan = BudgetPlan(trees=tuple(trees), record_shares=shares, max_depth=max_depth,
                           epsilon=0.0, delta=delta)
         return dataclasses.replace(plan, epsilon=plan.composed_epsilon())
 
+    random = split_selection == "random"
     if delta == 0:
         epsilon_tree = epsilon / (n_outputs * n_groups)
         while True:
-            plan = plan_for(epsilon_tree / (2 * max_depth), epsilon_tree / 2, 0.0)
+            if random:
+                plan = plan_for(0.0, epsilon_tree, 0.0)
+            else:
+                plan = plan_for(epsilon_tree / (2 * max_depth), epsilon_tree / 2, 0.0)
             if plan.epsilon <= epsilon:
                 return plan
             # Floating-point rounding of eps / N_e / (2 depth) summed back can exceed eps by an
             # ulp; never overspend.
             epsilon_tree = np.nextafter(epsilon_tree, 0.0)
 
+    selection_share = 0.0 if random else SELECTION_SHARE
+
     def plan_for_rho(rho):
-        rho_leaf = (1.0 - SELECTION_SHARE) * rho
-        return plan_for(math.sqrt(8.0 * SELECTION_SHARE * rho / max_depth),
+        rho_leaf = (1.0 - selection_share) * rho
+        return plan_for(math.sqrt(8.0 * selection_share * rho / max_depth),
                         math.inf if gaussian else math.sqrt(2.0 * rho_leaf),
                         1.0 / math.sqrt(2.0 * rho_leaf) if gaussian else 0.0)
 

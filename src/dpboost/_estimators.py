@@ -64,6 +64,12 @@ _PARAMETERS_DOC = """
         leaf's gradient and Hessian sums with Gaussian noise of L2 sensitivity ``sqrt(g*^2 + h*^2)``
         and the Newton leaf ``-G~ / max(H~ + lambda, lambda)`` clipped to ``+-g*/h*`` (DP-XGB);
         needs ``delta > 0`` and ``l2_regularization > 0``; GLC does not apply.
+    split_selection : {"exponential", "cyclical", "random"}, default="exponential"
+        ``"exponential"``: each node picks among every (feature, bin, missing side) candidate
+        with the exponential mechanism (DPBoost). ``"cyclical"``: the same, among the candidates
+        of feature ``t mod n_features`` only, for tree t of each output (DP-XGB). ``"random"``: a
+        uniformly random candidate, independent of the data, so the whole budget goes to the
+        leaves (DP-TR "random boosting", Maddock et al. 2022).
     n_estimators : int, default=50
         Number of trees T, >= 1.
     max_depth : int, default=6
@@ -138,11 +144,12 @@ class _BaseDPGB(BaseEstimator):
 
     def __init__(self, *, epsilon, delta, n_estimators, max_depth, learning_rate,
                  l2_regularization, max_bins, trees_per_ensemble, budget_allocation,
-                 gradient_filtering, leaf_clipping, leaf_noise, feature_bounds, random_state,
-                 verbose, diagnostics, n_jobs):
+                 gradient_filtering, leaf_clipping, leaf_noise, split_selection, feature_bounds,
+                 random_state, verbose, diagnostics, n_jobs):
         self.epsilon = epsilon
         self.delta = delta
         self.leaf_noise = leaf_noise
+        self.split_selection = split_selection
         self.n_estimators = n_estimators
         self.max_depth = max_depth
         self.learning_rate = learning_rate
@@ -193,7 +200,8 @@ class _BaseDPGB(BaseEstimator):
             budget_allocation=self.budget_allocation,
             trees_per_ensemble=self.trees_per_ensemble, leaf_clipping=self.leaf_clipping,
             n_outputs=y_scaled.shape[1], delta=float(self.delta), leaf_noise=self.leaf_noise,
-            hessian_bound=0.25 if self._loss == "logistic" else 1.0)
+            hessian_bound=0.25 if self._loss == "logistic" else 1.0,
+            split_selection=self.split_selection)
         if self.feature_bounds is None:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", RuntimeWarning)  # an all-missing column
@@ -267,7 +275,9 @@ class _BaseDPGB(BaseEstimator):
                                 max_depth=depth, n_bins=self.max_bins,
                                 l2_regularization=float(self.l2_regularization), noise=noise,
                                 ledger=ledger,
-                                hessians=None if hessians is None else hessians[indices])
+                                hessians=None if hessians is None else hessians[indices],
+                                feature=(tb.tree % self.n_estimators) % X_binned.shape[1]
+                                if self.split_selection == "cyclical" else None)
             split_feature[tb.tree], split_bin[tb.tree], missing_left[tb.tree] = f, b, m
             leaf_value[tb.tree] = v * self.learning_rate
             one = slice(tb.tree, tb.tree + 1)
@@ -419,15 +429,16 @@ class DPGBClassifier(ClassifierMixin, _BaseDPGB):
     def __init__(self, *, epsilon=1.0, delta=0.0, loss="square", n_estimators=50, max_depth=6,
                  learning_rate=0.1, l2_regularization=0.1, max_bins=32, trees_per_ensemble=50,
                  budget_allocation="eoe", gradient_filtering=True, leaf_clipping=True,
-                 leaf_noise="laplace", feature_bounds=None, classes=None, random_state=None,
-                 verbose=0, diagnostics=False, n_jobs=None):
+                 leaf_noise="laplace", split_selection="exponential", feature_bounds=None,
+                 classes=None, random_state=None, verbose=0, diagnostics=False, n_jobs=None):
         super().__init__(
             epsilon=epsilon, delta=delta, n_estimators=n_estimators, max_depth=max_depth,
             learning_rate=learning_rate, l2_regularization=l2_regularization, max_bins=max_bins,
             trees_per_ensemble=trees_per_ensemble, budget_allocation=budget_allocation,
             gradient_filtering=gradient_filtering, leaf_clipping=leaf_clipping,
-            leaf_noise=leaf_noise, feature_bounds=feature_bounds, random_state=random_state,
-            verbose=verbose, diagnostics=diagnostics, n_jobs=n_jobs)
+            leaf_noise=leaf_noise, split_selection=split_selection,
+            feature_bounds=feature_bounds, random_state=random_state, verbose=verbose,
+            diagnostics=diagnostics, n_jobs=n_jobs)
         self.classes = classes
         self.loss = loss
 
@@ -556,15 +567,16 @@ class DPGBRegressor(RegressorMixin, _BaseDPGB):
     def __init__(self, *, epsilon=1.0, delta=0.0, n_estimators=50, max_depth=6,
                  learning_rate=0.1, l2_regularization=0.1, max_bins=32, trees_per_ensemble=50,
                  budget_allocation="eoe", gradient_filtering=True, leaf_clipping=True,
-                 leaf_noise="laplace", feature_bounds=None, target_bounds=None, random_state=None,
-                 verbose=0, diagnostics=False, n_jobs=None):
+                 leaf_noise="laplace", split_selection="exponential", feature_bounds=None,
+                 target_bounds=None, random_state=None, verbose=0, diagnostics=False, n_jobs=None):
         super().__init__(
             epsilon=epsilon, delta=delta, n_estimators=n_estimators, max_depth=max_depth,
             learning_rate=learning_rate, l2_regularization=l2_regularization, max_bins=max_bins,
             trees_per_ensemble=trees_per_ensemble, budget_allocation=budget_allocation,
             gradient_filtering=gradient_filtering, leaf_clipping=leaf_clipping,
-            leaf_noise=leaf_noise, feature_bounds=feature_bounds, random_state=random_state,
-            verbose=verbose, diagnostics=diagnostics, n_jobs=n_jobs)
+            leaf_noise=leaf_noise, split_selection=split_selection,
+            feature_bounds=feature_bounds, random_state=random_state, verbose=verbose,
+            diagnostics=diagnostics, n_jobs=n_jobs)
         self.target_bounds = target_bounds
 
     def _encode_target(self, y):

@@ -9,7 +9,12 @@ import numpy as np
 
 from ._common import NODE_DTYPE, SUM_DTYPE, X_BINNED_DTYPE
 from ._histogram import build_histograms
-from ._mechanisms import exponential_mechanism, gaussian_mechanism, laplace_mechanism
+from ._mechanisms import (
+    exponential_mechanism,
+    gaussian_mechanism,
+    laplace_mechanism,
+    uniform_choice,
+)
 from ._splitting import compute_gains, left_children, split_samples
 
 
@@ -34,7 +39,7 @@ def _level_histograms(X_binned, sample_indices, node_of_sample, gradients, paren
 
 
 def grow_tree(X_binned, sample_indices, gradients, *, budget, max_depth, n_bins,
-              l2_regularization, noise, ledger, hessians=None):
+              l2_regularization, noise, ledger, hessians=None, feature=None):
     """Grow one complete tree of depth ``max_depth`` on the selected samples.
 
     Parameters
@@ -55,6 +60,8 @@ def grow_tree(X_binned, sample_indices, gradients, *, budget, max_depth, n_bins,
     ledger : PrivacyLedger
     hessians : ndarray of shape (n_selected,), dtype=float32, default=None
         Hessians of the selected rows for Gaussian leaves; None means 1 (square loss).
+    feature : int, default=None
+        ``budget.split_selection == "cyclical"``: the only feature this tree splits on.
 
     Returns
     -------
@@ -74,15 +81,26 @@ def grow_tree(X_binned, sample_indices, gradients, *, budget, max_depth, n_bins,
     scope = {"group": budget.group, "tree": budget.tree}
 
     hist = None
+    n_candidates = n_features * (n_bins - 1) * 2
     for level in range(max_depth):
         n_nodes = 2**level
-        hist = _level_histograms(X_binned, sample_indices, node_of_sample, gradients, hist, n_bins)
-        gains = np.empty((n_nodes, n_features, n_bins - 1, 2), dtype=SUM_DTYPE)
-        compute_gains(hist, l2_regularization, gains)
-        choice = exponential_mechanism(
-            gains.reshape(n_nodes, -1), epsilon=budget.epsilon_level,
-            sensitivity=budget.gain_sensitivity, noise=noise, ledger=ledger,
-            scope={**scope, "level": level})
+        level_scope = {**scope, "level": level}
+        if budget.split_selection == "random":
+            choice = uniform_choice(n_nodes, n_candidates, noise=noise, ledger=ledger,
+                                    scope=level_scope)
+        else:
+            hist = _level_histograms(X_binned, sample_indices, node_of_sample, gradients, hist,
+                                     n_bins)
+            gains = np.empty((n_nodes, n_features, n_bins - 1, 2), dtype=SUM_DTYPE)
+            compute_gains(hist, l2_regularization, gains)
+            if feature is not None:
+                gains = gains[:, feature:feature + 1]  # cyclical: one feature's candidates
+            choice = exponential_mechanism(
+                gains.reshape(n_nodes, -1), epsilon=budget.epsilon_level,
+                sensitivity=budget.gain_sensitivity, noise=noise, ledger=ledger,
+                scope=level_scope)
+            if feature is not None:
+                choice = choice + feature * (n_bins - 1) * 2
         # Candidate index = (feature * (n_bins - 1) + bin) * 2 + (0: missing left, 1: right).
         level_feature = (choice // (2 * (n_bins - 1))).astype(np.int32)
         level_bin = (choice // 2 % (n_bins - 1)).astype(X_BINNED_DTYPE)

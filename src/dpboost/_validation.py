@@ -24,6 +24,7 @@ PARAMETER_CONSTRAINTS = {
     "epsilon": [Interval(Real, 0, None, closed="right")],
     "delta": [Interval(Real, 0, 1, closed="left")],
     "leaf_noise": [StrOptions({"laplace", "gaussian"})],
+    "split_selection": [StrOptions({"exponential", "cyclical", "random"})],
     "n_estimators": [Interval(Integral, 1, None, closed="left")],
     "max_depth": [Interval(Integral, 1, MAX_DEPTH, closed="both")],
     "learning_rate": [Interval(Real, 0, 1, closed="right")],
