@@ -88,3 +88,100 @@ class BoundsBinner:
         """
         steps = np.arange(1, self.max_bins) / self.max_bins
         return self.lower[:, None] + steps[None, :] * (self.upper - self.lower)[:, None]
+
+
+def resolve_categorical(X, categorical_features, categories):
+    """Indices of the categorical columns and their category lists.
+
+    Parameters
+    ----------
+    X : array-like or pandas.DataFrame of shape (n_samples, n_features)
+    categorical_features : None, "from_dtype", array-like of int, str or bool
+        As scikit-learn's HistGradientBoosting: indices, column names, a boolean mask, or
+        ``"from_dtype"`` (the DataFrame's ``category`` columns, and its string columns).
+    categories : None or dict
+        Public category list per column (key: column name or index). A ``category`` column
+        without an entry takes its dtype's declared categories (public by declaration).
+
+    Returns
+    -------
+    lists : dict of int -> ndarray of shape (n_categories,), dtype=object
+        Column index -> category list, in the order that defines the codes.
+    from_data : list of str
+        Columns whose list had to be read from the data (the caller warns).
+
+    Raises
+    ------
+    ValueError
+        An unknown column name or index, or a mask of the wrong length.
+    """
+    if categorical_features is None:
+        return {}, []
+    columns = list(getattr(X, "columns", range(np.shape(X)[1])))
+    dtypes = getattr(X, "dtypes", None)
+
+    def index_of(key):
+        if isinstance(key, str):
+            if key not in columns:
+                raise ValueError(f"categorical_features names {key!r}, which is not a column of X.")
+            return columns.index(key)
+        if not 0 <= int(key) < len(columns):
+            raise ValueError(f"categorical_features index {key} is outside [0, {len(columns)}).")
+        return int(key)
+
+    if isinstance(categorical_features, str) and categorical_features == "from_dtype":
+        if dtypes is None:
+            return {}, []
+        indices = [j for j, t in enumerate(dtypes)
+                   if str(t) == "category" or t == object or str(t).startswith("str")]
+    else:
+        keys = np.asarray(categorical_features)
+        if keys.dtype == bool:
+            if keys.shape != (len(columns),):
+                raise ValueError(f"categorical_features mask has shape {keys.shape}; X has "
+                                 f"{len(columns)} columns.")
+            indices = list(np.flatnonzero(keys))
+        else:
+            indices = [index_of(k) for k in keys.tolist()]
+    given = {index_of(k): v for k, v in (categories or {}).items()}
+    lists, from_data = {}, []
+    for j in indices:
+        column = X.iloc[:, j] if hasattr(X, "iloc") else np.asarray(X, dtype=object)[:, j]
+        if j in given:
+            values = list(given[j])
+        elif str(getattr(column, "dtype", "")) == "category":
+            values = list(column.cat.categories)
+        else:
+            values = sorted({v for v in column if v == v and v is not None}, key=str)
+            from_data.append(str(columns[j]))
+        lists[j] = np.array(values, dtype=object)
+    return lists, from_data
+
+
+def encode_categorical(X, lists):
+    """``X`` as float64 with each categorical column replaced by the position of its value in the
+    public list; values not in the list and missing values become NaN (the missing-value bin).
+
+    Parameters
+    ----------
+    X : array-like or pandas.DataFrame of shape (n_samples, n_features)
+    lists : dict of int -> ndarray, dtype=object
+        From :func:`resolve_categorical`.
+
+    Returns
+    -------
+    X_encoded : same container as X (a DataFrame stays a DataFrame, with its column names)
+    """
+    if not lists:
+        return X
+    if hasattr(X, "iloc"):
+        X = X.copy()
+        for j, values in lists.items():
+            lookup = {v: float(i) for i, v in enumerate(values)}
+            X.isetitem(j, X.iloc[:, j].astype(object).map(lookup).astype(np.float64).to_numpy())
+        return X
+    X = np.array(X, dtype=object)
+    for j, values in lists.items():
+        lookup = {v: float(i) for i, v in enumerate(values)}
+        X[:, j] = [lookup.get(v, np.nan) for v in X[:, j]]
+    return X

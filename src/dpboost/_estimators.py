@@ -13,7 +13,7 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ._accounting import PrivacyLedger
-from ._binning import BoundsBinner
+from ._binning import BoundsBinner, encode_categorical, resolve_categorical
 from ._budget import plan_budget
 from ._common import G_H_DTYPE, GRADIENT_BOUND, SAMPLE_INDEX_DTYPE
 from ._grower import grow_tree
@@ -100,7 +100,18 @@ _PARAMETERS_DOC = """
         2 (1 - eta)^t_e)`` (Corollary 2). For SEQ and PARA the position is the tree index.
     feature_bounds : array-like of shape (n_features, 2) or (2,), default=None
         Public ``(lower, upper)`` of each feature; values outside are clipped. None: read from
-        the data with a :class:`PrivacyLeakWarning` (not private).
+        the data with a :class:`PrivacyLeakWarning` (not private). Rows of categorical features
+        are ignored (set to ``(-0.5, n_categories - 0.5)``).
+    categorical_features : None, "from_dtype", array-like of int, str or bool, default=None
+        Categorical columns, as scikit-learn's HistGradientBoosting: indices, names, a boolean
+        mask, or ``"from_dtype"`` (a DataFrame's ``category`` and string columns). A value is
+        coded by its position in the column's public category list; values not in the list and
+        missing values go to the missing-value bin. Split candidates follow the list's order
+        ("first k categories vs the rest"), which is public, and go through the same mechanism.
+    categories : dict or None, default=None
+        Public category list per categorical column (key: name or index). A pandas ``category``
+        column without an entry takes its dtype's declared categories; any other column without
+        one has its list read from the data, with a :class:`PrivacyLeakWarning`.
     {extra}
     random_state : int, numpy.random.Generator or None, default=None
         Source of all randomness of ``fit``. None (recommended for real releases): OpenDP's exact
@@ -125,6 +136,8 @@ _ATTRIBUTES_DOC = """
         Only when X has string column names.
     feature_bounds_ : ndarray of shape (n_features_in_, 2), dtype=float64
         The bounds used: ``feature_bounds``, or those read from the data.
+    categories_ : dict of int -> ndarray of shape (n_categories,), dtype=object
+        Category list of each categorical column (empty dict without categorical features).
     privacy_spent_ : float
         Composed epsilon of everything ``fit`` released, pure DP or at ``delta`` (<= ``epsilon``;
         inf for NP).
@@ -145,11 +158,13 @@ class _BaseDPGB(BaseEstimator):
     def __init__(self, *, epsilon, delta, n_estimators, max_depth, learning_rate,
                  l2_regularization, max_bins, trees_per_ensemble, budget_allocation,
                  gradient_filtering, leaf_clipping, leaf_noise, split_selection, feature_bounds,
-                 random_state, verbose, diagnostics, n_jobs):
+                 categorical_features, categories, random_state, verbose, diagnostics, n_jobs):
         self.epsilon = epsilon
         self.delta = delta
         self.leaf_noise = leaf_noise
         self.split_selection = split_selection
+        self.categorical_features = categorical_features
+        self.categories = categories
         self.n_estimators = n_estimators
         self.max_depth = max_depth
         self.learning_rate = learning_rate
@@ -187,9 +202,12 @@ class _BaseDPGB(BaseEstimator):
             Invalid parameter, non-finite input, bounds of the wrong shape or with
             ``lower >= upper``, labels outside ``classes``; always before any noise is drawn.
         """
-        X, y = validate_data(self, X, y, dtype=np.float64, ensure_all_finite=False,
-                             y_numeric=isinstance(self, RegressorMixin))
         check_mechanisms(self.leaf_noise, self.delta, self.l2_regularization)
+        lists, from_data = resolve_categorical(X, self.categorical_features, self.categories)
+        if from_data:
+            data_dependent("categories (of " + ", ".join(from_data) + ")", None)
+        X, y = validate_data(self, encode_categorical(X, lists), y, dtype=np.float64,
+                             ensure_all_finite=False, y_numeric=isinstance(self, RegressorMixin))
         y_scaled, target_attributes = self._encode_target(y)
         # The whole budget is fixed from public inputs (hyper-parameters, and the number of
         # one-vs-rest outputs from the classes) before X is binned or any noise is drawn.
@@ -202,17 +220,27 @@ class _BaseDPGB(BaseEstimator):
             n_outputs=y_scaled.shape[1], delta=float(self.delta), leaf_noise=self.leaf_noise,
             hessian_bound=0.25 if self._loss == "logistic" else 1.0,
             split_selection=self.split_selection)
+        numeric = np.setdiff1d(np.arange(X.shape[1]), list(lists))
         if self.feature_bounds is None:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", RuntimeWarning)  # an all-missing column
                 finite = np.where(np.isfinite(X), X, np.nan)
                 lower, upper = np.nanmin(finite, axis=0), np.nanmax(finite, axis=0)
-            # A constant column still needs a non-empty interval.
+            # A constant column still needs a non-empty interval (and an all-missing one, any).
+            lower = np.nan_to_num(lower)
             upper = np.where(upper > lower, upper, lower + np.maximum(1.0, 1e-6 * np.abs(lower)))
-            bounds = check_feature_bounds(
-                data_dependent("feature_bounds", np.column_stack([lower, upper])), X.shape[1])
+            bounds = np.column_stack([lower, upper])
+            if numeric.size:
+                bounds = data_dependent("feature_bounds", bounds)
         else:
-            bounds = check_feature_bounds(self.feature_bounds, X.shape[1])
+            bounds = check_feature_bounds(self.feature_bounds, X.shape[1]).copy()
+        for j, values in lists.items():
+            if values.size == 0:
+                raise ValueError(f"categories of column {j} is empty: a categorical feature needs "
+                                 "at least one public category.")
+            # One code per category; the grid puts each in its own bin when n <= max_bins.
+            bounds[j] = (-0.5, values.size - 0.5)
+        bounds = check_feature_bounds(bounds, X.shape[1])
         if self.diagnostics:
             warn_diagnostics()
 
@@ -227,6 +255,7 @@ class _BaseDPGB(BaseEstimator):
         for name, value in target_attributes.items():
             setattr(self, name, value)
         self.feature_bounds_ = bounds
+        self.categories_ = lists
         self._binner = binner
         self._split_feature, self._split_bin, self._missing_left, self._leaf_value = model
         self.privacy_ledger_ = ledger.entries
@@ -359,7 +388,8 @@ class _BaseDPGB(BaseEstimator):
 
     def _binned_for_predict(self, X):
         check_is_fitted(self)
-        X = validate_data(self, X, dtype=np.float64, ensure_all_finite=False, reset=False)
+        X = validate_data(self, encode_categorical(X, self.categories_), dtype=np.float64,
+                          ensure_all_finite=False, reset=False)
         return self._binner.transform(X, order="C")
 
     def _add_trees(self, X_binned, stages, out):
@@ -430,14 +460,16 @@ class DPGBClassifier(ClassifierMixin, _BaseDPGB):
                  learning_rate=0.1, l2_regularization=0.1, max_bins=32, trees_per_ensemble=50,
                  budget_allocation="eoe", gradient_filtering=True, leaf_clipping=True,
                  leaf_noise="laplace", split_selection="exponential", feature_bounds=None,
-                 classes=None, random_state=None, verbose=0, diagnostics=False, n_jobs=None):
+                 categorical_features=None, categories=None, classes=None, random_state=None,
+                 verbose=0, diagnostics=False, n_jobs=None):
         super().__init__(
             epsilon=epsilon, delta=delta, n_estimators=n_estimators, max_depth=max_depth,
             learning_rate=learning_rate, l2_regularization=l2_regularization, max_bins=max_bins,
             trees_per_ensemble=trees_per_ensemble, budget_allocation=budget_allocation,
             gradient_filtering=gradient_filtering, leaf_clipping=leaf_clipping,
             leaf_noise=leaf_noise, split_selection=split_selection,
-            feature_bounds=feature_bounds, random_state=random_state, verbose=verbose,
+            feature_bounds=feature_bounds, categorical_features=categorical_features,
+            categories=categories, random_state=random_state, verbose=verbose,
             diagnostics=diagnostics, n_jobs=n_jobs)
         self.classes = classes
         self.loss = loss
@@ -568,14 +600,16 @@ class DPGBRegressor(RegressorMixin, _BaseDPGB):
                  learning_rate=0.1, l2_regularization=0.1, max_bins=32, trees_per_ensemble=50,
                  budget_allocation="eoe", gradient_filtering=True, leaf_clipping=True,
                  leaf_noise="laplace", split_selection="exponential", feature_bounds=None,
-                 target_bounds=None, random_state=None, verbose=0, diagnostics=False, n_jobs=None):
+                 categorical_features=None, categories=None, target_bounds=None, random_state=None,
+                 verbose=0, diagnostics=False, n_jobs=None):
         super().__init__(
             epsilon=epsilon, delta=delta, n_estimators=n_estimators, max_depth=max_depth,
             learning_rate=learning_rate, l2_regularization=l2_regularization, max_bins=max_bins,
             trees_per_ensemble=trees_per_ensemble, budget_allocation=budget_allocation,
             gradient_filtering=gradient_filtering, leaf_clipping=leaf_clipping,
             leaf_noise=leaf_noise, split_selection=split_selection,
-            feature_bounds=feature_bounds, random_state=random_state, verbose=verbose,
+            feature_bounds=feature_bounds, categorical_features=categorical_features,
+            categories=categories, random_state=random_state, verbose=verbose,
             diagnostics=diagnostics, n_jobs=n_jobs)
         self.target_bounds = target_bounds
 

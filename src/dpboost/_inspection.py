@@ -120,12 +120,16 @@ def model_to_json(estimator):
     """
     params = estimator.get_params(deep=False)
     params["random_state"] = None  # a Generator is not serialisable, and the fit is done
-    for key in ("feature_bounds", "classes", "target_bounds"):
-        if params.get(key) is not None:
+    for key in ("feature_bounds", "classes", "target_bounds", "categorical_features"):
+        if params.get(key) is not None and not isinstance(params[key], str):
             params[key] = np.asarray(params[key]).tolist()
+    if params.get("categories") is not None:
+        # JSON objects only have string keys: keep (key, list) pairs so int keys survive.
+        params["categories"] = [[k, list(v)] for k, v in params["categories"].items()]
     fitted = {
         "n_features_in_": estimator.n_features_in_,
         "feature_bounds_": estimator.feature_bounds_.tolist(),
+        "categories_": [[j, v.tolist()] for j, v in estimator.categories_.items()],
         "privacy_spent_": estimator.privacy_spent_,
         "privacy_ledger_": [vars(e) for e in estimator.privacy_ledger_],
         "split_feature": estimator._split_feature.tolist(),
@@ -141,7 +145,14 @@ def model_to_json(estimator):
         fitted["target_bounds_"] = list(estimator.target_bounds_)
     return json.dumps({"format": "dpboost", "version": FORMAT_VERSION,
                        "estimator": type(estimator).__name__, "params": params,
-                       "fitted": fitted})
+                       "fitted": fitted}, default=_numpy_scalar)
+
+
+def _numpy_scalar(value):
+    """JSON form of numpy scalars (category labels read by pandas are often numpy ints)."""
+    if isinstance(value, np.generic):
+        return value.item()
+    raise TypeError(f"{type(value).__name__} is not JSON serialisable")
 
 
 def model_from_json(cls, text):
@@ -158,10 +169,14 @@ def model_from_json(cls, text):
                          f"format={doc.get('format')!r}, version={doc.get('version')!r}")
     if doc["estimator"] != cls.__name__:
         raise ValueError(f"the JSON holds a {doc['estimator']}, not a {cls.__name__}")
-    est = cls(**doc["params"])
+    params = doc["params"]
+    if params.get("categories") is not None:
+        params["categories"] = {k: v for k, v in params["categories"]}
+    est = cls(**params)
     f = doc["fitted"]
     est.n_features_in_ = f["n_features_in_"]
     est.feature_bounds_ = np.array(f["feature_bounds_"], dtype=np.float64)
+    est.categories_ = {j: np.array(v, dtype=object) for j, v in f.get("categories_", [])}
     est.privacy_spent_ = f["privacy_spent_"]
     est.privacy_ledger_ = [LedgerEntry(**e) for e in f["privacy_ledger_"]]
     est._split_feature = np.array(f["split_feature"], dtype=np.int32)

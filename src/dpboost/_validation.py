@@ -35,6 +35,8 @@ PARAMETER_CONSTRAINTS = {
     "gradient_filtering": ["boolean"],
     "leaf_clipping": ["boolean"],
     "feature_bounds": ["array-like", None],
+    "categorical_features": ["array-like", StrOptions({"from_dtype"}), None],
+    "categories": [dict, None],
     "random_state": ["random_state", np.random.Generator],
     "verbose": ["verbose"],
     "diagnostics": ["boolean"],
