@@ -80,8 +80,8 @@ def test_json_holds_only_public_and_released_values(data):
     with pytest.warns(UserWarning):
         clf = _clf(diagnostics=True).fit(X, y)
     doc = json.loads(clf.to_json())
-    assert set(doc["fitted"]) == {"n_features_in_", "feature_bounds_", "privacy_spent_",
-                                  "privacy_ledger_", "split_feature", "split_bin",
+    assert set(doc["fitted"]) == {"n_features_in_", "feature_bounds_", "categories_",
+                                  "privacy_spent_", "privacy_ledger_", "split_feature", "split_bin",
                                   "missing_left", "leaf_value", "classes_"}
     assert "filtered_fraction" not in clf.to_json()
 

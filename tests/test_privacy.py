@@ -114,7 +114,8 @@ def test_initial_score_is_zero(data, grown):
     np.testing.assert_array_equal(g, -np.where(y[idx] == 1, 1.0, -1.0))
 
 
-_FITTED_PUBLIC = {"n_features_in_", "feature_bounds_", "classes_", "target_bounds_",
+# categories_: the public category lists (or, with a PrivacyLeakWarning, lists read from the data).
+_FITTED_PUBLIC = {"n_features_in_", "feature_bounds_", "categories_", "classes_", "target_bounds_",
                   "privacy_spent_", "privacy_ledger_", "_binner", "_split_feature", "_split_bin",
                   "_missing_left", "_leaf_value"}
 
