@@ -362,3 +362,19 @@ def test_dp_xgb_setting_learns_and_spends_at_most_epsilon_delta(binary):
     assert "delta=1e-05" in dp_xgb.privacy_report()
     assert dp_xgb.score(X[2000:], y[2000:]) > 0.85
     assert dp_xgb.score(X[2000:], y[2000:]) > dpboost.score(X[2000:], y[2000:])
+
+
+@pytest.mark.parametrize("cls", [DPGBClassifier, DPGBRegressor])
+def test_recommended_preset(binary, cls):
+    X, y = binary
+    est = cls.recommended(epsilon=2.0, feature_bounds=(-1, 1), max_depth=3, random_state=0,
+                          **({"classes": [0, 1]} if cls is DPGBClassifier else
+                             {"target_bounds": (0, 1)}))
+    params = est.get_params()
+    assert (params["delta"], params["leaf_noise"], params["budget_allocation"]) == (
+        1e-5, "gaussian", "sequential")
+    assert params["max_depth"] == 3  # overrides win
+    assert params.get("loss", "logistic") == "logistic"
+    est.fit(X, y)
+    assert est.privacy_spent_ <= 2.0
+    assert est.score(X, y) > (0.85 if cls is DPGBClassifier else 0.5)

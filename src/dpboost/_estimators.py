@@ -386,6 +386,39 @@ class _BaseDPGB(BaseEstimator):
         """
         return model_from_json(cls, text)
 
+    @classmethod
+    def recommended(cls, *, epsilon=1.0, delta=1e-5, **params):
+        """The (epsilon, delta)-DP preset that ranked best in dpboost's benchmarks.
+
+        Renyi accounting with ``delta``, every tree on every record
+        (``budget_allocation="sequential"``), Gaussian leaf statistics with Newton leaves, the
+        exponential mechanism for splits, 50 trees of depth 6 at learning rate 0.1, and the
+        logistic loss for the classifier (DP-XGB, "Revisiting differentially private XGBoost").
+        In ``benchmarks/bench_blocks_grid.py`` (9 datasets, epsilon 0.5 / 1 / 4, delta 1e-5) it
+        ranks 2.9 of 13 on average and never below 5th; the DPBoost paper's setting (the
+        estimator's defaults) ranks 10.9. Adult test ROC AUC at epsilon 1: 0.885 (DPBoost's
+        setting: 0.535).
+
+        Parameters
+        ----------
+        epsilon : float, default=1.0
+        delta : float, default=1e-5
+            Must be public and well below 1 / n_samples.
+        **params
+            Any other parameter (``feature_bounds``, ``classes`` / ``target_bounds``,
+            ``categorical_features``, ...), or an override of the preset's.
+
+        Returns
+        -------
+        estimator : unfitted instance of this class
+        """
+        preset = {"epsilon": epsilon, "delta": delta, "budget_allocation": "sequential",
+                  "leaf_noise": "gaussian", "split_selection": "exponential",
+                  "n_estimators": 50, "max_depth": 6, "learning_rate": 0.1}
+        if "loss" in cls._parameter_constraints:
+            preset["loss"] = "logistic"
+        return cls(**{**preset, **params})
+
     def _binned_for_predict(self, X):
         check_is_fitted(self)
         X = validate_data(self, encode_categorical(X, self.categories_), dtype=np.float64,
