@@ -6,7 +6,7 @@ import pytest
 from dpboost._binning import BoundsBinner
 from dpboost._histogram import build_histograms
 from dpboost._predictor import predict_binned
-from dpboost._splitting import compute_gains, left_children, split_samples
+from dpboost._splitting import children_on_side, compute_gains, split_samples
 
 
 def _naive_bins(X, bounds, max_bins):
@@ -183,14 +183,30 @@ def test_split_samples_matches_naive():
     assert (got[node == 2] % 2 == 0).all()
 
 
-def test_left_children_matches_naive():
+def test_children_on_side_matches_naive():
     _, idx, node, g, _, _ = _level_inputs(6, n_nodes=8)
-    got_idx, got_slot, got_g = left_children(idx, node, g)
-    even = node % 2 == 0
-    np.testing.assert_array_equal(got_idx, idx[even])
-    np.testing.assert_array_equal(got_slot, node[even] // 2)
-    np.testing.assert_array_equal(got_g, g[even])
+    side = np.array([0, 1, 1, 0], dtype=np.uint8)
+    got_idx, got_slot, got_g = children_on_side(idx, node, g, side)
+    keep = node % 2 == side[node // 2]
+    np.testing.assert_array_equal(got_idx, idx[keep])
+    np.testing.assert_array_equal(got_slot, node[keep] // 2)
+    np.testing.assert_array_equal(got_g, g[keep])
     assert got_idx.dtype == idx.dtype and got_slot.dtype == node.dtype and got_g.dtype == g.dtype
+
+
+def test_level_histograms_by_subtraction_equal_direct_histograms():
+    from dpboost._grower import _level_histograms
+
+    X_binned, idx, node, g, n_nodes, n_bins = _level_inputs(7, n_nodes=8)
+    parent_node = (node // 2).astype(node.dtype)
+    parent = _level_histograms(X_binned, idx, np.zeros_like(node), g, None, n_bins)
+    parents = np.zeros((X_binned.shape[1], 4, n_bins + 1, 2))
+    build_histograms(X_binned, idx, parent_node, g, parents)
+    direct = np.zeros((X_binned.shape[1], 8, n_bins + 1, 2))
+    build_histograms(X_binned, idx, node, g, direct)
+    assert parent.shape[1] == 1
+    np.testing.assert_allclose(_level_histograms(X_binned, idx, node, g, parents, n_bins), direct,
+                               atol=1e-9)
 
 
 @pytest.mark.parametrize("depth", [1, 3])

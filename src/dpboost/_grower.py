@@ -15,26 +15,32 @@ from ._mechanisms import (
     laplace_mechanism,
     uniform_choice,
 )
-from ._splitting import compute_gains, left_children, split_samples
+from ._splitting import children_on_side, compute_gains, split_samples
 
 
 def _level_histograms(X_binned, sample_indices, node_of_sample, gradients, parent, n_bins):
     """Histograms of every node of a level, shape (n_features, n_nodes, n_bins + 1, 2).
 
-    Below the root only the left children (even nodes ``2i``) are built, from their samples alone;
-    each right sibling is its parent minus the left child, which halves the kernel's work.
+    Below the root only the smaller child of each parent is built from its samples; its sibling
+    is the parent minus it, which at most halves the kernel's work. The child sizes only steer
+    this computation: they are never released and change no result.
     """
     n_features = X_binned.shape[1]
     if parent is None:
         hist = np.empty((n_features, 1, n_bins + 1, 2), dtype=SUM_DTYPE)
         build_histograms(X_binned, sample_indices, node_of_sample, gradients, hist)
         return hist
-    left_hist = np.empty_like(parent)
-    build_histograms(X_binned, *left_children(sample_indices, node_of_sample, gradients),
-                     left_hist)
-    hist = np.empty((n_features, 2 * parent.shape[1], n_bins + 1, 2), dtype=SUM_DTYPE)
-    hist[:, 0::2] = left_hist
-    np.subtract(parent, left_hist, out=hist[:, 1::2])
+    n_parents = parent.shape[1]
+    sizes = np.bincount(node_of_sample, minlength=2 * n_parents).reshape(n_parents, 2)
+    side = (sizes[:, 1] < sizes[:, 0]).astype(np.uint8)
+    small = np.empty_like(parent)
+    build_histograms(X_binned, *children_on_side(sample_indices, node_of_sample, gradients, side),
+                     small)
+    large = parent - small
+    right = side.astype(bool)
+    hist = np.empty((n_features, 2 * n_parents, n_bins + 1, 2), dtype=SUM_DTYPE)
+    hist[:, 0::2] = np.where(right[None, :, None, None], large, small)
+    hist[:, 1::2] = np.where(right[None, :, None, None], small, large)
     return hist
 
 

@@ -83,24 +83,35 @@ def split_samples(X_binned, sample_indices, node_of_sample, split_feature, split
 
 
 @njit(cache=True)
-def left_children(sample_indices, node_of_sample, gradients):
-    """The samples of the left children (even nodes ``2i``) of a level, with slot ``i``.
+def children_on_side(sample_indices, node_of_sample, gradients, side):
+    """The samples of one child of every node of a level: child ``2i + side[i]``, with slot ``i``.
+
+    The grower builds the histogram of the smaller child and subtracts it from the parent for the
+    other (scikit-learn's HistGradientBoosting does the same).
+
+    Parameters
+    ----------
+    sample_indices, node_of_sample : ndarray of shape (n_selected,), dtype=int32
+    gradients : ndarray of shape (n_selected,), dtype=float32
+    side : ndarray of shape (n_parents,), dtype=uint8
+        0 for the left child, 1 for the right child of parent ``i``.
 
     Returns
     -------
-    sample_indices, slot, gradients : ndarrays of shape (n_left,)
+    sample_indices, slot, gradients : ndarrays of shape (n_kept,)
         Same dtypes as the inputs; order preserved.
     """
-    n_left = 0
+    n_kept = 0
     for k in range(node_of_sample.shape[0]):
-        n_left += 1 - (node_of_sample[k] & 1)
-    out_indices = np.empty(n_left, dtype=sample_indices.dtype)
-    out_slot = np.empty(n_left, dtype=node_of_sample.dtype)
-    out_gradients = np.empty(n_left, dtype=gradients.dtype)
+        j = node_of_sample[k]
+        n_kept += (j & 1) == side[j >> 1]
+    out_indices = np.empty(n_kept, dtype=sample_indices.dtype)
+    out_slot = np.empty(n_kept, dtype=node_of_sample.dtype)
+    out_gradients = np.empty(n_kept, dtype=gradients.dtype)
     m = 0
     for k in range(node_of_sample.shape[0]):
         j = node_of_sample[k]
-        if j & 1 == 0:
+        if (j & 1) == side[j >> 1]:
             out_indices[m] = sample_indices[k]
             out_slot[m] = j >> 1
             out_gradients[m] = gradients[k]
