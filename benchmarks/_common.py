@@ -68,6 +68,14 @@ def result_name(base, args):
     return base + ("_quick" if args.quick else "") + ("_subset" if args.datasets else "")
 
 
+def label_panel(ax, title, xlabel, ylabel):
+    """Small-font title and axis labels of one panel of a grid of plots."""
+    ax.set_title(title, fontsize=9)
+    ax.set_xlabel(xlabel, fontsize=8)
+    ax.set_ylabel(ylabel, fontsize=8)
+    ax.tick_params(labelsize=7)
+
+
 def save_figure(fig, axes, n_panels, path):
     """Legend on the first panel, the panels after ``n_panels`` blanked, tight layout, PNG."""
     for ax in list(axes.flat)[n_panels:]:

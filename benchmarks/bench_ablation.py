@@ -24,6 +24,7 @@ import _paper
 import numpy as np
 from _common import (
     RESULTS,
+    label_panel,
     paper_parser,
     print_table,
     result_name,
@@ -104,9 +105,7 @@ def plot(table, path):
             ax.errorbar([t["epsilon"] for t in points], [t["mean"] for t in points],
                         yerr=[t["std"] for t in points], marker="o", ms=3, capsize=2,
                         label=variant)
-        ax.set_title(dataset, fontsize=9)
-        ax.set_xlabel("epsilon", fontsize=8)
-        ax.set_ylabel("RMSE", fontsize=8)
+        label_panel(ax, dataset, "epsilon", "RMSE")
     save_figure(fig, axes, len(datasets), path)
 
 

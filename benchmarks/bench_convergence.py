@@ -15,6 +15,7 @@ import _paper
 import numpy as np
 from _common import (
     RESULTS,
+    label_panel,
     paper_parser,
     print_table,
     result_name,
@@ -61,9 +62,7 @@ def plot(rows, path):
             points = [r for r in rows if r["dataset"] == dataset and r["method"] == method]
             ax.plot([r["trees"] for r in points], [r["error"] for r in points], marker="o",
                     ms=2, label=method)
-        ax.set_title(dataset, fontsize=9)
-        ax.set_xlabel("trees", fontsize=8)
-        ax.set_ylabel("test error", fontsize=8)
+        label_panel(ax, dataset, "trees", "test error")
     save_figure(fig, axes, len(datasets), path)
 
 

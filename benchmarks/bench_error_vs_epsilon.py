@@ -15,6 +15,7 @@ import _paper
 import numpy as np
 from _common import (
     RESULTS,
+    label_panel,
     paper_parser,
     print_table,
     result_name,
@@ -79,12 +80,9 @@ def plot(table, path):
         np_row = [t for t in table if t["dataset"] == dataset and t["method"] == "NP"]
         if np_row:
             ax.axhline(np_row[0]["mean"], color="k", ls="--", lw=1, label="NP")
-        ax.set_title(dataset, fontsize=9)
-        ax.set_xlabel("epsilon", fontsize=8)
-        ax.set_ylabel(np_row[0]["metric"] if np_row else "", fontsize=8)
+        label_panel(ax, dataset, "epsilon", np_row[0]["metric"] if np_row else "")
         if np_row and np_row[0]["metric"] == "rmse":
             ax.set_yscale("log")  # SEQ's RMSE is orders of magnitude above the others
-        ax.tick_params(labelsize=7)
     save_figure(fig, axes, len(datasets), path)
 
 
