@@ -143,6 +143,12 @@ def compose_rdp(entries, delta):
     return float(accountant.get_epsilon(delta))
 
 
+def compose(entries, delta):
+    """Composed epsilon: pure DP for ``delta = 0`` (:func:`compose_pure`), otherwise
+    (epsilon, delta)-DP by Renyi composition (:func:`compose_rdp`)."""
+    return compose_pure(entries) if delta == 0 else compose_rdp(entries, delta)
+
+
 class PrivacyLedger:
     """Append-only record of every release made while fitting one model."""
 
@@ -154,9 +160,5 @@ class PrivacyLedger:
         self.entries.append(LedgerEntry(**fields))
 
     def epsilon(self, delta=0.0):
-        """Composed epsilon of everything recorded so far.
-
-        ``delta = 0``: pure DP (:func:`compose_pure`); otherwise (epsilon, delta)-DP by Renyi
-        composition (:func:`compose_rdp`).
-        """
-        return compose_pure(self.entries) if delta == 0 else compose_rdp(self.entries, delta)
+        """Composed epsilon of everything recorded so far (see :func:`compose`)."""
+        return compose(self.entries, delta)

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._accounting import LedgerEntry, compose_pure, compose_rdp
+from ._accounting import LedgerEntry, compose
 from ._common import GRADIENT_BOUND
 
 #: Share of each tree's zCDP budget spent on split selection under Renyi accounting; the rest goes
@@ -129,11 +129,6 @@ class BudgetPlan:
                 noise_multiplier=tb.leaf_noise_multiplier))
         return out
 
-    def composed_epsilon(self):
-        """Epsilon of :attr:`entries`: pure DP, or at :attr:`delta` by Renyi composition."""
-        return (compose_pure(self.entries) if self.delta == 0
-                else compose_rdp(self.entries, self.delta))
-
 
 def _layout(budget_allocation, n_estimators, trees_per_ensemble, learning_rate):
     """Groups, positions and record shares of the three allocations (Li et al. 2020, Sec. 3.2, 4)."""
@@ -235,16 +230,17 @@ def plan_budget(*, epsilon, n_estimators, max_depth, learning_rate, l2_regulariz
                 leaf_noise_multiplier=noise_multiplier, split_selection=split_selection))
         plan = BudgetPlan(trees=tuple(trees), record_shares=shares, max_depth=max_depth,
                           epsilon=0.0, delta=delta)
-        return dataclasses.replace(plan, epsilon=plan.composed_epsilon())
+        return dataclasses.replace(plan, epsilon=compose(plan.entries, delta))
 
     random = split_selection == "random"
     if delta == 0:
+        # Algorithm 1: half of a tree's epsilon to its levels, half to its leaves; random splits
+        # cost nothing, so their trees give it all to the leaves.
+        selection = 0.0 if random else 0.5
         epsilon_tree = epsilon / (n_outputs * n_groups)
         while True:
-            if random:
-                plan = plan_for(0.0, epsilon_tree, 0.0)
-            else:
-                plan = plan_for(epsilon_tree / (2 * max_depth), epsilon_tree / 2, 0.0)
+            plan = plan_for(epsilon_tree * selection / max_depth,
+                            epsilon_tree * (1.0 - selection), 0.0)
             if plan.epsilon <= epsilon:
                 return plan
             # Floating-point rounding of eps / N_e / (2 depth) summed back can exceed eps by an
