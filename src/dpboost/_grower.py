@@ -88,6 +88,11 @@ def grow_tree(X_binned, sample_indices, gradients, *, budget, max_depth, n_bins,
 
     hist = None
     n_candidates = n_features * (n_bins - 1) * 2
+    # Cyclical trees score only their feature's candidates, so only its histograms are built;
+    # the candidate offset maps the choice back to the global candidate index.
+    candidate_columns, offset = ((X_binned, 0) if feature is None else
+                                 (np.asfortranarray(X_binned[:, feature:feature + 1]),
+                                  feature * (n_bins - 1) * 2))
     for level in range(max_depth):
         n_nodes = 2**level
         level_scope = {**scope, "level": level}
@@ -95,18 +100,15 @@ def grow_tree(X_binned, sample_indices, gradients, *, budget, max_depth, n_bins,
             choice = uniform_choice(n_nodes, n_candidates, noise=noise, ledger=ledger,
                                     scope=level_scope)
         else:
-            hist = _level_histograms(X_binned, sample_indices, node_of_sample, gradients, hist,
-                                     n_bins)
-            gains = np.empty((n_nodes, n_features, n_bins - 1, 2), dtype=SUM_DTYPE)
+            hist = _level_histograms(candidate_columns, sample_indices, node_of_sample,
+                                     gradients, hist, n_bins)
+            gains = np.empty((n_nodes, candidate_columns.shape[1], n_bins - 1, 2),
+                             dtype=SUM_DTYPE)
             compute_gains(hist, l2_regularization, gains)
-            if feature is not None:
-                gains = gains[:, feature:feature + 1]  # cyclical: one feature's candidates
-            choice = exponential_mechanism(
+            choice = offset + exponential_mechanism(
                 gains.reshape(n_nodes, -1), epsilon=budget.epsilon_level,
                 sensitivity=budget.gain_sensitivity, noise=noise, ledger=ledger,
                 scope=level_scope)
-            if feature is not None:
-                choice = choice + feature * (n_bins - 1) * 2
         # Candidate index = (feature * (n_bins - 1) + bin) * 2 + (0: missing left, 1: right).
         level_feature = (choice // (2 * (n_bins - 1))).astype(np.int32)
         level_bin = (choice // 2 % (n_bins - 1)).astype(X_BINNED_DTYPE)
