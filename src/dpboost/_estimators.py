@@ -419,17 +419,19 @@ class _BaseDPGB(BaseEstimator):
             preset["loss"] = "logistic"
         return cls(**{**preset, **params})
 
-    def _binned_for_predict(self, X):
+    def _prediction_inputs(self, X):
+        """Binned ``X`` and a zero score buffer of shape (n_outputs, n_samples)."""
         check_is_fitted(self)
         X = validate_data(self, encode_categorical(X, self.categories_), dtype=np.float64,
                           ensure_all_finite=False, reset=False)
-        return self._binner.transform(X, order="C")
+        X_binned = self._binner.transform(X, order="C")
+        n_outputs = self._split_feature.shape[0] // self.n_estimators
+        return X_binned, np.zeros((n_outputs, X_binned.shape[0]))
 
     def _add_trees(self, X_binned, stages, out):
         """Add boosting stages ``stages`` (a slice) of every output to ``out`` (n_outputs, n)."""
-        n_outputs = self._split_feature.shape[0] // self.n_estimators
         with _numba_threads(check_n_jobs(self.n_jobs, numba.config.NUMBA_NUM_THREADS)):
-            for k in range(n_outputs):
+            for k in range(out.shape[0]):
                 trees = np.arange(self.n_estimators)[stages] + k * self.n_estimators
                 predict_binned(X_binned, self._split_feature[trees], self._split_bin[trees],
                                self._missing_left[trees], self.max_bins,
@@ -437,15 +439,13 @@ class _BaseDPGB(BaseEstimator):
 
     def _raw_predict(self, X):
         """Scores of every output, shape (n_samples, n_outputs)."""
-        X_binned = self._binned_for_predict(X)
-        out = np.zeros((self._split_feature.shape[0] // self.n_estimators, X_binned.shape[0]))
+        X_binned, out = self._prediction_inputs(X)
         self._add_trees(X_binned, slice(None), out)
         return out.T
 
     def _staged_raw_predict(self, X):
         """Scores after each boosting stage, shape (n_samples, n_outputs) each (copies)."""
-        X_binned = self._binned_for_predict(X)
-        out = np.zeros((self._split_feature.shape[0] // self.n_estimators, X_binned.shape[0]))
+        X_binned, out = self._prediction_inputs(X)
         for t in range(self.n_estimators):
             self._add_trees(X_binned, slice(t, t + 1), out)
             yield out.T.copy()
