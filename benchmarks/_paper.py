@@ -21,27 +21,24 @@ METHODS = {
     "PARA": {"budget_allocation": "parallel", "leaf_clipping": False},
 }
 
-#: dpboost's DP-XGB building blocks (issue 6; not a paper method): (epsilon, 1e-5)-DP by Renyi
-#: accounting, every tree on every record, Gaussian leaf statistics with Newton leaves, logistic
-#: loss for classifiers. Used by bench_peers.py only.
-DP_XGB = {"budget_allocation": "sequential", "delta": 1e-5, "leaf_noise": "gaussian"}
-
-
 def make_model(data, method, epsilon, seed, **params):
-    """Unfitted estimator of ``method`` ("DPBoost", "SEQ", "PARA", "NP", "DP-XGB") for ``data``."""
+    """Unfitted estimator of ``method`` ("DPBoost", "SEQ", "PARA", "NP", "DP-XGB") for ``data``.
+
+    "DP-XGB" (not a paper method) is dpboost's ``recommended()`` preset: (epsilon, 1e-5)-DP by
+    Renyi accounting, every tree on every record, Gaussian leaf statistics, logistic loss for
+    classifiers; ``params`` override it (bench_blocks_grid.py varies its blocks).
+    """
     settings = {"n_estimators": 50, "trees_per_ensemble": 50, "max_depth": 6,
                 "l2_regularization": 0.1, "max_bins": 32, "feature_bounds": data["bounds"],
                 "random_state": seed}
     settings.update(METHODS.get(method, {}))
-    if method == "DP-XGB":
-        settings.update(DP_XGB)
-        if data["task"] != "regression":
-            settings["loss"] = "logistic"
     settings.update(params)
     settings["epsilon"] = math.inf if method == "NP" else epsilon
     if data["task"] == "regression":
-        return DPGBRegressor(target_bounds=data["target_bounds"], **settings)
-    return DPGBClassifier(classes=[0, 1], **settings)
+        cls, settings["target_bounds"] = DPGBRegressor, data["target_bounds"]
+    else:
+        cls, settings["classes"] = DPGBClassifier, [0, 1]
+    return (cls.recommended if method == "DP-XGB" else cls)(**settings)
 
 
 def score(data, model, X_test, y_test):

@@ -4,9 +4,9 @@ Peers: InterpretML's DPExplainableBoostingClassifier / Regressor (DP-EBM, packag
 Nori et al. 2021; its defaults: 300 rounds, GDP composition, delta = 1e-5 — dpboost is pure DP with
 delta = 0) given the same feature and target bounds; scikit-learn's HistGradientBoosting with its
 defaults as the non-private ceiling. dpboost: the DPBoost setting of the paper (50 trees, one
-ensemble, depth 6), and its DP-XGB building blocks at delta = 1e-5 (``_paper.DP_XGB``). A peer that
-is not installed is skipped with a message (``pip install -e ".[bench]"`` installs them). Writes
-results/peers.csv.
+ensemble, depth 6), and its ``recommended()`` preset of DP-XGB building blocks at delta = 1e-5.
+A peer that is not installed is skipped with a message (``pip install -e ".[bench]"`` installs
+them). Writes results/peers.csv.
 
 Run: ``python benchmarks/bench_peers.py [--quick]``. ``--quick``: adult, abalone and california,
 epsilon 1/4, one fold, at most 20,000 training rows.
