@@ -89,22 +89,21 @@ def summarise(rows):
     return table
 
 
-def plot(table, path):
+def plot(rows, path):
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    datasets = list(dict.fromkeys(t["dataset"] for t in table if t["metric"] == "rmse"))
+    from dpboost.plotting import plot_privacy_utility
+
+    datasets = list(dict.fromkeys(r["dataset"] for r in rows if r["metric"] == "rmse"))
     if not datasets:
         return
     fig, axes = plt.subplots(1, len(datasets), figsize=(3.4 * len(datasets), 2.8), squeeze=False)
     for ax, dataset in zip(axes.flat, datasets):
-        for variant in [*VARIANTS, *EXACT]:
-            points = [t for t in table if t["dataset"] == dataset and t["variant"] == variant]
-            ax.errorbar([t["epsilon"] for t in points], [t["mean"] for t in points],
-                        yerr=[t["std"] for t in points], marker="o", ms=3, capsize=2,
-                        label=variant)
+        plot_privacy_utility([r for r in rows if r["dataset"] == dataset], y="value",
+                             hue="variant", ax=ax)
         label_panel(ax, dataset, "epsilon", "RMSE")
     save_figure(fig, axes, len(datasets), path)
 
@@ -119,7 +118,7 @@ def main():
     write_results(name, rows)
     table = summarise(rows)
     print_table(table)
-    plot(table, RESULTS / f"{name}.png")
+    plot(rows, RESULTS / f"{name}.png")
 
 
 if __name__ == "__main__":

@@ -55,13 +55,14 @@ def plot(rows, path):
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
+    from dpboost.plotting import plot_privacy_utility
+
     datasets = list(dict.fromkeys(r["dataset"] for r in rows))
     fig, axes = plt.subplots(1, len(datasets), figsize=(3.6 * len(datasets), 3), squeeze=False)
     for ax, dataset in zip(axes.flat, datasets):
-        for method in ["DPBoost", "SEQ", "PARA", "NP"]:
-            points = [r for r in rows if r["dataset"] == dataset and r["method"] == method]
-            ax.plot([r["trees"] for r in points], [r["error"] for r in points], marker="o",
-                    ms=2, label=method)
+        # NP is a curve here (its error after t trees), not a reference line: x is trees.
+        plot_privacy_utility([r for r in rows if r["dataset"] == dataset], x="trees", y="error",
+                             hue="method", xscale="linear", ax=ax)
         label_panel(ax, dataset, "trees", "test error")
     save_figure(fig, axes, len(datasets), path)
 

@@ -61,27 +61,24 @@ def summarise(rows):
     return table
 
 
-def plot(table, path):
+def plot(rows, path):
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    datasets = list(dict.fromkeys(t["dataset"] for t in table))
+    from dpboost.plotting import plot_privacy_utility
+
+    datasets = list(dict.fromkeys(r["dataset"] for r in rows))
     n_cols = min(5, len(datasets))
     n_rows = math.ceil(len(datasets) / n_cols)
     fig, axes = plt.subplots(n_rows, n_cols, figsize=(3.2 * n_cols, 2.8 * n_rows), squeeze=False)
     for ax, dataset in zip(axes.flat, datasets):
-        for method in _paper.METHODS:
-            points = [t for t in table if t["dataset"] == dataset and t["method"] == method]
-            ax.errorbar([t["epsilon"] for t in points], [t["mean"] for t in points],
-                        yerr=[t["std"] for t in points], label=method, marker="o", ms=3,
-                        capsize=2)
-        np_row = [t for t in table if t["dataset"] == dataset and t["method"] == "NP"]
-        if np_row:
-            ax.axhline(np_row[0]["mean"], color="k", ls="--", lw=1, label="NP")
-        label_panel(ax, dataset, "epsilon", np_row[0]["metric"] if np_row else "")
-        if np_row and np_row[0]["metric"] == "rmse":
+        points = [r for r in rows if r["dataset"] == dataset]
+        metric = points[0]["metric"]
+        plot_privacy_utility(points, y=metric, hue="method", ax=ax)
+        label_panel(ax, dataset, "epsilon", metric)
+        if metric == "rmse":
             ax.set_yscale("log")  # SEQ's RMSE is orders of magnitude above the others
     save_figure(fig, axes, len(datasets), path)
 
@@ -97,7 +94,7 @@ def main():
     write_results(name, rows)
     table = summarise(rows)
     print_table(table)
-    plot(table, RESULTS / f"{name}.png")
+    plot(rows, RESULTS / f"{name}.png")
 
 
 if __name__ == "__main__":
