@@ -132,7 +132,7 @@ def test_planner_reads_no_data():
     assert set(inspect.signature(plan_budget).parameters) == {
         "epsilon", "n_estimators", "max_depth", "learning_rate", "l2_regularization",
         "budget_allocation", "trees_per_ensemble", "leaf_clipping", "n_outputs", "delta",
-        "leaf_noise", "hessian_bound", "split_selection"}
+        "leaf_noise", "hessian_bound", "split_selection", "subsample"}
     assert _plan(epsilon=np.inf).epsilon == math.inf
     assert {e.mechanism for e in _plan(epsilon=np.inf).entries} == {"argmax", "exact"}
 
@@ -221,3 +221,75 @@ def test_split_selection_plans(delta, split_selection):
             assert {e.epsilon for e in plan.entries if e.level == 3} == {2.0 / 3}
     else:
         assert {e.mechanism for e in levels} == {"exponential"}
+
+
+# Row subsampling (Poisson, rate gamma) and noisy-average leaves.
+@pytest.mark.parametrize("strategy", ["eoe", "sequential"])
+def test_subsampled_pure_plan_amplifies_each_tree(strategy):
+    gamma, eps = 0.3, 1.0
+    plan = _plan(epsilon=eps, subsample=gamma, budget_allocation=strategy)
+    assert eps - 1e-9 <= plan.epsilon <= eps
+    assert {e.sampling_rate for e in plan.entries} == {gamma}
+    n_groups = len({tb.group for tb in plan.trees})
+    tb = plan.trees[0]
+    spent_on_sample = 3 * tb.epsilon_level + tb.epsilon_leaf
+    # log(1 + gamma (e^eps_t - 1)) is the per-tree cost (Balle et al. 2018)
+    assert math.log1p(gamma * math.expm1(spent_on_sample)) == pytest.approx(eps / n_groups)
+    unsampled = _plan(epsilon=eps, budget_allocation=strategy)
+    assert tb.epsilon_leaf > unsampled.trees[0].epsilon_leaf
+
+
+def test_subsampled_rdp_amplifies_only_gaussian_trees():
+    import dp_accounting
+    from dp_accounting.rdp import RdpAccountant
+
+    delta, gamma = 1e-5, 0.25
+    plan = _plan(epsilon=1.0, delta=delta, leaf_noise="gaussian", split_selection="random",
+                 budget_allocation="sequential", subsample=gamma)
+    assert 1.0 - 1e-3 <= plan.epsilon <= 1.0
+    # independent composition: one Poisson-sampled Gaussian per tree
+    accountant = RdpAccountant()
+    for tb in plan.trees:
+        accountant.compose(dp_accounting.PoissonSampledDpEvent(
+            gamma, dp_accounting.GaussianDpEvent(tb.leaf_noise_multiplier)))
+    assert accountant.get_epsilon(delta) == pytest.approx(plan.epsilon, abs=1e-6)
+    unsampled = _plan(epsilon=1.0, delta=delta, leaf_noise="gaussian", split_selection="random",
+                      budget_allocation="sequential")
+    assert plan.trees[0].leaf_noise_multiplier < unsampled.trees[0].leaf_noise_multiplier
+    # exponential splits: no amplified form in the accountant, so the same plan as unsampled
+    sampled_em = _plan(epsilon=1.0, delta=delta, leaf_noise="gaussian", subsample=gamma)
+    plain_em = _plan(epsilon=1.0, delta=delta, leaf_noise="gaussian")
+    assert sampled_em.trees[0].epsilon_level == plain_em.trees[0].epsilon_level
+
+
+def test_average_leaf_plan():
+    plan = _plan(epsilon=2.0, leaf_noise="average", leaf_clipping=False)
+    leaves = [e for e in plan.entries if e.level == 3]
+    # one record moves (sum g, count) by at most g* + 1 in L1
+    assert {(e.mechanism, e.sensitivity) for e in leaves} == {("laplace", 2.0)}
+    assert {tb.leaf_clip for tb in plan.trees} == {1.0}
+    assert plan.epsilon == pytest.approx(2.0)
+    clipped = _plan(epsilon=2.0, leaf_noise="average")
+    assert [tb.leaf_clip for tb in clipped.trees[:3]] == pytest.approx([1.0, 0.9, 0.81])
+
+
+@pytest.mark.parametrize("delta, leaf_noise, split_selection", [
+    (0.0, "average", "exponential"), (1e-5, "average", "cyclical"),
+    (1e-5, "gaussian", "random"), (0.0, "laplace", "random")])
+@pytest.mark.parametrize("estimator", ["classifier", "regressor"])
+def test_fitted_ledger_equals_plan_with_subsample(delta, leaf_noise, split_selection, estimator):
+    rng = np.random.default_rng(1)
+    X = rng.uniform(-1, 1, size=(300, 3))
+    common = dict(epsilon=1.5, delta=delta, leaf_noise=leaf_noise, n_estimators=7, max_depth=2,
+                  budget_allocation="eoe", trees_per_ensemble=3, feature_bounds=(-1, 1),
+                  subsample=0.5, split_selection=split_selection, random_state=0)
+    if estimator == "classifier":
+        est = DPGBClassifier(classes=[0, 1], loss="logistic", **common)
+        est.fit(X, (X[:, 0] > 0).astype(int))
+    else:
+        est = DPGBRegressor(target_bounds=(-1, 1), **common).fit(X, X[:, 1])
+    plan = _plan(epsilon=1.5, delta=delta, leaf_noise=leaf_noise, n_estimators=7, max_depth=2,
+                 trees_per_ensemble=3, subsample=0.5, split_selection=split_selection,
+                 hessian_bound=0.25 if estimator == "classifier" else 1.0)
+    assert est.privacy_ledger_ == plan.entries
+    assert est.privacy_spent_ == plan.epsilon <= 1.5

@@ -17,8 +17,8 @@ from dpboost._mechanisms import (
     gaussian_mechanism,
     laplace_mechanism,
     make_noise,
-    uniform_choice,
     partition_records,
+    uniform_choice,
 )
 
 N = 200_000
@@ -63,6 +63,32 @@ def test_every_candidate_keeps_positive_probability():
     p = _exp_probabilities(utilities, eps, delta)[1]
     assert 0.1 < p < 0.2
     assert abs(counts[1] - N * p) < 5 * np.sqrt(N * p * (1 - p))
+
+
+def _pooled_chisquare(counts, expected):
+    # Cells expected below 5 are pooled into one: the chi-square approximation's condition.
+    small = expected < 5
+    if small.any():
+        counts = np.append(counts[~small], counts[small].sum())
+        expected = np.append(expected[~small], expected[small].sum())
+    return stats.chisquare(counts, expected).pvalue
+
+
+def test_numpy_sampler_frequencies_on_both_paths():
+    # One call, two kinds of rows: flat rows are accepted by the rejection trials; geometric rows
+    # (mean weight 1/25) fail all 40 trials about 20 % of the time and draw by inverse CDF. The
+    # geometric row's tail, down to weight e^-39, is pooled.
+    scale = 2.0
+    flat = np.linspace(0.0, -2.0, 40)
+    geometric = -scale * np.arange(40.0)
+    n = N // 2
+    choice = NumpyNoise(np.random.default_rng(4)).exponential(
+        np.tile(np.stack([flat, geometric]), (n, 1)), scale).reshape(n, 2)
+    for column, u in zip(choice.T, (flat, geometric)):
+        counts = np.bincount(column, minlength=u.size)
+        assert _pooled_chisquare(counts, n * _exp_probabilities(u, 2.0, scale)) > ALPHA
+        # Negative control: the distribution of a sampler at twice the scale is rejected.
+        assert _pooled_chisquare(counts, n * _exp_probabilities(u, 1.0, scale)) < ALPHA
 
 
 def test_non_private_selection_is_first_argmax():

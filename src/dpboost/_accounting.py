@@ -36,6 +36,9 @@ class LedgerEntry:
     noise_multiplier : float, default=0.0
         ``"gaussian"``: standard deviation of the noise divided by the L2 sensitivity; 0 for the
         other mechanisms.
+    sampling_rate : float, default=1.0
+        Poisson sampling rate gamma of the records the tree saw (``subsample``); every release
+        of one tree uses the same sample, so the tree is amplified as a whole.
     """
 
     mechanism: str
@@ -46,6 +49,22 @@ class LedgerEntry:
     level: int
     n_nodes: int
     noise_multiplier: float = 0.0
+    sampling_rate: float = 1.0
+
+
+def amplify_pure(epsilon, sampling_rate):
+    """Epsilon of an epsilon-DP mechanism run on a Poisson sample of rate gamma.
+
+    ``log(1 + gamma (e^eps - 1))`` under add/remove (Balle, Barthe & Gaboardi 2018, Thm. 8;
+    PRIVACY.md, DP-XGBoost).
+    """
+    return math.log1p(sampling_rate * math.expm1(epsilon))
+
+
+def deamplify_pure(epsilon, sampling_rate):
+    """Inverse of :func:`amplify_pure`: the epsilon a mechanism may spend on a Poisson sample of
+    rate gamma so that it is ``epsilon``-DP on the whole data, ``log(1 + (e^eps - 1) / gamma)``."""
+    return math.log1p(math.expm1(epsilon) / sampling_rate)
 
 
 def compose_pure(entries):
@@ -65,15 +84,20 @@ def compose_pure(entries):
         ``0.0`` for no entries; ``inf`` if any entry is non-private.
     """
     per_level = {}
+    rate = {}
     for e in entries:
         key = (e.group, e.tree, e.level)
         per_level[key] = max(per_level.get(key, 0.0), e.epsilon)
+        rate[e.group, e.tree] = e.sampling_rate
     per_tree = {}
     for (group, tree, _), eps in per_level.items():
         per_tree.setdefault((group, tree), []).append(eps)
     per_group = {}
-    for (group, _), level_eps in per_tree.items():
-        per_group[group] = max(per_group.get(group, 0.0), math.fsum(level_eps))
+    for key, level_eps in per_tree.items():
+        tree_eps = math.fsum(level_eps)
+        if rate[key] < 1.0:
+            tree_eps = amplify_pure(tree_eps, rate[key])
+        per_group[key[0]] = max(per_group.get(key[0], 0.0), tree_eps)
     return math.fsum(per_group.values())
 
 
@@ -102,7 +126,11 @@ def compose_rdp(entries, delta):
     disjoint (one entry); the trees of one group see disjoint records and compose in parallel,
     which the accountant expresses by counting a group once when all its trees release the same
     events (true of every plan); otherwise the group's trees are composed sequentially, an upper
-    bound. Groups compose sequentially.
+    bound. Groups compose sequentially. A tree grown on a Poisson sample whose releases are all
+    Gaussian (or data-independent) is one ``PoissonSampledDpEvent`` (amplification by
+    subsampling of the sampled Gaussian mechanism, Mironov, Talwar & Zhang 2019); the accountant
+    has no amplified form of the exponential or Laplace mechanisms, so other sampled trees count
+    unamplified, which is an upper bound (a mechanism is at least as private on a subsample).
 
     Parameters
     ----------
@@ -115,7 +143,7 @@ def compose_rdp(entries, delta):
     epsilon : float
         ``0.0`` for no entries; ``inf`` if any entry is non-private.
     """
-    from dp_accounting import ComposedDpEvent, SelfComposedDpEvent
+    import dp_accounting
     from dp_accounting.rdp import RdpAccountant
 
     trees = {}
@@ -123,10 +151,21 @@ def compose_rdp(entries, delta):
         event = _dp_event(e)
         if event is None:
             return math.inf
-        trees.setdefault((e.group, e.tree), []).append((e.level, repr(event), event))
+        trees.setdefault((e.group, e.tree), []).append((e, event))
     groups = {}
-    for (group, _), events in trees.items():
-        groups.setdefault(group, []).append(tuple(sorted(events, key=lambda x: x[:2])))
+    for (group, _), released in trees.items():
+        released.sort(key=lambda x: (x[0].level, repr(x[1])))
+        rate = released[0][0].sampling_rate
+        gaussian = [event for _, event in released
+                    if isinstance(event, dp_accounting.GaussianDpEvent)]
+        if rate < 1.0 and gaussian and all(
+                isinstance(event, (dp_accounting.GaussianDpEvent, dp_accounting.NoOpDpEvent))
+                for _, event in released):
+            sampled = dp_accounting.PoissonSampledDpEvent(
+                rate, dp_accounting.ComposedDpEvent(gaussian))
+            released = [(released[0][0], sampled)]
+        groups.setdefault(group, []).append(
+            tuple((e.level, repr(event), event) for e, event in released))
     counts = Counter()
     by_key = {}
     for tree_events in groups.values():
@@ -138,8 +177,9 @@ def compose_rdp(entries, delta):
     if not counts:
         return 0.0
     accountant = RdpAccountant()
-    accountant.compose(ComposedDpEvent([SelfComposedDpEvent(ComposedDpEvent(by_key[k]), n)
-                                        for k, n in counts.items()]))
+    accountant.compose(dp_accounting.ComposedDpEvent(
+        [dp_accounting.SelfComposedDpEvent(dp_accounting.ComposedDpEvent(by_key[k]), n)
+         for k, n in counts.items()]))
     return float(accountant.get_epsilon(delta))
 
 

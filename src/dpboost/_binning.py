@@ -133,7 +133,7 @@ def resolve_categorical(X, categorical_features, categories):
         if dtypes is None:
             return {}, []
         indices = [j for j, t in enumerate(dtypes)
-                   if str(t) == "category" or t == object or str(t).startswith("str")]
+                   if str(t) == "category" or str(t) == "object" or str(t).startswith("str")]
     else:
         keys = np.asarray(categorical_features)
         if keys.dtype == bool:

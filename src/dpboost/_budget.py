@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._accounting import LedgerEntry, compose
+from ._accounting import LedgerEntry, compose, deamplify_pure
 from ._common import GRADIENT_BOUND
 
 #: Share of each tree's zCDP budget spent on split selection under Renyi accounting; the rest goes
@@ -69,6 +69,10 @@ class TreeBudget:
         Gaussian leaves: noise standard deviation over ``leaf_sensitivity``; 0 otherwise.
     split_selection : {"exponential", "cyclical", "random"}, default="exponential"
         How each node picks its split; ``"random"`` spends nothing on the splits.
+    leaf_noise : {"laplace", "gaussian", "average"}, default="laplace"
+        How the leaves are released (see :func:`plan_budget`).
+    sampling_rate : float, default=1.0
+        Poisson sampling rate of the tree's records (``subsample``).
     """
 
     tree: int
@@ -82,6 +86,8 @@ class TreeBudget:
     leaf_clip: float
     leaf_noise_multiplier: float = 0.0
     split_selection: str = "exponential"
+    leaf_noise: str = "laplace"
+    sampling_rate: float = 1.0
 
 
 @dataclass(frozen=True)
@@ -120,13 +126,14 @@ class BudgetPlan:
                     mechanism="uniform" if random else "exponential" if private else "argmax",
                     epsilon=0.0 if random else tb.epsilon_level,
                     sensitivity=0.0 if random else tb.gain_sensitivity,
-                    group=tb.group, tree=tb.tree, level=level, n_nodes=2**level))
+                    group=tb.group, tree=tb.tree, level=level, n_nodes=2**level,
+                    sampling_rate=tb.sampling_rate))
             gaussian = tb.leaf_noise_multiplier > 0
             out.append(LedgerEntry(
                 mechanism="gaussian" if gaussian else "laplace" if private else "exact",
                 epsilon=tb.epsilon_leaf, sensitivity=tb.leaf_sensitivity,
                 group=tb.group, tree=tb.tree, level=self.max_depth, n_nodes=2**self.max_depth,
-                noise_multiplier=tb.leaf_noise_multiplier))
+                noise_multiplier=tb.leaf_noise_multiplier, sampling_rate=tb.sampling_rate))
         return out
 
 
@@ -149,7 +156,8 @@ def _layout(budget_allocation, n_estimators, trees_per_ensemble, learning_rate):
 
 def plan_budget(*, epsilon, n_estimators, max_depth, learning_rate, l2_regularization,
                 budget_allocation, trees_per_ensemble, leaf_clipping, n_outputs=1, delta=0.0,
-                leaf_noise="laplace", hessian_bound=1.0, split_selection="exponential"):
+                leaf_noise="laplace", hessian_bound=1.0, split_selection="exponential",
+                subsample=1.0):
     """Plan every mechanism's epsilon, noise and sensitivity.
 
     Parameters
@@ -179,9 +187,12 @@ def plan_budget(*, epsilon, n_estimators, max_depth, learning_rate, l2_regulariz
         ``eps_leaf = sqrt(2 rho_leaf)``, or Gaussian noise multiplier ``1 / sqrt(2 rho_leaf)``),
         with rho the largest, found by bisection, whose accountant epsilon is within 1e-3 below
         ``epsilon``.
-    leaf_noise : {"laplace", "gaussian"}, default="laplace"
-        Laplace on the leaf value (DPBoost), or Gaussian perturbation of the leaf's (gradient sum,
-        Hessian sum) with L2 sensitivity ``sqrt(g*^2 + h*^2)`` (DP-XGB; needs ``delta > 0``).
+    leaf_noise : {"laplace", "gaussian", "average"}, default="laplace"
+        ``"laplace"``: Laplace on the leaf value (DPBoost). ``"gaussian"``: Gaussian perturbation
+        of the leaf's (gradient sum, Hessian sum) with L2 sensitivity ``sqrt(g*^2 + h*^2)``
+        (DP-XGB; needs ``delta > 0``). ``"average"``: Laplace perturbation of the leaf's
+        (gradient sum, record count) with L1 sensitivity ``g* + 1`` (one record moves the sum by
+        at most g* and the count by 1), the noisy average as the leaf.
     hessian_bound : float, default=1.0
         h*, the bound on one record's Hessian (1 for the square loss, 1/4 for the logistic).
     split_selection : {"exponential", "cyclical", "random"}, default="exponential"
@@ -189,6 +200,11 @@ def plan_budget(*, epsilon, n_estimators, max_depth, learning_rate, l2_regulariz
         the candidates of feature ``t mod d`` only (DP-XGB); ``"random"``: a uniform candidate,
         independent of the data, so the whole budget of a tree goes to its leaves (DP-TR random
         boosting, Maddock et al. 2022).
+    subsample : float, default=1.0
+        Poisson sampling rate gamma in (0, 1] of each tree's records. Pure DP: a tree may spend
+        ``log(1 + (e^eps_t - 1) / gamma)`` on its sample to cost ``eps_t`` (amplification by
+        subsampling, Balle et al. 2018). Renyi accounting: trees whose releases are all Gaussian
+        are accounted as Poisson-sampled Gaussian mechanisms; others are not amplified.
 
     Returns
     -------
@@ -202,7 +218,8 @@ def plan_budget(*, epsilon, n_estimators, max_depth, learning_rate, l2_regulariz
                        epsilon_level=math.inf, epsilon_leaf=math.inf,
                        gain_sensitivity=gain_sensitivity(),
                        leaf_sensitivity=leaf_sensitivity(l2_regularization), leaf_clip=math.inf,
-                       split_selection=split_selection)
+                       split_selection=split_selection, leaf_noise=leaf_noise,
+                       sampling_rate=subsample)
             for t in range(n_trees))
         return BudgetPlan(trees=trees, record_shares=None, max_depth=max_depth, epsilon=math.inf)
 
@@ -217,17 +234,24 @@ def plan_budget(*, epsilon, n_estimators, max_depth, learning_rate, l2_regulariz
             if gaussian:
                 # A public bound on the released Newton leaf, g* / h*: post-processing.
                 clip = GRADIENT_BOUND / hessian_bound
+                sensitivity = math.hypot(GRADIENT_BOUND, hessian_bound)
+            elif leaf_noise == "average":
+                # GLC bounds the released average (post-processing), g* (a mean gradient's bound)
+                # without it; the sensitivity is that of the (sum, count) pair either way.
+                clip = (leaf_clip_bound(int(positions[t]), learning_rate) if leaf_clipping
+                        else GRADIENT_BOUND)
+                sensitivity = GRADIENT_BOUND + 1.0
             else:
                 clip = (leaf_clip_bound(int(positions[t]), learning_rate) if leaf_clipping
                         else math.inf)
-            sensitivity = (math.hypot(GRADIENT_BOUND, hessian_bound) if gaussian
-                           else leaf_sensitivity(l2_regularization, clip))
+                sensitivity = leaf_sensitivity(l2_regularization, clip)
             trees.append(TreeBudget(
                 tree=tree, group=output * n_groups + int(groups[t]),
                 position=int(positions[t]), output=output, epsilon_level=epsilon_level,
                 epsilon_leaf=epsilon_leaf, gain_sensitivity=gain_sensitivity(),
                 leaf_sensitivity=sensitivity, leaf_clip=clip,
-                leaf_noise_multiplier=noise_multiplier, split_selection=split_selection))
+                leaf_noise_multiplier=noise_multiplier, split_selection=split_selection,
+                leaf_noise=leaf_noise, sampling_rate=subsample))
         plan = BudgetPlan(trees=tuple(trees), record_shares=shares, max_depth=max_depth,
                           epsilon=0.0, delta=delta)
         return dataclasses.replace(plan, epsilon=compose(plan.entries, delta))
@@ -239,8 +263,9 @@ def plan_budget(*, epsilon, n_estimators, max_depth, learning_rate, l2_regulariz
         selection = 0.0 if random else 0.5
         epsilon_tree = epsilon / (n_outputs * n_groups)
         while True:
-            plan = plan_for(epsilon_tree * selection / max_depth,
-                            epsilon_tree * (1.0 - selection), 0.0)
+            # A tree on a Poisson sample may spend more on it for the same cost on the data.
+            spend = deamplify_pure(epsilon_tree, subsample) if subsample < 1 else epsilon_tree
+            plan = plan_for(spend * selection / max_depth, spend * (1.0 - selection), 0.0)
             if plan.epsilon <= epsilon:
                 return plan
             # Floating-point rounding of eps / N_e / (2 depth) summed back can exceed eps by an

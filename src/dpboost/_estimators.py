@@ -31,7 +31,7 @@ from ._loss import (
     square_loss_gradients,
     unscale_target,
 )
-from ._mechanisms import make_noise, partition_records
+from ._mechanisms import make_noise, partition_records, poisson_sample
 from ._predictor import predict_binned
 from ._validation import (
     PARAMETER_CONSTRAINTS,
@@ -59,11 +59,27 @@ _PARAMETERS_DOC = """
         eps^2/8-zCDP (bounded range, Cesar & Rogers 2021), each tree gets the same zCDP budget,
         70 % to the splits and 30 % to the leaves (DP-XGB), calibrated by bisection so the total
         is within 1e-3 below ``epsilon``. Choose it public and well below 1 / n_samples.
-    leaf_noise : {"laplace", "gaussian"}, default="laplace"
+    leaf_noise : {"laplace", "gaussian", "average"}, default="laplace"
         ``"laplace"``: the clipped leaf value with Laplace noise (DPBoost). ``"gaussian"``: the
         leaf's gradient and Hessian sums with Gaussian noise of L2 sensitivity ``sqrt(g*^2 + h*^2)``
         and the Newton leaf ``-G~ / max(H~ + lambda, lambda)`` clipped to ``+-g*/h*`` (DP-XGB);
-        needs ``delta > 0`` and ``l2_regularization > 0``; GLC does not apply.
+        needs ``delta > 0`` and ``l2_regularization > 0``; GLC does not apply. ``"average"``: the
+        leaf's gradient sum and record count with Laplace noise of L1 sensitivity ``g* + 1``, and
+        the noisy average ``-G~ / max(n~ + lambda, 1 + lambda)`` (DP-XGBoost's noisy average);
+        with ``leaf_clipping`` the released value is clipped to GLC's bound, otherwise to g*.
+        Its noise on the leaf value shrinks with the leaf's size, unlike ``"laplace"``'s.
+    min_child_weight : float, default=0.0
+        A leaf whose released weight (noisy Hessian sum with ``"gaussian"``, noisy count with
+        ``"average"``) is below it gets the value 0. Decided on released values only, so it costs
+        nothing more; it never removes a split candidate (PRIVACY.md rule 2), unlike XGBoost's.
+        Needs ``leaf_noise`` "gaussian" or "average".
+    subsample : float, default=1.0
+        Each tree is grown on a Poisson sample of its records, each kept with probability
+        ``subsample`` in (0, 1] (XGBoost's name). Pure DP: the tree may spend
+        ``log(1 + (e^eps_t - 1) / subsample)`` on its sample for a cost of eps_t (amplification
+        by subsampling, Balle et al. 2018; PRIVACY.md). With ``delta > 0`` trees whose releases
+        are all Gaussian (``split_selection="random"``, ``leaf_noise="gaussian"``) are accounted
+        as Poisson-sampled Gaussian mechanisms; other trees get no amplification.
     split_selection : {"exponential", "cyclical", "random"}, default="exponential"
         ``"exponential"``: each node picks among every (feature, bin, missing side) candidate
         with the exponential mechanism (DPBoost). ``"cyclical"``: the same, among the candidates
@@ -157,11 +173,14 @@ class _BaseDPGB(BaseEstimator):
 
     def __init__(self, *, epsilon, delta, n_estimators, max_depth, learning_rate,
                  l2_regularization, max_bins, trees_per_ensemble, budget_allocation,
-                 gradient_filtering, leaf_clipping, leaf_noise, split_selection, feature_bounds,
-                 categorical_features, categories, random_state, verbose, diagnostics, n_jobs):
+                 gradient_filtering, leaf_clipping, leaf_noise, min_child_weight, subsample,
+                 split_selection, feature_bounds, categorical_features, categories, random_state,
+                 verbose, diagnostics, n_jobs):
         self.epsilon = epsilon
         self.delta = delta
         self.leaf_noise = leaf_noise
+        self.min_child_weight = min_child_weight
+        self.subsample = subsample
         self.split_selection = split_selection
         self.categorical_features = categorical_features
         self.categories = categories
@@ -202,7 +221,8 @@ class _BaseDPGB(BaseEstimator):
             Invalid parameter, non-finite input, bounds of the wrong shape or with
             ``lower >= upper``, labels outside ``classes``; always before any noise is drawn.
         """
-        check_mechanisms(self.leaf_noise, self.delta, self.l2_regularization)
+        check_mechanisms(self.leaf_noise, self.delta, self.l2_regularization,
+                         self.min_child_weight)
         lists, from_data = resolve_categorical(X, self.categorical_features, self.categories)
         if from_data:
             data_dependent("categories (of " + ", ".join(from_data) + ")", None)
@@ -219,7 +239,7 @@ class _BaseDPGB(BaseEstimator):
             trees_per_ensemble=self.trees_per_ensemble, leaf_clipping=self.leaf_clipping,
             n_outputs=y_scaled.shape[1], delta=float(self.delta), leaf_noise=self.leaf_noise,
             hessian_bound=0.25 if self._loss == "logistic" else 1.0,
-            split_selection=self.split_selection)
+            split_selection=self.split_selection, subsample=float(self.subsample))
         numeric = np.setdiff1d(np.arange(X.shape[1]), list(lists))
         if self.feature_bounds is None:
             with warnings.catch_warnings():
@@ -291,6 +311,8 @@ class _BaseDPGB(BaseEstimator):
                 logistic_loss_gradients(raw[tb.output], y_rows[tb.output], gradients, hessians)
             selected = (np.ones(n_samples, dtype=bool) if position_of_record is None
                         else position_of_record == tb.position)
+            if tb.sampling_rate < 1.0:
+                selected &= poisson_sample(n_samples, tb.sampling_rate, noise)
             if private and self.gradient_filtering:
                 keep = np.abs(gradients) <= GRADIENT_BOUND
                 n_selected = np.count_nonzero(selected)
@@ -306,7 +328,8 @@ class _BaseDPGB(BaseEstimator):
                                 ledger=ledger,
                                 hessians=None if hessians is None else hessians[indices],
                                 feature=(tb.tree % self.n_estimators) % X_binned.shape[1]
-                                if self.split_selection == "cyclical" else None)
+                                if self.split_selection == "cyclical" else None,
+                                min_child_weight=float(self.min_child_weight))
             split_feature[tb.tree], split_bin[tb.tree], missing_left[tb.tree] = f, b, m
             leaf_value[tb.tree] = v * self.learning_rate
             one = slice(tb.tree, tb.tree + 1)
@@ -492,7 +515,8 @@ class DPGBClassifier(ClassifierMixin, _BaseDPGB):
     def __init__(self, *, epsilon=1.0, delta=0.0, loss="square", n_estimators=50, max_depth=6,
                  learning_rate=0.1, l2_regularization=0.1, max_bins=32, trees_per_ensemble=50,
                  budget_allocation="eoe", gradient_filtering=True, leaf_clipping=True,
-                 leaf_noise="laplace", split_selection="exponential", feature_bounds=None,
+                 leaf_noise="laplace", min_child_weight=0.0, subsample=1.0,
+                 split_selection="exponential", feature_bounds=None,
                  categorical_features=None, categories=None, classes=None, random_state=None,
                  verbose=0, diagnostics=False, n_jobs=None):
         super().__init__(
@@ -500,8 +524,8 @@ class DPGBClassifier(ClassifierMixin, _BaseDPGB):
             learning_rate=learning_rate, l2_regularization=l2_regularization, max_bins=max_bins,
             trees_per_ensemble=trees_per_ensemble, budget_allocation=budget_allocation,
             gradient_filtering=gradient_filtering, leaf_clipping=leaf_clipping,
-            leaf_noise=leaf_noise, split_selection=split_selection,
-            feature_bounds=feature_bounds, categorical_features=categorical_features,
+            leaf_noise=leaf_noise, min_child_weight=min_child_weight, subsample=subsample,
+            split_selection=split_selection, feature_bounds=feature_bounds, categorical_features=categorical_features,
             categories=categories, random_state=random_state, verbose=verbose,
             diagnostics=diagnostics, n_jobs=n_jobs)
         self.classes = classes
@@ -632,7 +656,8 @@ class DPGBRegressor(RegressorMixin, _BaseDPGB):
     def __init__(self, *, epsilon=1.0, delta=0.0, n_estimators=50, max_depth=6,
                  learning_rate=0.1, l2_regularization=0.1, max_bins=32, trees_per_ensemble=50,
                  budget_allocation="eoe", gradient_filtering=True, leaf_clipping=True,
-                 leaf_noise="laplace", split_selection="exponential", feature_bounds=None,
+                 leaf_noise="laplace", min_child_weight=0.0, subsample=1.0,
+                 split_selection="exponential", feature_bounds=None,
                  categorical_features=None, categories=None, target_bounds=None, random_state=None,
                  verbose=0, diagnostics=False, n_jobs=None):
         super().__init__(
@@ -640,8 +665,8 @@ class DPGBRegressor(RegressorMixin, _BaseDPGB):
             learning_rate=learning_rate, l2_regularization=l2_regularization, max_bins=max_bins,
             trees_per_ensemble=trees_per_ensemble, budget_allocation=budget_allocation,
             gradient_filtering=gradient_filtering, leaf_clipping=leaf_clipping,
-            leaf_noise=leaf_noise, split_selection=split_selection,
-            feature_bounds=feature_bounds, categorical_features=categorical_features,
+            leaf_noise=leaf_noise, min_child_weight=min_child_weight, subsample=subsample,
+            split_selection=split_selection, feature_bounds=feature_bounds, categorical_features=categorical_features,
             categories=categories, random_state=random_state, verbose=verbose,
             diagnostics=diagnostics, n_jobs=n_jobs)
         self.target_bounds = target_bounds

@@ -45,7 +45,8 @@ def _level_histograms(X_binned, sample_indices, node_of_sample, gradients, paren
 
 
 def grow_tree(X_binned, sample_indices, gradients, *, budget, max_depth, n_bins,
-              l2_regularization, noise, ledger, hessians=None, feature=None):
+              l2_regularization, noise, ledger, hessians=None, feature=None,
+              min_child_weight=0.0):
     """Grow one complete tree of depth ``max_depth`` on the selected samples.
 
     Parameters
@@ -68,6 +69,10 @@ def grow_tree(X_binned, sample_indices, gradients, *, budget, max_depth, n_bins,
         Hessians of the selected rows for Gaussian leaves; None means 1 (square loss).
     feature : int, default=None
         ``budget.split_selection == "cyclical"``: the only feature this tree splits on.
+    min_child_weight : float, default=0.0
+        Leaves whose *released* weight (noisy Hessian sum or noisy count) is below it get the
+        value 0; decided on released values only (post-processing, no extra budget). Not used by
+        ``budget.leaf_noise == "laplace"``, which releases no weight.
 
     Returns
     -------
@@ -84,7 +89,7 @@ def grow_tree(X_binned, sample_indices, gradients, *, budget, max_depth, n_bins,
     split_bin = np.empty(n_internal, dtype=X_BINNED_DTYPE)
     missing_left = np.empty(n_internal, dtype=np.bool_)
     node_of_sample = np.zeros(sample_indices.shape[0], dtype=NODE_DTYPE)
-    scope = {"group": budget.group, "tree": budget.tree}
+    scope = {"group": budget.group, "tree": budget.tree, "sampling_rate": budget.sampling_rate}
 
     hist = None
     n_candidates = n_features * (n_bins - 1) * 2
@@ -123,24 +128,34 @@ def grow_tree(X_binned, sample_indices, gradients, *, budget, max_depth, n_bins,
     leaf_sum = np.bincount(node_of_sample, weights=gradients, minlength=n_leaves)
     leaf_count = np.bincount(node_of_sample, minlength=n_leaves)
     leaf_scope = {**scope, "level": max_depth}
-    if budget.leaf_noise_multiplier > 0:
-        # DP-XGB: release (G, H) with Gaussian noise, then the Newton leaf
-        # -G~ / max(H~ + lambda, lambda), clipped to the public +-leaf_clip (post-processing).
-        leaf_hessian = (leaf_count if hessians is None
-                        else np.bincount(node_of_sample, weights=hessians, minlength=n_leaves))
-        released = gaussian_mechanism(
-            np.column_stack([leaf_sum, leaf_hessian]),
-            noise_multiplier=budget.leaf_noise_multiplier, sensitivity=budget.leaf_sensitivity,
-            noise=noise, ledger=ledger, scope=leaf_scope)
-        value = -released[:, 0] / np.maximum(released[:, 1] + l2_regularization,
-                                             l2_regularization)
-        leaf_value = np.clip(value, -budget.leaf_clip, budget.leaf_clip)
+    if budget.leaf_noise == "laplace":
+        denominator = leaf_count + l2_regularization
+        # Eq. 4, V = -sum g / (n + lambda); an empty leaf with lambda = 0 has value 0, not 0/0.
+        value = np.divide(-leaf_sum, denominator, out=np.zeros(n_leaves), where=denominator > 0)
+        value = np.clip(value, -budget.leaf_clip, budget.leaf_clip)
+        leaf_value = laplace_mechanism(value, epsilon=budget.epsilon_leaf,
+                                       sensitivity=budget.leaf_sensitivity, noise=noise,
+                                       ledger=ledger, scope=leaf_scope)
         return split_feature, split_bin, missing_left, leaf_value
-    denominator = leaf_count + l2_regularization
-    # Eq. 4, V = -sum g / (n + lambda); an empty leaf with lambda = 0 has value 0, not 0/0.
-    value = np.divide(-leaf_sum, denominator, out=np.zeros(n_leaves), where=denominator > 0)
-    value = np.clip(value, -budget.leaf_clip, budget.leaf_clip)
-    leaf_value = laplace_mechanism(value, epsilon=budget.epsilon_leaf,
-                                   sensitivity=budget.leaf_sensitivity, noise=noise, ledger=ledger,
-                                   scope=leaf_scope)
+    # Sufficient statistics: (G, H) for "gaussian" (DP-XGB), (G, n) for "average"; the leaf is a
+    # function of the released pair only.
+    newton = budget.leaf_noise == "gaussian"
+    weight = (np.bincount(node_of_sample, weights=hessians, minlength=n_leaves)
+              if newton and hessians is not None else leaf_count.astype(np.float64))
+    statistics = np.column_stack([leaf_sum, weight])
+    if budget.leaf_noise_multiplier > 0:
+        released = gaussian_mechanism(
+            statistics, noise_multiplier=budget.leaf_noise_multiplier,
+            sensitivity=budget.leaf_sensitivity, noise=noise, ledger=ledger, scope=leaf_scope)
+    else:
+        released = laplace_mechanism(statistics, epsilon=budget.epsilon_leaf,
+                                     sensitivity=budget.leaf_sensitivity, noise=noise,
+                                     ledger=ledger, scope=leaf_scope)
+    # DP-XGB's -G~ / max(H~ + lambda, lambda); a non-empty leaf's count is at least 1, so the
+    # noisy average's denominator is floored at 1 + lambda.
+    floor = l2_regularization if newton else 1.0 + l2_regularization
+    value = -released[:, 0] / np.maximum(released[:, 1] + l2_regularization, floor)
+    value[released[:, 1] < min_child_weight] = 0.0
+    # The public clip bound applies to the released value: post-processing.
+    leaf_value = np.clip(value, -budget.leaf_clip, budget.leaf_clip)
     return split_feature, split_bin, missing_left, leaf_value

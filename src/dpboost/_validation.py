@@ -23,7 +23,9 @@ MAX_DEPTH = 10
 PARAMETER_CONSTRAINTS = {
     "epsilon": [Interval(Real, 0, None, closed="right")],
     "delta": [Interval(Real, 0, 1, closed="left")],
-    "leaf_noise": [StrOptions({"laplace", "gaussian"})],
+    "leaf_noise": [StrOptions({"laplace", "gaussian", "average"})],
+    "min_child_weight": [Interval(Real, 0, None, closed="left")],
+    "subsample": [Interval(Real, 0, 1, closed="right")],
     "split_selection": [StrOptions({"exponential", "cyclical", "random"})],
     "n_estimators": [Interval(Integral, 1, None, closed="left")],
     "max_depth": [Interval(Integral, 1, MAX_DEPTH, closed="both")],
@@ -44,8 +46,12 @@ PARAMETER_CONSTRAINTS = {
 }
 
 
-def check_mechanisms(leaf_noise, delta, l2_regularization):
+def check_mechanisms(leaf_noise, delta, l2_regularization, min_child_weight=0.0):
     """Combinations the planner cannot honour, refused before any budget is spent."""
+    if min_child_weight > 0 and leaf_noise == "laplace":
+        raise ValueError(f"min_child_weight={min_child_weight} needs leaf_noise='gaussian' or "
+                         "'average': it is decided on a released weight, and leaf_noise='laplace' "
+                         "releases none (an exact count would leak).")
     if leaf_noise == "gaussian" and delta == 0:
         raise ValueError("leaf_noise='gaussian' needs delta > 0: the Gaussian mechanism is not "
                          "pure DP (set delta, e.g. 1e-5, well below 1 / n_samples).")
