@@ -378,3 +378,79 @@ def test_recommended_preset(binary, cls):
     est.fit(X, y)
     assert est.privacy_spent_ <= 2.0
     assert est.score(X, y) > (0.85 if cls is DPGBClassifier else 0.5)
+
+
+# Noisy-average leaves, min_child_weight on released weights, Poisson row subsampling.
+def test_average_leaves_without_noise_are_the_regularised_mean():
+    # One depth-1 tree, learning rate 1, F0 = 0: g = -y, so each leaf is sum(y) / max(n + l, 1 + l).
+    rng = np.random.default_rng(3)
+    X = rng.uniform(-1, 1, size=(50, 1))
+    y = rng.uniform(-1, 1, size=50)
+    lam = 0.5
+    reg = DPGBRegressor(epsilon=np.inf, leaf_noise="average", n_estimators=1, max_depth=1,
+                        learning_rate=1.0, l2_regularization=lam, feature_bounds=(-1, 1),
+                        target_bounds=(-1, 1), random_state=0).fit(X, y)
+    prediction = reg.predict(X)
+    leaves = np.unique(prediction)
+    assert leaves.size == 2  # the argmax split separates the records
+    for value in leaves:
+        side = prediction == value
+        # gradients are float32 (_common), hence the tolerance
+        np.testing.assert_allclose(value, y[side].sum() / max(side.sum() + lam, 1 + lam),
+                                   rtol=1e-6)
+
+
+def test_min_child_weight_above_every_released_weight_zeroes_the_model(binary):
+    X, y = binary
+    common = {"epsilon": 1.0, "leaf_noise": "average", "n_estimators": 5, "max_depth": 3,
+              "feature_bounds": (-1, 1), "target_bounds": (0, 1), "random_state": 0}
+    reg = DPGBRegressor(min_child_weight=1e9, **common).fit(X, y)
+    np.testing.assert_array_equal(reg.predict(X), 0.5)  # the target range's midpoint: score 0
+    assert DPGBRegressor(min_child_weight=0.0, **common).fit(X, y).predict(X).std() > 0
+    # the cost is that of the released statistics alone: min_child_weight adds no ledger entry
+    assert reg.privacy_ledger_ == DPGBRegressor(**common).fit(X, y).privacy_ledger_
+
+
+def test_min_child_weight_with_laplace_leaves_raises_before_any_noise(binary):
+    X, y = binary
+    generator = np.random.default_rng(0)
+    state = generator.bit_generator.state
+    clf = _clf(min_child_weight=5.0, random_state=generator)
+    with pytest.raises(ValueError, match=r"min_child_weight=5.0 needs leaf_noise='gaussian'"):
+        clf.fit(X, y)
+    assert generator.bit_generator.state == state
+    assert not hasattr(clf, "privacy_spent_")
+
+
+@pytest.mark.parametrize("params, match", [({"subsample": 0.0}, "subsample"),
+                                           ({"subsample": 1.5}, "subsample"),
+                                           ({"min_child_weight": -1.0}, "min_child_weight")])
+def test_bad_subsample_and_min_child_weight_raise(binary, params, match):
+    with pytest.raises(ValueError, match=match):
+        _clf(**params).fit(*binary)
+
+
+def test_subsample_grows_each_tree_on_a_poisson_sample(binary, monkeypatch):
+    import dpboost._estimators as estimators_module
+
+    sizes = []
+    real = estimators_module.grow_tree
+
+    def recording(X_binned, sample_indices, *args, **kwargs):
+        sizes.append(sample_indices.size)
+        return real(X_binned, sample_indices, *args, **kwargs)
+
+    monkeypatch.setattr(estimators_module, "grow_tree", recording)
+    X, y = binary
+    gamma, n_trees = 0.3, 40
+    # No noise and no GDF: every tree sees exactly its Poisson sample of all 3000 records.
+    _clf(epsilon=np.inf, subsample=gamma, n_estimators=n_trees, budget_allocation="sequential",
+         max_depth=2).fit(X, y)
+    sizes = np.array(sizes)
+    n = X.shape[0]
+    sd = np.sqrt(n * gamma * (1 - gamma))
+    assert sizes.size == n_trees
+    assert (np.abs(sizes - n * gamma) < 5 * sd).all()
+    # the sample mean over 40 trees is within 5 standard errors of n * gamma
+    assert abs(sizes.mean() - n * gamma) < 5 * sd / np.sqrt(n_trees)
+    assert np.unique(sizes).size > 1  # a fresh sample per tree

@@ -15,7 +15,7 @@ from scipy import stats
 
 import dpboost._budget as budget_module
 from dpboost import DPGBRegressor
-from dpboost._accounting import LedgerEntry, PrivacyLedger, compose_rdp
+from dpboost._accounting import LedgerEntry, PrivacyLedger, compose_rdp, deamplify_pure
 from dpboost._budget import gain_sensitivity, leaf_sensitivity, plan_budget
 from dpboost._grower import grow_tree
 from dpboost._mechanisms import (
@@ -23,6 +23,7 @@ from dpboost._mechanisms import (
     gaussian_mechanism,
     laplace_mechanism,
     make_noise,
+    poisson_sample,
 )
 from dpboost._predictor import predict_binned
 
@@ -153,6 +154,82 @@ def test_audit_gaussian_leaves():
 def test_audit_flags_gaussian_with_a_third_of_the_noise():
     eps_lb = audit(_gaussian_ids(0.0, 0.5, 3), _gaussian_ids(1.0, 0.5, 4), delta=GAUSS_DELTA)
     assert eps_lb > _gaussian_claim(1.5)
+
+
+# 2c. Noisy-average leaves release (sum g, count) with Laplace noise of L1 sensitivity g* + 1: the
+#     added record (g = -1) moves both, and the event is the joint bucket of the released pair.
+AVERAGE_SENSITIVITY = 2.0
+
+
+def _average_ids(added, sensitivity, seed, n=200_000):
+    pair = np.tile([-1.0, 1.0] if added else [0.0, 0.0], (n, 1))
+    released = laplace_mechanism(pair, epsilon=EPS, sensitivity=sensitivity,
+                                 noise=make_noise(seed), ledger=PrivacyLedger(), scope=SCOPE)
+    edges = np.linspace(-5, 5, 11)
+    return np.digitize(released[:, 0], edges) * 12 + np.digitize(released[:, 1], edges)
+
+
+def test_audit_average_leaves():
+    eps_lb = audit(_average_ids(False, AVERAGE_SENSITIVITY, 3),
+                   _average_ids(True, AVERAGE_SENSITIVITY, 4))
+    assert 0.5 < eps_lb <= EPS
+
+
+def test_audit_flags_average_leaves_that_forget_the_count():
+    # sensitivity g* alone (the count's change left out): the true loss is 2 eps
+    assert audit(_average_ids(False, 1.0, 3), _average_ids(True, 1.0, 4)) > EPS
+
+
+def test_grower_releases_exactly_the_audited_pair(monkeypatch):
+    # The audit above covers the tree's leaves only if the grower hands that mechanism the
+    # (sum g, count) of every leaf with sensitivity g* + 1, and releases nothing else about them.
+    import dpboost._grower as grower_module
+
+    released = []
+
+    def spy(values, **kwargs):
+        released.append((values.copy(), kwargs["sensitivity"]))
+        return laplace_mechanism(values, **kwargs)
+
+    monkeypatch.setattr(grower_module, "laplace_mechanism", spy)
+    plan = plan_budget(epsilon=2.0, n_estimators=1, max_depth=1, learning_rate=1.0,
+                       l2_regularization=0.1, budget_allocation="sequential",
+                       trees_per_ensemble=1, leaf_clipping=False, leaf_noise="average")
+    g = np.linspace(-1, 1, 20).astype(np.float32)
+    X_binned = np.asfortranarray(np.repeat([[0, 0], [3, 3]], 10, axis=0).astype(np.uint8))
+    f, b, m, value = grow_tree(X_binned, np.arange(20, dtype=np.int32), g, budget=plan.trees[0],
+                               max_depth=1, n_bins=4, l2_regularization=0.1, noise=make_noise(0),
+                               ledger=PrivacyLedger())
+    ((values, sensitivity),) = released
+    assert sensitivity == AVERAGE_SENSITIVITY
+    left = X_binned[:, f[0]] <= b[0]
+    np.testing.assert_allclose(values, [[g[left].sum(), left.sum()], [g[~left].sum(), (~left).sum()]],
+                               rtol=1e-6)
+
+
+# 2d. Amplification by Poisson subsampling: a count released with Laplace noise at the epsilon that
+#     a rate-gamma sample may spend (deamplify_pure) is EPS-DP when the added record is kept with
+#     probability gamma, and is not when the sample is skipped.
+GAMMA = 0.25
+
+
+def _sampled_count_ids(added, seed, sample=True, n=400_000):
+    noise = make_noise(seed)
+    kept = poisson_sample(n, GAMMA if sample else 1.0, noise) if added else np.zeros(n, bool)
+    released = laplace_mechanism(kept.astype(np.float64), epsilon=deamplify_pure(EPS, GAMMA),
+                                 sensitivity=1.0, noise=noise, ledger=PrivacyLedger(),
+                                 scope=SCOPE)
+    return np.digitize(released, np.linspace(-3, 4, 57))
+
+
+def test_audit_subsampling_amplification():
+    eps_lb = audit(_sampled_count_ids(False, 3), _sampled_count_ids(True, 4))
+    assert 0.5 < eps_lb <= EPS
+
+
+def test_audit_flags_amplification_claimed_without_sampling():
+    # deamplify_pure(1, 0.25) = 2.06 is spent on every record
+    assert audit(_sampled_count_ids(False, 3), _sampled_count_ids(True, 4, sample=False)) > EPS
 
 
 # 3. A whole tree on tiny data (n = 20, 2 features, 4 bins). Worst case for the leaves: D holds 20
