@@ -60,7 +60,7 @@ Configurations (``_paper.make_model``; every dpboost model: n_jobs=1, numpy nois
 
 Writes results/table1.csv (one row per run) and results/table1.md (mean +- std per dataset and
 configuration, with the paper's numbers). Run: ``python benchmarks/bench_table1.py [--quick]``;
-``--quick``: one split, one seed, adult and magic. About 15 min of one core for the full run.
+``--quick``: one split, one seed, adult and magic (30 s). The full run: about 8 min on one core.
 """
 
 import logging
