@@ -16,6 +16,7 @@ from scipy import stats
 import dpboost._budget as budget_module
 from dpboost import DPGBRegressor
 from dpboost._accounting import LedgerEntry, PrivacyLedger, compose_rdp, deamplify_pure
+from dpboost._binning import fine_histograms
 from dpboost._budget import gain_sensitivity, leaf_sensitivity, plan_budget
 from dpboost._grower import grow_tree
 from dpboost._mechanisms import (
@@ -156,28 +157,55 @@ def test_audit_flags_gaussian_with_a_third_of_the_noise():
     assert eps_lb > _gaussian_claim(1.5)
 
 
-# 2c. Noisy-average leaves release (sum g, count) with Laplace noise of L1 sensitivity g* + 1: the
-#     added record (g = -1) moves both, and the event is the joint bucket of the released pair.
-AVERAGE_SENSITIVITY = 2.0
-
-
-def _average_ids(added, sensitivity, seed, n=200_000):
-    pair = np.tile([-1.0, 1.0] if added else [0.0, 0.0], (n, 1))
-    released = laplace_mechanism(pair, epsilon=EPS, sensitivity=sensitivity,
+# 2c. Releases of several statistics that one record moves together, with Laplace noise of the
+#     summed (L1) change: the event is the joint bucket of the two moved coordinates.
+def _joint_ids(statistics, sensitivity, seed, n=200_000):
+    released = laplace_mechanism(np.tile(statistics, (n, 1)), epsilon=EPS, sensitivity=sensitivity,
                                  noise=make_noise(seed), ledger=PrivacyLedger(), scope=SCOPE)
     edges = np.linspace(-5, 5, 11)
     return np.digitize(released[:, 0], edges) * 12 + np.digitize(released[:, 1], edges)
 
 
+# Noisy-average leaves: (sum g, count) at L1 sensitivity g* + 1; the added record has g = -1.
+AVERAGE_SENSITIVITY = 2.0
+
+
 def test_audit_average_leaves():
-    eps_lb = audit(_average_ids(False, AVERAGE_SENSITIVITY, 3),
-                   _average_ids(True, AVERAGE_SENSITIVITY, 4))
+    eps_lb = audit(_joint_ids([0.0, 0.0], AVERAGE_SENSITIVITY, 3),
+                   _joint_ids([-1.0, 1.0], AVERAGE_SENSITIVITY, 4))
     assert 0.5 < eps_lb <= EPS
 
 
 def test_audit_flags_average_leaves_that_forget_the_count():
     # sensitivity g* alone (the count's change left out): the true loss is 2 eps
-    assert audit(_average_ids(False, 1.0, 3), _average_ids(True, 1.0, 4)) > EPS
+    assert audit(_joint_ids([0.0, 0.0], 1.0, 3), _joint_ids([-1.0, 1.0], 1.0, 4)) > EPS
+
+
+# The quantile sketch: the fine histograms of D and D' (one more record) as fine_histograms
+# computes them, released at the sensitivity the planner claims for two features.
+def _sketch_statistics():
+    X = np.zeros((20, 2))
+    lower, upper = np.zeros(2), np.ones(2)
+    d = fine_histograms(X, lower, upper, 4).ravel()
+    d2 = fine_histograms(np.vstack([X, [[1.0, 1.0]]]), lower, upper, 4).ravel()
+    moved = np.flatnonzero(d != d2)
+    assert moved.size == 2  # one bin per feature, from 0 to 1 records
+    claimed = plan_budget(epsilon=1.0, n_estimators=1, max_depth=1, learning_rate=0.1,
+                          l2_regularization=0.1, budget_allocation="sequential",
+                          trees_per_ensemble=1, leaf_clipping=True, sketch_features=2).sketch
+    return d[moved], d2[moved], claimed.sensitivity
+
+
+def test_audit_sketch_histograms():
+    d, d2, sensitivity = _sketch_statistics()
+    eps_lb = audit(_joint_ids(d, sensitivity, 3), _joint_ids(d2, sensitivity, 4))
+    assert 0.5 < eps_lb <= EPS
+
+
+def test_audit_flags_sketch_with_per_feature_sensitivity():
+    # sensitivity 1, as if a record touched one histogram only: the true loss is 2 eps
+    d, d2, _ = _sketch_statistics()
+    assert audit(_joint_ids(d, 1.0, 3), _joint_ids(d2, 1.0, 4)) > EPS
 
 
 def test_grower_releases_exactly_the_audited_pair(monkeypatch):

@@ -1,7 +1,9 @@
-"""Equal-width binning inside public feature bounds.
+"""Binning inside public feature bounds: an equal-width grid, or a private quantile sketch.
 
-The grid depends only on ``feature_bounds`` and ``max_bins`` (PRIVACY.md, rule 1: bin edges and split
-candidates never come from data quantiles). This module never sees ``y`` and draws no randomness.
+The grid depends only on ``feature_bounds`` and ``max_bins``; the sketch's thresholds are
+post-processing of a Laplace-noised histogram released (and accounted) by the estimator
+(PRIVACY.md, rule 1: bin edges and split candidates never come from exact data quantiles). This
+module never sees ``y`` and draws no randomness.
 """
 
 import numpy as np
@@ -28,16 +30,32 @@ def _bin_columns(X, lower, scale, max_bins, out):
             elif t >= max_bins:
                 out[i, f] = max_bins - 1
             else:
-                out[i, f] = np.uint8(t)
+                out[i, f] = int(t)
+
+
+@njit(parallel=True, cache=True)
+def _bin_by_thresholds(X, thresholds, max_bins, out):
+    # Bin b holds thresholds[b - 1] <= x < thresholds[b]: the number of thresholds <= x. Infinities
+    # land in the first or last bin (clipping); NaN gets the missing-value code max_bins.
+    n_samples, n_features = X.shape
+    for f in prange(n_features):
+        t = thresholds[f]
+        for i in range(n_samples):
+            x = X[i, f]
+            if x != x:
+                out[i, f] = max_bins
+            else:
+                out[i, f] = np.searchsorted(t, x, side="right")
 
 
 class BoundsBinner:
-    """Map real feature values to uint8 bin codes on a uniform grid inside public bounds.
+    """Map real feature values to uint8 bin codes inside public bounds.
 
-    Feature ``f`` with bounds ``(lower_f, upper_f)`` is cut into ``max_bins`` bins of equal width;
-    bin ``b`` holds ``lower_f + b * w <= x < lower_f + (b + 1) * w`` with ``w = (upper_f - lower_f) /
-    max_bins``. Values outside the bounds (infinities included) are clipped into the first or last
-    bin; NaN gets its own code, ``max_bins`` (the missing-value bin).
+    By default feature ``f`` with bounds ``(lower_f, upper_f)`` is cut into ``max_bins`` bins of
+    equal width; bin ``b`` holds ``lower_f + b * w <= x < lower_f + (b + 1) * w`` with
+    ``w = (upper_f - lower_f) / max_bins``. With ``thresholds``, bin ``b`` holds
+    ``t[f, b - 1] <= x < t[f, b]``. Values outside the bounds (infinities included) are clipped
+    into the first or last bin; NaN gets its own code, ``max_bins`` (the missing-value bin).
 
     Parameters
     ----------
@@ -45,14 +63,19 @@ class BoundsBinner:
         Public lower and upper bound of each feature; ``lower < upper``, both finite.
     max_bins : int
         Number of bins per feature, in [2, 255].
+    thresholds : ndarray of shape (n_features, max_bins - 1), dtype=float64, default=None
+        Public or released (:func:`sketch_thresholds`) thresholds, non-decreasing per feature and
+        inside the bounds; None means the equal-width grid.
     """
 
-    def __init__(self, feature_bounds, max_bins):
+    def __init__(self, feature_bounds, max_bins, thresholds=None):
         bounds = np.asarray(feature_bounds, dtype=np.float64)
         self.lower = np.ascontiguousarray(bounds[:, 0])
         self.upper = np.ascontiguousarray(bounds[:, 1])
         self.max_bins = int(max_bins)
         self.scale = self.max_bins / (self.upper - self.lower)
+        self.custom_thresholds = (None if thresholds is None
+                                  else np.ascontiguousarray(thresholds, dtype=np.float64))
 
     def transform(self, X, order="F"):
         """Bin ``X``.
@@ -72,7 +95,10 @@ class BoundsBinner:
         """
         X = np.asarray(X, dtype=np.float64)
         out = np.empty(X.shape, dtype=X_BINNED_DTYPE, order=order)
-        _bin_columns(X, self.lower, self.scale, self.max_bins, out)
+        if self.custom_thresholds is None:
+            _bin_columns(X, self.lower, self.scale, self.max_bins, out)
+        else:
+            _bin_by_thresholds(X, self.custom_thresholds, self.max_bins, out)
         return out
 
     def thresholds(self):
@@ -84,10 +110,84 @@ class BoundsBinner:
         Returns
         -------
         thresholds : ndarray of shape (n_features, max_bins - 1), dtype=float64
-            ``t[f, b] = lower_f + (b + 1) * (upper_f - lower_f) / max_bins``.
+            ``t[f, b] = lower_f + (b + 1) * (upper_f - lower_f) / max_bins`` on the grid.
         """
+        if self.custom_thresholds is not None:
+            return self.custom_thresholds.copy()
         steps = np.arange(1, self.max_bins) / self.max_bins
         return self.lower[:, None] + steps[None, :] * (self.upper - self.lower)[:, None]
+
+
+#: Fine grid of the sketch, in fine bins per final bin: a quantile lands within 1/8 of a grid
+#: bin, while the Laplace noise summed into one quantile's cumulative count stays small.
+SKETCH_RESOLUTION = 8
+#: Share of the uniform density mixed into the sketch's density: every fine bin keeps a positive
+#: weight, so the thresholds are strictly increasing (no duplicate candidates) and no region of
+#: the bounds is left without a candidate when the noise wipes out its counts.
+SKETCH_UNIFORM_SHARE = 0.1
+
+
+def fine_histograms(X, lower, upper, n_fine):
+    """Exact counts of every feature on a fine equal-width grid: the sketch's input.
+
+    Sensitive: the estimator releases them only through the Laplace mechanism. One record adds 1
+    to one bin of each feature (none for a missing value), so the L1 sensitivity of the whole
+    matrix is ``n_features`` under add/remove.
+
+    Parameters
+    ----------
+    X : ndarray of shape (n_samples, n_features), dtype=float64
+        NaN is not counted; values outside the bounds are clipped into the end bins.
+    lower, upper : ndarray of shape (n_features,), dtype=float64
+        Public bounds.
+    n_fine : int
+        Bins per feature, at most 65535.
+
+    Returns
+    -------
+    counts : ndarray of shape (n_features, n_fine), dtype=float64
+    """
+    X = np.asarray(X, dtype=np.float64)
+    codes = np.empty(X.shape, dtype=np.uint16, order="F")
+    _bin_columns(X, np.ascontiguousarray(lower), n_fine / (upper - lower), n_fine, codes)
+    return np.array([np.bincount(codes[:, f], minlength=n_fine + 1)[:n_fine]
+                     for f in range(X.shape[1])], dtype=np.float64).reshape(X.shape[1], n_fine)
+
+
+def sketch_thresholds(noisy_counts, lower, upper, max_bins):
+    """Quantile thresholds from released fine histograms (DP-XGBoost's sketch; post-processing).
+
+    Grislain & Gonzalvez (2021) feed a Laplace-noised histogram to a quantile sketch
+    (PRIVACY.md, DP-XGBoost). Negative noisy counts are set to 0, each feature's counts are
+    normalised to a density and mixed with the uniform density (share
+    :data:`SKETCH_UNIFORM_SHARE`), and threshold ``b`` is the ``(b + 1) / max_bins`` quantile of
+    that piecewise-uniform distribution. A feature whose released counts are all non-positive
+    gets the equal-width grid.
+
+    Parameters
+    ----------
+    noisy_counts : ndarray of shape (n_features, n_fine), dtype=float64
+        Released counts on the equal-width fine grid inside the bounds.
+    lower, upper : ndarray of shape (n_features,), dtype=float64
+    max_bins : int
+
+    Returns
+    -------
+    thresholds : ndarray of shape (n_features, max_bins - 1), dtype=float64
+        Strictly increasing per feature, strictly inside the bounds.
+    """
+    n_features, n_fine = noisy_counts.shape
+    counts = np.maximum(noisy_counts, 0.0)
+    total = counts.sum(axis=1, keepdims=True)
+    density = np.divide(counts, total, out=np.full_like(counts, 1.0 / n_fine), where=total > 0)
+    density = (1.0 - SKETCH_UNIFORM_SHARE) * density + SKETCH_UNIFORM_SHARE / n_fine
+    cdf = np.zeros((n_features, n_fine + 1))
+    np.cumsum(density, axis=1, out=cdf[:, 1:])
+    cdf[:, -1] = 1.0  # rounding: the last boundary is the upper bound
+    quantiles = np.arange(1, max_bins) / max_bins
+    position = np.array([np.interp(quantiles, cdf[f], np.arange(n_fine + 1.0))
+                         for f in range(n_features)]).reshape(n_features, max_bins - 1)
+    return lower[:, None] + position / n_fine * (upper - lower)[:, None]
 
 
 def resolve_categorical(X, categorical_features, categories):

@@ -16,6 +16,11 @@ from ._common import GRADIENT_BOUND
 #: Share of each tree's zCDP budget spent on split selection under Renyi accounting; the rest goes
 #: to the leaves (DP-XGB, "Revisiting differentially private XGBoost", Sec. 4: 0.7 : 0.3).
 SELECTION_SHARE = 0.7
+#: Share of epsilon spent on the private quantile sketch of the split candidates, when asked for
+#: (DP-TR's sketch : selection : leaf = 0.1 : 0.6 : 0.3; PRIVACY.md, DP-XGB).
+SKETCH_SHARE = 0.1
+#: Ledger scope of the sketch: released once, before the first tree, sequentially composed.
+SKETCH_SCOPE = {"group": -1, "tree": -1, "level": 0}
 
 
 def gain_sensitivity(gradient_bound=GRADIENT_BOUND):
@@ -106,6 +111,9 @@ class BudgetPlan:
         Composed epsilon of :attr:`entries` (pure DP, or at :attr:`delta`), never above the
         requested epsilon.
     delta : float, default=0.0
+    sketch : LedgerEntry or None, default=None
+        The quantile sketch's release (Laplace on the fine histograms of every sketched
+        feature), made before the first tree; None on the equal-width grid.
     """
 
     trees: tuple
@@ -113,12 +121,13 @@ class BudgetPlan:
     max_depth: int
     epsilon: float
     delta: float = 0.0
+    sketch: object = None
 
     @property
     def entries(self):
         """The ledger that fitting must produce, as a list of LedgerEntry."""
         private = math.isfinite(self.epsilon)
-        out = []
+        out = [] if self.sketch is None else [self.sketch]
         for tb in self.trees:
             random = tb.split_selection == "random"
             for level in range(self.max_depth):
@@ -157,7 +166,7 @@ def _layout(budget_allocation, n_estimators, trees_per_ensemble, learning_rate):
 def plan_budget(*, epsilon, n_estimators, max_depth, learning_rate, l2_regularization,
                 budget_allocation, trees_per_ensemble, leaf_clipping, n_outputs=1, delta=0.0,
                 leaf_noise="laplace", hessian_bound=1.0, split_selection="exponential",
-                subsample=1.0):
+                subsample=1.0, sketch_features=0):
     """Plan every mechanism's epsilon, noise and sensitivity.
 
     Parameters
@@ -205,6 +214,12 @@ def plan_budget(*, epsilon, n_estimators, max_depth, learning_rate, l2_regulariz
         ``log(1 + (e^eps_t - 1) / gamma)`` on its sample to cost ``eps_t`` (amplification by
         subsampling, Balle et al. 2018). Renyi accounting: trees whose releases are all Gaussian
         are accounted as Poisson-sampled Gaussian mechanisms; others are not amplified.
+    sketch_features : int, default=0
+        Number of features whose split candidates come from the private quantile sketch
+        (0: none, the equal-width grid). The sketch gets ``SKETCH_SHARE * epsilon`` as one
+        Laplace release of L1 sensitivity ``sketch_features`` (one record adds 1 to one fine bin
+        of every feature; Grislain & Gonzalvez 2021), composed sequentially with the trees, which
+        share the rest.
 
     Returns
     -------
@@ -212,6 +227,12 @@ def plan_budget(*, epsilon, n_estimators, max_depth, learning_rate, l2_regulariz
     """
     n_trees = n_outputs * n_estimators
     gaussian = leaf_noise == "gaussian"
+    sketch = None
+    if sketch_features:
+        private = math.isfinite(epsilon)
+        sketch = LedgerEntry(mechanism="laplace" if private else "exact",
+                             epsilon=SKETCH_SHARE * epsilon, sensitivity=float(sketch_features),
+                             n_nodes=1, **SKETCH_SCOPE)
     if not math.isfinite(epsilon):
         trees = tuple(
             TreeBudget(tree=t, group=t, position=t % n_estimators, output=t // n_estimators,
@@ -221,7 +242,8 @@ def plan_budget(*, epsilon, n_estimators, max_depth, learning_rate, l2_regulariz
                        split_selection=split_selection, leaf_noise=leaf_noise,
                        sampling_rate=subsample)
             for t in range(n_trees))
-        return BudgetPlan(trees=trees, record_shares=None, max_depth=max_depth, epsilon=math.inf)
+        return BudgetPlan(trees=trees, record_shares=None, max_depth=max_depth, epsilon=math.inf,
+                          sketch=sketch)
 
     groups, positions, shares = _layout(budget_allocation, n_estimators, trees_per_ensemble,
                                         learning_rate)
@@ -253,7 +275,7 @@ def plan_budget(*, epsilon, n_estimators, max_depth, learning_rate, l2_regulariz
                 leaf_noise_multiplier=noise_multiplier, split_selection=split_selection,
                 leaf_noise=leaf_noise, sampling_rate=subsample))
         plan = BudgetPlan(trees=tuple(trees), record_shares=shares, max_depth=max_depth,
-                          epsilon=0.0, delta=delta)
+                          epsilon=0.0, delta=delta, sketch=sketch)
         return dataclasses.replace(plan, epsilon=compose(plan.entries, delta))
 
     random = split_selection == "random"
@@ -261,7 +283,7 @@ def plan_budget(*, epsilon, n_estimators, max_depth, learning_rate, l2_regulariz
         # Algorithm 1: half of a tree's epsilon to its levels, half to its leaves; random splits
         # cost nothing, so their trees give it all to the leaves.
         selection = 0.0 if random else 0.5
-        epsilon_tree = epsilon / (n_outputs * n_groups)
+        epsilon_tree = (epsilon - (sketch.epsilon if sketch else 0.0)) / (n_outputs * n_groups)
         while True:
             # A tree on a Poisson sample may spend more on it for the same cost on the data.
             spend = deamplify_pure(epsilon_tree, subsample) if subsample < 1 else epsilon_tree

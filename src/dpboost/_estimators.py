@@ -13,8 +13,15 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ._accounting import PrivacyLedger
-from ._binning import BoundsBinner, encode_categorical, resolve_categorical
-from ._budget import plan_budget
+from ._binning import (
+    SKETCH_RESOLUTION,
+    BoundsBinner,
+    encode_categorical,
+    fine_histograms,
+    resolve_categorical,
+    sketch_thresholds,
+)
+from ._budget import SKETCH_SCOPE, plan_budget
 from ._common import G_H_DTYPE, GRADIENT_BOUND, SAMPLE_INDEX_DTYPE
 from ._grower import grow_tree
 from ._inspection import (
@@ -31,7 +38,7 @@ from ._loss import (
     square_loss_gradients,
     unscale_target,
 )
-from ._mechanisms import make_noise, partition_records, poisson_sample
+from ._mechanisms import laplace_mechanism, make_noise, partition_records, poisson_sample
 from ._predictor import predict_binned
 from ._validation import (
     PARAMETER_CONSTRAINTS,
@@ -86,6 +93,15 @@ _PARAMETERS_DOC = """
         of feature ``t mod n_features`` only, for tree t of each output (DP-XGB). ``"random"``: a
         uniformly random candidate, independent of the data, so the whole budget goes to the
         leaves (DP-TR "random boosting", Maddock et al. 2022).
+    split_candidates : {"uniform", "sketch"}, default="uniform"
+        Where the ``max_bins - 1`` thresholds of each numeric feature lie. ``"uniform"``: the
+        equal-width grid inside ``feature_bounds``, free. ``"sketch"``: quantiles of a private
+        histogram (DP-XGBoost, Grislain & Gonzalvez 2021): the counts of every numeric feature
+        on a grid ``8 * max_bins`` fine are released once with Laplace noise of L1 sensitivity
+        ``n_numeric_features`` at 10 % of ``epsilon`` (an entry of ``privacy_ledger_`` with
+        tree -1), and the thresholds are their quantiles, mixed with 10 % of uniform mass so
+        they are strictly increasing. Helps features whose mass is far from uniform inside their
+        bounds (skewed amounts, generous bounds). Categorical features keep their codes.
     n_estimators : int, default=50
         Number of trees T, >= 1.
     max_depth : int, default=6
@@ -174,7 +190,7 @@ class _BaseDPGB(BaseEstimator):
     def __init__(self, *, epsilon, delta, n_estimators, max_depth, learning_rate,
                  l2_regularization, max_bins, trees_per_ensemble, budget_allocation,
                  gradient_filtering, leaf_clipping, leaf_noise, min_child_weight, subsample,
-                 split_selection, feature_bounds, categorical_features, categories, random_state,
+                 split_selection, split_candidates, feature_bounds, categorical_features, categories, random_state,
                  verbose, diagnostics, n_jobs):
         self.epsilon = epsilon
         self.delta = delta
@@ -182,6 +198,7 @@ class _BaseDPGB(BaseEstimator):
         self.min_child_weight = min_child_weight
         self.subsample = subsample
         self.split_selection = split_selection
+        self.split_candidates = split_candidates
         self.categorical_features = categorical_features
         self.categories = categories
         self.n_estimators = n_estimators
@@ -229,8 +246,10 @@ class _BaseDPGB(BaseEstimator):
         X, y = validate_data(self, encode_categorical(X, lists), y, dtype=np.float64,
                              ensure_all_finite=False, y_numeric=isinstance(self, RegressorMixin))
         y_scaled, target_attributes = self._encode_target(y)
-        # The whole budget is fixed from public inputs (hyper-parameters, and the number of
-        # one-vs-rest outputs from the classes) before X is binned or any noise is drawn.
+        numeric = np.setdiff1d(np.arange(X.shape[1]), list(lists))
+        # The whole budget is fixed from public inputs (hyper-parameters, the number of
+        # one-vs-rest outputs from the classes, which columns are numeric) before X is binned or
+        # any noise is drawn.
         plan = plan_budget(
             epsilon=float(self.epsilon), n_estimators=self.n_estimators,
             max_depth=self.max_depth, learning_rate=float(self.learning_rate),
@@ -239,8 +258,8 @@ class _BaseDPGB(BaseEstimator):
             trees_per_ensemble=self.trees_per_ensemble, leaf_clipping=self.leaf_clipping,
             n_outputs=y_scaled.shape[1], delta=float(self.delta), leaf_noise=self.leaf_noise,
             hessian_bound=0.25 if self._loss == "logistic" else 1.0,
-            split_selection=self.split_selection, subsample=float(self.subsample))
-        numeric = np.setdiff1d(np.arange(X.shape[1]), list(lists))
+            split_selection=self.split_selection, subsample=float(self.subsample),
+            sketch_features=numeric.size if self.split_candidates == "sketch" else 0)
         if self.feature_bounds is None:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", RuntimeWarning)  # an all-missing column
@@ -266,10 +285,14 @@ class _BaseDPGB(BaseEstimator):
 
         n_threads = check_n_jobs(self.n_jobs, numba.config.NUMBA_NUM_THREADS)
         noise = make_noise(self.random_state)
+        ledger = PrivacyLedger()
         binner = BoundsBinner(bounds, self.max_bins)
         with _numba_threads(n_threads):
-            model, ledger, filtered = self._boost(binner.transform(X, order="F"), y_scaled, plan,
-                                                  noise)
+            if plan.sketch is not None:
+                binner = self._sketch_binner(X, bounds, numeric, binner.thresholds(), plan.sketch,
+                                             noise, ledger)
+            model, filtered = self._boost(binner.transform(X, order="F"), y_scaled, plan, noise,
+                                          ledger)
 
         # Fitted attributes are set only now: a fit that raised leaves nothing half-fitted.
         for name, value in target_attributes.items():
@@ -284,7 +307,19 @@ class _BaseDPGB(BaseEstimator):
             self.filtered_fraction_ = filtered
         return self
 
-    def _boost(self, X_binned, y_scaled, plan, noise):
+    def _sketch_binner(self, X, bounds, numeric, thresholds, release, noise, ledger):
+        """The binner whose numeric thresholds are the private sketch's (``plan.sketch``)."""
+        lower, upper = bounds[numeric, 0], bounds[numeric, 1]
+        counts = fine_histograms(X[:, numeric], lower, upper, SKETCH_RESOLUTION * self.max_bins)
+        # One row: a record changes every feature's histogram, hence L1 sensitivity n_numeric.
+        released = laplace_mechanism(counts.reshape(1, -1), epsilon=release.epsilon,
+                                     sensitivity=release.sensitivity, noise=noise, ledger=ledger,
+                                     scope=SKETCH_SCOPE)
+        thresholds[numeric] = sketch_thresholds(released.reshape(counts.shape), lower, upper,
+                                                self.max_bins)
+        return BoundsBinner(bounds, self.max_bins, thresholds)
+
+    def _boost(self, X_binned, y_scaled, plan, noise, ledger):
         n_samples = X_binned.shape[0]
         n_trees, depth = len(plan.trees), self.max_depth
         split_feature = np.empty((n_trees, 2**depth - 1), dtype=np.int32)
@@ -298,7 +333,6 @@ class _BaseDPGB(BaseEstimator):
         gradients = np.empty(n_samples, dtype=G_H_DTYPE)
         hessians = np.empty(n_samples, dtype=G_H_DTYPE) if self._loss == "logistic" else None
         private = math.isfinite(plan.epsilon)
-        ledger = PrivacyLedger()
         position_of_record = None
         start = time.perf_counter()
 
@@ -339,7 +373,7 @@ class _BaseDPGB(BaseEstimator):
             if self.verbose and last_of_group:
                 print(f"[dpboost] {tb.tree + 1}/{n_trees} trees, epsilon spent "
                       f"{ledger.epsilon(float(self.delta)):.4g}, {time.perf_counter() - start:.2f} s")
-        return (split_feature, split_bin, missing_left, leaf_value), ledger, filtered
+        return (split_feature, split_bin, missing_left, leaf_value), filtered
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -516,7 +550,7 @@ class DPGBClassifier(ClassifierMixin, _BaseDPGB):
                  learning_rate=0.1, l2_regularization=0.1, max_bins=32, trees_per_ensemble=50,
                  budget_allocation="eoe", gradient_filtering=True, leaf_clipping=True,
                  leaf_noise="laplace", min_child_weight=0.0, subsample=1.0,
-                 split_selection="exponential", feature_bounds=None,
+                 split_selection="exponential", split_candidates="uniform", feature_bounds=None,
                  categorical_features=None, categories=None, classes=None, random_state=None,
                  verbose=0, diagnostics=False, n_jobs=None):
         super().__init__(
@@ -525,7 +559,8 @@ class DPGBClassifier(ClassifierMixin, _BaseDPGB):
             trees_per_ensemble=trees_per_ensemble, budget_allocation=budget_allocation,
             gradient_filtering=gradient_filtering, leaf_clipping=leaf_clipping,
             leaf_noise=leaf_noise, min_child_weight=min_child_weight, subsample=subsample,
-            split_selection=split_selection, feature_bounds=feature_bounds, categorical_features=categorical_features,
+            split_selection=split_selection, split_candidates=split_candidates,
+            feature_bounds=feature_bounds, categorical_features=categorical_features,
             categories=categories, random_state=random_state, verbose=verbose,
             diagnostics=diagnostics, n_jobs=n_jobs)
         self.classes = classes
@@ -657,7 +692,7 @@ class DPGBRegressor(RegressorMixin, _BaseDPGB):
                  learning_rate=0.1, l2_regularization=0.1, max_bins=32, trees_per_ensemble=50,
                  budget_allocation="eoe", gradient_filtering=True, leaf_clipping=True,
                  leaf_noise="laplace", min_child_weight=0.0, subsample=1.0,
-                 split_selection="exponential", feature_bounds=None,
+                 split_selection="exponential", split_candidates="uniform", feature_bounds=None,
                  categorical_features=None, categories=None, target_bounds=None, random_state=None,
                  verbose=0, diagnostics=False, n_jobs=None):
         super().__init__(
@@ -666,7 +701,8 @@ class DPGBRegressor(RegressorMixin, _BaseDPGB):
             trees_per_ensemble=trees_per_ensemble, budget_allocation=budget_allocation,
             gradient_filtering=gradient_filtering, leaf_clipping=leaf_clipping,
             leaf_noise=leaf_noise, min_child_weight=min_child_weight, subsample=subsample,
-            split_selection=split_selection, feature_bounds=feature_bounds, categorical_features=categorical_features,
+            split_selection=split_selection, split_candidates=split_candidates,
+            feature_bounds=feature_bounds, categorical_features=categorical_features,
             categories=categories, random_state=random_state, verbose=verbose,
             diagnostics=diagnostics, n_jobs=n_jobs)
         self.target_bounds = target_bounds

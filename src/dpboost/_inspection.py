@@ -57,13 +57,17 @@ def privacy_report(ledger, epsilon, filtered_fraction=None, delta=0.0):
         row = by_mechanism[(e.mechanism, e.epsilon, e.sensitivity, e.noise_multiplier)]
         row[0] += 1
         row[1] += e.n_nodes
-        row[2].add(e.tree)
+        if e.tree >= 0:
+            row[2].add(e.tree)
+    # Tree -1 is the split-candidate sketch, released once before the trees.
+    in_trees = [e for e in ledger if e.tree >= 0]
+    sketch = ", and the split-candidate sketch (tree -1)" if len(in_trees) < len(ledger) else ""
     guarantee = ("pure DP" if delta == 0
                  else f"(epsilon, delta={delta:g})-DP by Renyi composition")
     lines = [f"composed epsilon ({guarantee}, add/remove one record): {epsilon:.6g}",
              f"releases: {len(ledger)} ledger entries over "
-             f"{len({e.tree for e in ledger})} trees in {len({e.group for e in ledger})} "
-             "sequentially composed groups",
+             f"{len({e.tree for e in in_trees})} trees in {len({e.group for e in in_trees})} "
+             f"sequentially composed groups{sketch}",
              "mechanism     epsilon/node   sensitivity   noise mult.   entries   nodes   trees"]
     for (mechanism, eps, sensitivity, sigma), (entries, nodes, trees) in sorted(
             by_mechanism.items(), key=lambda item: (item[0][0], item[0][1], item[0][2])):
@@ -137,6 +141,9 @@ def model_to_json(estimator):
         "missing_left": estimator._missing_left.tolist(),
         "leaf_value": estimator._leaf_value.tolist(),
     }
+    if estimator._binner.custom_thresholds is not None:
+        # split_candidates="sketch": thresholds released by the sketch (post-processing)
+        fitted["bin_thresholds"] = estimator._binner.custom_thresholds.tolist()
     if hasattr(estimator, "feature_names_in_"):
         fitted["feature_names_in_"] = estimator.feature_names_in_.tolist()
     if hasattr(estimator, "classes_"):
@@ -183,7 +190,7 @@ def model_from_json(cls, text):
     est._split_bin = np.array(f["split_bin"], dtype=np.uint8)
     est._missing_left = np.array(f["missing_left"], dtype=np.bool_)
     est._leaf_value = np.array(f["leaf_value"], dtype=np.float64)
-    est._binner = BoundsBinner(est.feature_bounds_, est.max_bins)
+    est._binner = BoundsBinner(est.feature_bounds_, est.max_bins, f.get("bin_thresholds"))
     if "feature_names_in_" in f:
         est.feature_names_in_ = np.array(f["feature_names_in_"], dtype=object)
     if "classes_" in f:
