@@ -4,6 +4,7 @@ Every release writes one :class:`LedgerEntry`. A mechanism applied to all nodes 
 at once is one entry: those nodes hold disjoint records, so they compose in parallel.
 """
 
+import logging
 import math
 from collections import Counter
 from dataclasses import dataclass
@@ -177,10 +178,20 @@ def compose_rdp(entries, delta):
     if not counts:
         return 0.0
     accountant = RdpAccountant()
-    accountant.compose(dp_accounting.ComposedDpEvent(
-        [dp_accounting.SelfComposedDpEvent(dp_accounting.ComposedDpEvent(by_key[k]), n)
-         for k, n in counts.items()]))
-    return float(accountant.get_epsilon(delta))
+    # For a sampled Gaussian with a large noise multiplier the accountant's series at fractional
+    # orders may not converge; it then warns once per order per call and leaves the order out,
+    # which can only raise epsilon (never under-reports). The planner's bisection calls this
+    # hundreds of times, so the warnings are silenced here rather than flooding the user's log.
+    absl = logging.getLogger("absl")
+    level = absl.level
+    absl.setLevel(logging.ERROR)
+    try:
+        accountant.compose(dp_accounting.ComposedDpEvent(
+            [dp_accounting.SelfComposedDpEvent(dp_accounting.ComposedDpEvent(by_key[k]), n)
+             for k, n in counts.items()]))
+        return float(accountant.get_epsilon(delta))
+    finally:
+        absl.setLevel(level)
 
 
 def compose(entries, delta):
