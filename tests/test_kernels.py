@@ -4,9 +4,9 @@ import numpy as np
 import pytest
 
 from dpboost._binning import BoundsBinner
-from dpboost._histogram import build_histograms
+from dpboost._histogram import build_level_histograms
 from dpboost._predictor import predict_binned
-from dpboost._splitting import children_on_side, compute_gains, split_samples
+from dpboost._splitting import compute_gains, partition_level, range_sums
 
 
 def _naive_bins(X, bounds, max_bins):
@@ -105,19 +105,33 @@ def test_bin_edges_do_not_depend_on_data():
 
 
 def _level_inputs(seed, n=400, d=3, n_nodes=4, n_bins=16):
-    """Random codes in [0, n_bins], n_bins being the missing-value code."""
+    """Random codes in [0, n_bins], n_bins being the missing-value code; the selected samples are
+    grouped by node (ascending rows within a node), as the grower keeps them."""
     rng = np.random.default_rng(seed)
     X_binned = np.asfortranarray(rng.integers(0, n_bins + 1, size=(n, d), dtype=np.uint8))
-    idx = np.sort(rng.choice(n, size=n // 2, replace=False)).astype(np.int64)
-    node = rng.integers(0, n_nodes, size=idx.size).astype(np.int32)
+    idx = np.sort(rng.choice(n, size=n // 2, replace=False)).astype(np.int32)
+    node = np.sort(rng.integers(0, n_nodes, size=idx.size)).astype(np.int32)
     g = rng.uniform(-1, 1, size=idx.size).astype(np.float32)
     return X_binned, idx, node, g, n_nodes, n_bins
 
 
+def _node_start(node, n_nodes):
+    return np.concatenate([[0], np.cumsum(np.bincount(node, minlength=n_nodes))]).astype(np.int64)
+
+
+def _build(X_binned, idx, node, g, n_nodes, n_bins, parent=None, side=None):
+    """build_level_histograms on samples grouped by node (parent=None: the root mode)."""
+    d = X_binned.shape[1]
+    if parent is None:
+        parent, side = np.empty((d, 0, n_bins + 1, 2)), np.empty(0, dtype=np.uint8)
+    out = np.full((d, n_nodes, n_bins + 1, 2), np.nan)
+    build_level_histograms(X_binned, idx, g, _node_start(node, n_nodes), parent, side, out)
+    return out
+
+
 def test_histograms_match_naive_and_invariants():
     X_binned, idx, node, g, n_nodes, n_bins = _level_inputs(0)
-    hist = np.full((3, n_nodes, n_bins + 1, 2), np.nan)
-    build_histograms(X_binned, idx, node, g, hist)
+    hist = _build(X_binned, idx, node, g, n_nodes, n_bins)
     ref = _naive_histograms(X_binned, idx, node, g, n_nodes, n_bins + 1)
     np.testing.assert_allclose(hist[..., 0], ref[..., 0], rtol=1e-12, atol=1e-12)
     np.testing.assert_array_equal(hist[..., 1], ref[..., 1])
@@ -129,20 +143,37 @@ def test_histograms_match_naive_and_invariants():
         np.testing.assert_array_equal(hist[f, :, :, 1].sum(axis=1), node_count)
 
 
-def test_histograms_parent_equals_children_and_order_invariance():
+def test_histograms_of_a_root_with_every_row():
+    X_binned, _, _, _, _, n_bins = _level_inputs(8)
+    idx = np.arange(X_binned.shape[0], dtype=np.int32)
+    g = np.random.default_rng(8).uniform(-1, 1, idx.size).astype(np.float32)
+    node = np.zeros(idx.size, dtype=np.int32)
+    np.testing.assert_array_equal(_build(X_binned, idx, node, g, 1, n_bins),
+                                  _naive_histograms(X_binned, idx, node, g, 1, n_bins + 1))
+
+
+def test_histograms_empty_nodes_and_order_invariance():
     X_binned, idx, node, g, _, n_bins = _level_inputs(1, n_nodes=1)
-    parent = np.empty((3, 1, n_bins + 1, 2))
-    build_histograms(X_binned, idx, np.zeros_like(node), g, parent)
-    children = (X_binned[idx, 0] > 7).astype(np.int32)
-    child = np.empty((3, 2, n_bins + 1, 2))
-    build_histograms(X_binned, idx, children, g, child)
-    np.testing.assert_allclose(child.sum(axis=1), parent[:, 0], atol=1e-12)
-    # The grower's sibling subtraction: parent - left child = right child.
-    np.testing.assert_allclose(parent[:, 0] - child[:, 0], child[:, 1], atol=1e-12)
+    # Nodes 0 and 2 of four are empty: their histograms are zero, not stale.
+    node4 = np.where(X_binned[idx, 0] > 7, 3, 1).astype(np.int32)
+    order = np.argsort(node4, kind="stable")
+    hist = _build(X_binned, idx[order], node4[order], g[order], 4, n_bins)
+    assert (hist[:, [0, 2]] == 0).all()
+    parent = _build(X_binned, idx, node, g, 1, n_bins)
+    np.testing.assert_allclose(hist.sum(axis=1), parent[:, 0], atol=1e-12)
     perm = np.random.default_rng(2).permutation(idx.size)
-    shuffled = np.empty_like(parent)
-    build_histograms(X_binned, idx[perm], np.zeros_like(node), g[perm], shuffled)
+    shuffled = _build(X_binned, idx[perm], node, g[perm], 1, n_bins)
     np.testing.assert_allclose(shuffled, parent, atol=1e-9)
+
+
+@pytest.mark.parametrize("side", [[0, 1, 1, 0], [1, 1, 1, 1]])
+def test_histograms_by_subtraction_equal_direct_histograms(side):
+    # Below the root the kernel builds child 2p + side[p] and subtracts it from parent p.
+    X_binned, idx, node, g, n_nodes, n_bins = _level_inputs(7, n_nodes=8)
+    parents = _build(X_binned, idx, node // 2, g, 4, n_bins)
+    direct = _naive_histograms(X_binned, idx, node, g, n_nodes, n_bins + 1)
+    got = _build(X_binned, idx, node, g, n_nodes, n_bins, parents, np.array(side, np.uint8))
+    np.testing.assert_allclose(got, direct, atol=1e-9)
 
 
 @pytest.mark.parametrize("lam", [0.0, 0.1, 5.0])
@@ -169,59 +200,68 @@ def test_gains_match_naive(lam):
     assert (c[:, :, n_bins] > 0).any()  # the data did exercise the missing bin
 
 
-def test_split_samples_matches_naive():
-    X_binned, idx, node, _, n_nodes, n_bins = _level_inputs(4)
-    feat = np.array([0, 2, 1, 2], dtype=np.int32)
-    thr = np.array([3, 0, 15, 8], dtype=np.uint8)
-    miss = np.array([True, False, True, False])
-    expected = [2 * j + _naive_go_right(X_binned[i, feat[j]], thr[j], miss[j], n_bins)
-                for i, j in zip(idx, node)]
-    got = node.copy()
-    split_samples(X_binned, idx, got, feat, thr, miss, n_bins)
-    np.testing.assert_array_equal(got, expected)
+def _naive_partition(X_binned, idx, node, g, feat, thr, miss, missing_code):
+    child = np.array([2 * j + _naive_go_right(X_binned[i, feat[j]], thr[j], miss[j], missing_code)
+                      for i, j in zip(idx, node)], dtype=np.int64)
+    order = np.argsort(child, kind="stable")
+    start = np.concatenate([[0], np.cumsum(np.bincount(child, minlength=2 * feat.size))])
+    return idx[order], g[order], start
+
+
+@pytest.mark.parametrize("n_chunks", [1, 2, 3, 7])
+def test_partition_level_matches_naive(n_chunks):
+    X_binned, idx, node, g, n_nodes, n_bins = _level_inputs(4, n_nodes=5)
+    node[node == 3] = 4  # an empty node in the middle
+    feat = np.array([0, 2, 1, 2, 0], dtype=np.int32)
+    thr = np.array([3, 0, 15, 8, 14], dtype=np.uint8)
+    miss = np.array([True, False, True, False, True])
+    start = _node_start(node, n_nodes)
+    out_idx, out_g = np.empty_like(idx), np.empty_like(g)
+    child_start = np.empty(2 * n_nodes + 1, dtype=np.int64)
+    partition_level(X_binned, idx, g, start, feat, thr, miss, n_bins, n_chunks,
+                    np.empty(idx.size, dtype=np.uint8), out_idx, out_g, child_start)
+    ref_idx, ref_g, ref_start = _naive_partition(X_binned, idx, node, g, feat, thr, miss, n_bins)
+    np.testing.assert_array_equal(child_start, ref_start)
+    np.testing.assert_array_equal(out_idx, ref_idx)
+    np.testing.assert_array_equal(out_g, ref_g)
     # A boundary at the last bin with missing left sends everything left: empty children are legal.
-    assert (got[node == 2] % 2 == 0).all()
+    assert child_start[5] == child_start[6]
+    # Missing codes followed missing_left.
+    assert (X_binned[idx[node == 0], 0] == n_bins).any()
 
 
-def test_children_on_side_matches_naive():
-    _, idx, node, g, _, _ = _level_inputs(6, n_nodes=8)
-    side = np.array([0, 1, 1, 0], dtype=np.uint8)
-    got_idx, got_slot, got_g = children_on_side(idx, node, g, side)
-    keep = node % 2 == side[node // 2]
-    np.testing.assert_array_equal(got_idx, idx[keep])
-    np.testing.assert_array_equal(got_slot, node[keep] // 2)
-    np.testing.assert_array_equal(got_g, g[keep])
-    assert got_idx.dtype == idx.dtype and got_slot.dtype == node.dtype and got_g.dtype == g.dtype
+def test_partition_of_nothing():
+    X_binned, _, _, _, _, n_bins = _level_inputs(5)
+    idx, g = np.empty(0, dtype=np.int32), np.empty(0, dtype=np.float32)
+    child_start = np.full(5, -1, dtype=np.int64)
+    partition_level(X_binned, idx, g, np.zeros(3, dtype=np.int64), np.zeros(2, np.int32),
+                    np.zeros(2, np.uint8), np.zeros(2, bool), n_bins, 2,
+                    np.empty(0, np.uint8), idx.copy(), g.copy(), child_start)
+    assert (child_start == 0).all()
 
 
-def test_level_histograms_by_subtraction_equal_direct_histograms():
-    from dpboost._grower import _level_histograms
-
-    X_binned, idx, node, g, n_nodes, n_bins = _level_inputs(7, n_nodes=8)
-    parent_node = (node // 2).astype(node.dtype)
-    parent = _level_histograms(X_binned, idx, np.zeros_like(node), g, None, n_bins)
-    parents = np.zeros((X_binned.shape[1], 4, n_bins + 1, 2))
-    build_histograms(X_binned, idx, parent_node, g, parents)
-    direct = np.zeros((X_binned.shape[1], 8, n_bins + 1, 2))
-    build_histograms(X_binned, idx, node, g, direct)
-    assert parent.shape[1] == 1
-    np.testing.assert_allclose(_level_histograms(X_binned, idx, node, g, parents, n_bins), direct,
-                               atol=1e-9)
+def test_range_sums_match_bincount():
+    _, _, node, g, n_nodes, _ = _level_inputs(6, n_nodes=8)
+    node[node == 5] = 6
+    # Summed in order, as bincount does: equal to the last bit.
+    np.testing.assert_array_equal(range_sums(g, _node_start(node, n_nodes)),
+                                  np.bincount(node, weights=g, minlength=n_nodes))
 
 
-@pytest.mark.parametrize("depth", [1, 3])
-def test_predict_binned_matches_naive(depth):
+@pytest.mark.parametrize(("depth", "n_rows"), [(1, 300), (3, 303), (3, 2), (6, 1001)])
+def test_predict_binned_matches_naive(depth, n_rows):
+    # Row counts that are not multiples of 4 exercise the kernel's tail.
     rng = np.random.default_rng(5)
-    X_binned = rng.integers(0, 11, size=(300, 4), dtype=np.uint8)  # 10 = missing code
+    X_binned = rng.integers(0, 11, size=(n_rows, 12), dtype=np.uint8)  # 10 = missing code
     n_trees = 3
-    feat = rng.integers(0, 4, size=(n_trees, 2**depth - 1)).astype(np.int32)
+    feat = rng.integers(0, 12, size=(n_trees, 2**depth - 1)).astype(np.int32)
     thr = rng.integers(0, 9, size=(n_trees, 2**depth - 1)).astype(np.uint8)
     miss = rng.random((n_trees, 2**depth - 1)) < 0.5
     leaves = rng.normal(size=(n_trees, 2**depth))
-    out = np.full(300, 0.5)
+    out = np.full(n_rows, 0.5)
     predict_binned(X_binned, feat, thr, miss, 10, leaves, out)
     np.testing.assert_allclose(out, 0.5 + _naive_predict(X_binned, feat, thr, miss, 10, leaves))
     # Fortran-ordered input (the training layout) gives the same predictions.
-    out_f = np.full(300, 0.5)
+    out_f = np.full(n_rows, 0.5)
     predict_binned(np.asfortranarray(X_binned), feat, thr, miss, 10, leaves, out_f)
     np.testing.assert_array_equal(out_f, out)

@@ -5,43 +5,24 @@ every (feature, bin boundary) candidate; then every leaf releases its clipped va
 noise. Kernels compute, ``_mechanisms`` draws, the ledger records.
 """
 
+import numba
 import numpy as np
 
 from ._common import NODE_DTYPE, SUM_DTYPE, X_BINNED_DTYPE
-from ._histogram import build_histograms
+from ._histogram import build_level_histograms
 from ._mechanisms import (
     exponential_mechanism,
     gaussian_mechanism,
     laplace_mechanism,
     uniform_choice,
 )
-from ._splitting import children_on_side, compute_gains, split_samples
+from ._splitting import compute_gains, partition_level, range_sums
 
 
-def _level_histograms(X_binned, sample_indices, node_of_sample, gradients, parent, n_bins):
-    """Histograms of every node of a level, shape (n_features, n_nodes, n_bins + 1, 2).
-
-    Below the root only the smaller child of each parent is built from its samples; its sibling
-    is the parent minus it, which at most halves the kernel's work. The child sizes only steer
-    this computation: they are never released and change no result.
-    """
-    n_features = X_binned.shape[1]
-    if parent is None:
-        hist = np.empty((n_features, 1, n_bins + 1, 2), dtype=SUM_DTYPE)
-        build_histograms(X_binned, sample_indices, node_of_sample, gradients, hist)
-        return hist
-    n_parents = parent.shape[1]
-    sizes = np.bincount(node_of_sample, minlength=2 * n_parents).reshape(n_parents, 2)
-    side = (sizes[:, 1] < sizes[:, 0]).astype(np.uint8)
-    small = np.empty_like(parent)
-    build_histograms(X_binned, *children_on_side(sample_indices, node_of_sample, gradients, side),
-                     small)
-    large = parent - small
-    right = side.astype(bool)
-    hist = np.empty((n_features, 2 * n_parents, n_bins + 1, 2), dtype=SUM_DTYPE)
-    hist[:, 0::2] = np.where(right[None, :, None, None], large, small)
-    hist[:, 1::2] = np.where(right[None, :, None, None], small, large)
-    return hist
+def _n_chunks(n_selected):
+    """Chunks of the partition: one per thread, but none shorter than ~16k samples (a parallel
+    region costs microseconds). The chunking never changes the result."""
+    return max(1, min(numba.get_num_threads(), n_selected // 16384))
 
 
 def grow_tree(X_binned, sample_indices, gradients, *, budget, max_depth, n_bins,
@@ -83,21 +64,30 @@ def grow_tree(X_binned, sample_indices, gradients, *, budget, max_depth, n_bins,
     leaf_value : ndarray of shape (2**max_depth,), dtype=float64
         Released leaf values before shrinkage.
     """
-    n_features = X_binned.shape[1]
     n_internal = 2**max_depth - 1
     split_feature = np.empty(n_internal, dtype=np.int32)
     split_bin = np.empty(n_internal, dtype=X_BINNED_DTYPE)
     missing_left = np.empty(n_internal, dtype=np.bool_)
-    node_of_sample = np.zeros(sample_indices.shape[0], dtype=NODE_DTYPE)
     scope = {"group": budget.group, "tree": budget.tree, "sampling_rate": budget.sampling_rate}
 
-    hist = None
-    n_candidates = n_features * (n_bins - 1) * 2
+    # The samples of node j of the current level are positions node_start[j]:node_start[j + 1]
+    # of (indices, grads); every level partitions them stably into the next level's nodes, from
+    # one pair of buffers into the other. Within a node the rows stay ascending.
+    n_selected = sample_indices.shape[0]
+    indices, grads = sample_indices, gradients
+    spare = (np.empty_like(sample_indices), np.empty_like(gradients))
+    right = np.empty(n_selected, dtype=np.uint8)
+    n_chunks = _n_chunks(n_selected)
+    node_start = np.array([0, n_selected], dtype=np.int64)
+
+    n_candidates = X_binned.shape[1] * (n_bins - 1) * 2
     # Cyclical trees score only their feature's candidates, so only its histograms are built;
     # the candidate offset maps the choice back to the global candidate index.
     candidate_columns, offset = ((X_binned, 0) if feature is None else
                                  (np.asfortranarray(X_binned[:, feature:feature + 1]),
                                   feature * (n_bins - 1) * 2))
+    n_columns = candidate_columns.shape[1]
+    parent = np.empty((n_columns, 0, n_bins + 1, 2), dtype=SUM_DTYPE)
     for level in range(max_depth):
         n_nodes = 2**level
         level_scope = {**scope, "level": level}
@@ -105,15 +95,21 @@ def grow_tree(X_binned, sample_indices, gradients, *, budget, max_depth, n_bins,
             choice = uniform_choice(n_nodes, n_candidates, noise=noise, ledger=ledger,
                                     scope=level_scope)
         else:
-            hist = _level_histograms(candidate_columns, sample_indices, node_of_sample,
-                                     gradients, hist, n_bins)
-            gains = np.empty((n_nodes, candidate_columns.shape[1], n_bins - 1, 2),
-                             dtype=SUM_DTYPE)
+            # Below the root only the smaller child of each parent is built from its samples,
+            # the sibling by subtraction. The sizes only steer this computation: they are never
+            # released and change no result.
+            sizes = np.diff(node_start)
+            side = (sizes[1::2] < sizes[0::2]).astype(np.uint8)
+            hist = np.empty((n_columns, n_nodes, n_bins + 1, 2), dtype=SUM_DTYPE)
+            build_level_histograms(candidate_columns, indices, grads, node_start, parent, side,
+                                   hist)
+            gains = np.empty((n_nodes, n_columns, n_bins - 1, 2), dtype=SUM_DTYPE)
             compute_gains(hist, l2_regularization, gains)
             choice = offset + exponential_mechanism(
                 gains.reshape(n_nodes, -1), epsilon=budget.epsilon_level,
                 sensitivity=budget.gain_sensitivity, noise=noise, ledger=ledger,
                 scope=level_scope)
+            parent = hist
         # Candidate index = (feature * (n_bins - 1) + bin) * 2 + (0: missing left, 1: right).
         level_feature = (choice // (2 * (n_bins - 1))).astype(np.int32)
         level_bin = (choice // 2 % (n_bins - 1)).astype(X_BINNED_DTYPE)
@@ -121,12 +117,17 @@ def grow_tree(X_binned, sample_indices, gradients, *, budget, max_depth, n_bins,
         nodes = slice(n_nodes - 1, 2 * n_nodes - 1)
         split_feature[nodes], split_bin[nodes] = level_feature, level_bin
         missing_left[nodes] = level_missing_left
-        split_samples(X_binned, sample_indices, node_of_sample, level_feature, level_bin,
-                      level_missing_left, n_bins)
+        child_start = np.empty(2 * n_nodes + 1, dtype=np.int64)
+        partition_level(X_binned, indices, grads, node_start, level_feature, level_bin,
+                        level_missing_left, n_bins, n_chunks, right, *spare, child_start)
+        (indices, grads), spare = spare, ((np.empty_like(indices), np.empty_like(grads))
+                                          if level == 0 else (indices, grads))
+        node_start = child_start
 
     n_leaves = 2**max_depth
-    leaf_sum = np.bincount(node_of_sample, weights=gradients, minlength=n_leaves)
-    leaf_count = np.bincount(node_of_sample, minlength=n_leaves)
+    # In order within each leaf, so the sums equal a pass over the samples in row order.
+    leaf_sum = range_sums(grads, node_start)
+    leaf_count = np.diff(node_start)
     leaf_scope = {**scope, "level": max_depth}
     if budget.leaf_noise == "laplace":
         denominator = leaf_count + l2_regularization
@@ -140,8 +141,13 @@ def grow_tree(X_binned, sample_indices, gradients, *, budget, max_depth, n_bins,
     # Sufficient statistics: (G, H) for "gaussian" (DP-XGB), (G, n) for "average"; the leaf is a
     # function of the released pair only.
     newton = budget.leaf_noise == "gaussian"
-    weight = (np.bincount(node_of_sample, weights=hessians, minlength=n_leaves)
-              if newton and hessians is not None else leaf_count.astype(np.float64))
+    if newton and hessians is not None:
+        # hessians[k] belongs to sample_indices[k]: find each sample's leaf by its row.
+        leaf_of_row = np.empty(X_binned.shape[0], dtype=NODE_DTYPE)
+        leaf_of_row[indices] = np.repeat(np.arange(n_leaves, dtype=NODE_DTYPE), leaf_count)
+        weight = np.bincount(leaf_of_row[sample_indices], weights=hessians, minlength=n_leaves)
+    else:
+        weight = leaf_count.astype(np.float64)
     statistics = np.column_stack([leaf_sum, weight])
     if budget.leaf_noise_multiplier > 0:
         released = gaussian_mechanism(

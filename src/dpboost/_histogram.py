@@ -7,33 +7,80 @@ from numba import njit, prange
 
 
 @njit(parallel=True, cache=True)
-def build_histograms(X_binned, sample_indices, node_of_sample, gradients, out):
-    """Sum gradients and count samples per (feature, node, bin).
+def build_level_histograms(X_binned, sample_indices, gradients, node_start, parent, side, out):
+    """Sum gradients and count samples per (feature, node, bin) for every node of a level.
 
-    Parallel over features: each thread owns whole ``out[f]`` blocks, so there are no races and no
-    per-thread buffers to merge. The layout keeps one feature's histograms of all nodes (sum and
-    count side by side) contiguous: measured 1.7x faster than separate sum and count arrays.
+    One call per level. Parallel over features: each thread owns whole ``out[f]`` blocks, so there
+    are no races and no per-thread buffers to merge. The samples of node ``j`` are the contiguous
+    range ``node_start[j]:node_start[j + 1]`` of ``sample_indices`` and ``gradients`` (the grower
+    partitions them in place, see ``_splitting.partition_level``), so a node's loop reads only
+    its own samples. Below the root only the child ``2p + side[p]`` of every parent ``p`` is built
+    from its samples; its sibling is the parent's histogram minus it (scikit-learn's
+    HistGradientBoosting does the same), which at most halves the work. The layout keeps one
+    feature's histograms of all nodes (sum and count side by side) contiguous: measured 1.7x faster
+    than separate sum and count arrays.
 
     Parameters
     ----------
     X_binned : ndarray of shape (n_samples, n_features), dtype=uint8, Fortran order
         Bin codes of the whole training set.
     sample_indices : ndarray of shape (n_selected,), dtype=int32
-        Rows of ``X_binned`` to count, ascending.
-    node_of_sample : ndarray of shape (n_selected,), dtype=int32
-        Histogram slot of each selected sample, in ``[0, n_nodes)``.
+        Distinct rows of ``X_binned``, grouped by node, ascending within a node (for cache
+        locality, and a summation order that does not depend on the partition's history).
     gradients : ndarray of shape (n_selected,), dtype=float32
-        Gradient of each selected sample.
-    out : ndarray of shape (n_features, n_nodes, n_bins, 2), dtype=float64
+        Gradient of the sample at the same position of ``sample_indices``.
+    node_start : ndarray of shape (n_nodes + 1,), dtype=int64
+        Node ``j`` holds positions ``node_start[j]:node_start[j + 1]``.
+    parent : ndarray of shape (n_features, n_nodes // 2, n_codes, 2), dtype=float64
+        Histograms of the previous level; shape ``(n_features, 0, n_codes, 2)`` at the root, where
+        every node is built from its samples.
+    side : ndarray of shape (n_nodes // 2,), dtype=uint8
+        0 to build the left child of parent ``p`` from its samples, 1 the right one (the grower
+        picks the smaller; sizes only steer the work and change no result).
+    out : ndarray of shape (n_features, n_nodes, n_codes, 2), dtype=float64
         Overwritten: ``out[f, j, b, 0]`` gradient sum, ``out[f, j, b, 1]`` sample count.
     """
     n_features = X_binned.shape[1]
+    n_parents = parent.shape[1]
+    n_codes = out.shape[2]
     for f in prange(n_features):
-        hist = out[f]
-        hist[:] = 0.0
         column = X_binned[:, f]
-        for k in range(sample_indices.shape[0]):
-            j = node_of_sample[k]
-            b = column[sample_indices[k]]
-            hist[j, b, 0] += gradients[k]
-            hist[j, b, 1] += 1.0
+        if n_parents == 0:
+            if out.shape[1] == 1 and sample_indices.shape[0] == column.shape[0]:
+                # A root holding every row: the (strictly ascending) indices are 0..n-1, so
+                # the codes are read directly (measured 1.7x faster than through the indices).
+                _accumulate_all(column, gradients, out[f, 0])
+                continue
+            for j in range(out.shape[1]):
+                _accumulate(column, sample_indices, gradients, node_start[j], node_start[j + 1],
+                            out[f, j])
+            continue
+        for p in range(n_parents):
+            small = 2 * p + side[p]
+            large = 2 * p + 1 - side[p]
+            built = out[f, small]
+            _accumulate(column, sample_indices, gradients, node_start[small],
+                        node_start[small + 1], built)
+            whole = parent[f, p]
+            rest = out[f, large]
+            for b in range(n_codes):
+                rest[b, 0] = whole[b, 0] - built[b, 0]
+                rest[b, 1] = whole[b, 1] - built[b, 1]
+
+
+@njit(cache=True, inline="always")
+def _accumulate(column, sample_indices, gradients, start, stop, hist):
+    hist[:] = 0.0
+    for k in range(start, stop):
+        b = column[sample_indices[k]]
+        hist[b, 0] += gradients[k]
+        hist[b, 1] += 1.0
+
+
+@njit(cache=True, inline="always")
+def _accumulate_all(column, gradients, hist):
+    hist[:] = 0.0
+    for i in range(column.shape[0]):
+        b = column[i]
+        hist[b, 0] += gradients[i]
+        hist[b, 1] += 1.0

@@ -4,7 +4,7 @@ import numpy as np
 from numba import njit, prange
 
 
-@njit(cache=True)
+@njit(parallel=True, cache=True)
 def compute_gains(hist, l2_regularization, out):
     """DPBoost split gain of every candidate of every node (Li et al. 2020, Eq. 3).
 
@@ -26,23 +26,25 @@ def compute_gains(hist, l2_regularization, out):
     """
     n_features, n_nodes, n_codes, _ = hist.shape
     n_bins = n_codes - 1
-    for j in range(n_nodes):
-        for f in range(n_features):
-            total_g = 0.0
-            total_n = 0.0
-            for b in range(n_codes):
-                total_g += hist[f, j, b, 0]
-                total_n += hist[f, j, b, 1]
-            missing_g = hist[f, j, n_bins, 0]
-            missing_n = hist[f, j, n_bins, 1]
-            left_g = 0.0
-            left_n = 0.0
-            for b in range(n_bins - 1):
-                left_g += hist[f, j, b, 0]
-                left_n += hist[f, j, b, 1]
-                out[j, f, b, 0] = _gain(left_g + missing_g, left_n + missing_n, total_g,
-                                        total_n, l2_regularization)
-                out[j, f, b, 1] = _gain(left_g, left_n, total_g, total_n, l2_regularization)
+    # Parallel over (node, feature) pairs: each writes its own out[j, f].
+    for jf in prange(n_nodes * n_features):
+        j = jf // n_features
+        f = jf % n_features
+        total_g = 0.0
+        total_n = 0.0
+        for b in range(n_codes):
+            total_g += hist[f, j, b, 0]
+            total_n += hist[f, j, b, 1]
+        missing_g = hist[f, j, n_bins, 0]
+        missing_n = hist[f, j, n_bins, 1]
+        left_g = 0.0
+        left_n = 0.0
+        for b in range(n_bins - 1):
+            left_g += hist[f, j, b, 0]
+            left_n += hist[f, j, b, 1]
+            out[j, f, b, 0] = _gain(left_g + missing_g, left_n + missing_n, total_g,
+                                    total_n, l2_regularization)
+            out[j, f, b, 1] = _gain(left_g, left_n, total_g, total_n, l2_regularization)
 
 
 @njit(cache=True, inline="always")
@@ -58,62 +60,131 @@ def _gain(left_g, left_n, total_g, total_n, l2_regularization):
 
 
 @njit(parallel=True, cache=True)
-def split_samples(X_binned, sample_indices, node_of_sample, split_feature, split_bin,
-                  missing_left, missing_code):
-    """Move every sample to its child: node ``j`` of a level has children ``2j`` (left) and ``2j+1``.
+def partition_level(X_binned, sample_indices, gradients, node_start, split_feature, split_bin,
+                    missing_left, missing_code, n_chunks, right, out_indices, out_gradients,
+                    child_start):
+    """Stable partition of a level's samples into the children of their nodes.
+
+    Node ``j`` of a level has children ``2j`` (left) and ``2j + 1``; its samples are the range
+    ``node_start[j]:node_start[j + 1]``. Child ``c`` receives the range
+    ``child_start[c]:child_start[c + 1]`` of ``out_indices`` / ``out_gradients``, in the order
+    the samples had (a stable counting sort by child). Two parallel passes over ``n_chunks``
+    contiguous chunks: mark and count the samples that go right per (chunk, node), then scatter
+    at the chunk's offsets; no two chunks write the same position. The direction is computed
+    without branches (thresholds are data-dependent, so branches mispredict).
 
     Parameters
     ----------
     X_binned : ndarray of shape (n_samples, n_features), dtype=uint8
     sample_indices : ndarray of shape (n_selected,), dtype=int32
-    node_of_sample : ndarray of shape (n_selected,), dtype=int32
-        Updated in place from the node at this level to the node at the next level.
+    gradients : ndarray of shape (n_selected,), dtype=float32
+    node_start : ndarray of shape (n_nodes + 1,), dtype=int64
     split_feature, split_bin : ndarray of shape (n_nodes,)
         Chosen feature and bin boundary of each node of the level; bins ``<= split_bin`` go left.
     missing_left : ndarray of shape (n_nodes,), dtype=bool
         Whether the missing-value code goes left.
     missing_code : int
-        The missing-value code (``max_bins``).
+        The missing-value code (``max_bins``, larger than every ``split_bin``).
+    n_chunks : int
+        Number of chunks, >= 1 (the thread count: a kernel that asks Numba for it is not
+        cacheable). The result does not depend on it.
+    right : ndarray of shape (n_selected,), dtype=uint8
+        Scratch, overwritten with 1 for the samples that go right.
+    out_indices : ndarray of shape (n_selected,), dtype=int32
+    out_gradients : ndarray of shape (n_selected,), dtype=float32
+        Overwritten with the partitioned samples.
+    child_start : ndarray of shape (2 * n_nodes + 1,), dtype=int64
+        Overwritten with the children's ranges.
     """
-    for k in prange(sample_indices.shape[0]):
-        j = node_of_sample[k]
-        code = X_binned[sample_indices[k], split_feature[j]]
-        go_right = (not missing_left[j]) if code == missing_code else code > split_bin[j]
-        node_of_sample[k] = 2 * j + (1 if go_right else 0)
+    n_nodes = node_start.shape[0] - 1
+    n = sample_indices.shape[0]
+    n_right = np.zeros((n_chunks, n_nodes), dtype=np.int64)
+    for chunk in prange(n_chunks):
+        lo = chunk * n // n_chunks
+        hi = (chunk + 1) * n // n_chunks
+        for j in range(_node_of(node_start, lo), n_nodes):
+            start = max(lo, node_start[j])
+            stop = min(hi, node_start[j + 1])
+            if start >= hi:
+                break
+            column = X_binned[:, split_feature[j]]
+            threshold = split_bin[j]
+            # The missing code exceeds every threshold: it goes right unless missing goes left.
+            missing_goes_left = missing_left[j]
+            total = 0
+            for k in range(start, stop):
+                code = column[sample_indices[k]]
+                goes = (code > threshold) != (missing_goes_left & (code == missing_code))
+                right[k] = goes
+                total += goes
+            n_right[chunk, j] = total
+    # Offsets of the right samples of every (chunk, node); the left ones follow from them.
+    for j in range(n_nodes):
+        start = node_start[j]
+        n_left = node_start[j + 1] - start
+        for chunk in range(n_chunks):
+            n_left -= n_right[chunk, j]
+        child_start[2 * j] = start
+        child_start[2 * j + 1] = start + n_left
+        position = start + n_left
+        for chunk in range(n_chunks):
+            here = n_right[chunk, j]
+            n_right[chunk, j] = position
+            position += here
+    child_start[2 * n_nodes] = node_start[n_nodes]
+    for chunk in prange(n_chunks):
+        lo = chunk * n // n_chunks
+        hi = (chunk + 1) * n // n_chunks
+        for j in range(_node_of(node_start, lo), n_nodes):
+            start = max(lo, node_start[j])
+            stop = min(hi, node_start[j + 1])
+            if start >= hi:
+                break
+            right_position = n_right[chunk, j]
+            # Left samples before this chunk's start: the node's left range start plus the
+            # left samples of the earlier chunks, which precede ``start`` in the node.
+            left_position = child_start[2 * j] + (start - node_start[j]) - (
+                right_position - child_start[2 * j + 1])
+            for k in range(start, stop):
+                goes = right[k]
+                destination = right_position if goes else left_position
+                out_indices[destination] = sample_indices[k]
+                out_gradients[destination] = gradients[k]
+                right_position += goes
+                left_position += 1 - goes
 
 
 @njit(cache=True)
-def children_on_side(sample_indices, node_of_sample, gradients, side):
-    """The samples of one child of every node of a level: child ``2i + side[i]``, with slot ``i``.
+def _node_of(node_start, k):
+    """The node whose range holds position ``k``: the last ``j`` with ``node_start[j] <= k``."""
+    lo = 0
+    hi = node_start.shape[0] - 2
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if node_start[mid] <= k:
+            lo = mid
+        else:
+            hi = mid - 1
+    return lo
 
-    The grower builds the histogram of the smaller child and subtracts it from the parent for the
-    other (scikit-learn's HistGradientBoosting does the same).
+
+@njit(cache=True)
+def range_sums(values, start):
+    """``out[j] = sum(values[start[j]:start[j + 1]])`` in float64, summed in order.
 
     Parameters
     ----------
-    sample_indices, node_of_sample : ndarray of shape (n_selected,), dtype=int32
-    gradients : ndarray of shape (n_selected,), dtype=float32
-    side : ndarray of shape (n_parents,), dtype=uint8
-        0 for the left child, 1 for the right child of parent ``i``.
+    values : ndarray of shape (n,), dtype=float32
+    start : ndarray of shape (n_ranges + 1,), dtype=int64
 
     Returns
     -------
-    sample_indices, slot, gradients : ndarrays of shape (n_kept,)
-        Same dtypes as the inputs; order preserved.
+    out : ndarray of shape (n_ranges,), dtype=float64
     """
-    n_kept = 0
-    for k in range(node_of_sample.shape[0]):
-        j = node_of_sample[k]
-        n_kept += (j & 1) == side[j >> 1]
-    out_indices = np.empty(n_kept, dtype=sample_indices.dtype)
-    out_slot = np.empty(n_kept, dtype=node_of_sample.dtype)
-    out_gradients = np.empty(n_kept, dtype=gradients.dtype)
-    m = 0
-    for k in range(node_of_sample.shape[0]):
-        j = node_of_sample[k]
-        if (j & 1) == side[j >> 1]:
-            out_indices[m] = sample_indices[k]
-            out_slot[m] = j >> 1
-            out_gradients[m] = gradients[k]
-            m += 1
-    return out_indices, out_slot, out_gradients
+    out = np.zeros(start.shape[0] - 1)
+    for j in range(out.shape[0]):
+        total = 0.0
+        for k in range(start[j], start[j + 1]):
+            total += values[k]
+        out[j] = total
+    return out
