@@ -1,7 +1,7 @@
 """The benchmark datasets of ../shared/datasets: loading, encoding, bounds, splits.
 
-Feature bounds. Adult uses the public bounds and UCI category lists of ``dpboost._demo``. For the
-other datasets no data dictionary is at hand, so :data:`BOUNDS` holds constants written once from
+Feature bounds. Adult uses the public bounds and UCI category lists of ``dpboost._datasets``. For
+the other datasets no data dictionary is at hand, so :data:`BOUNDS` holds constants written once from
 each file's 0.5 % and 99.5 % quantiles, rounded outward to two significant digits. They stand in for
 a data dictionary: the benchmark models are differentially private *given* these bounds, as in the
 papers, which take their bins from the data; values outside are clipped. String categoricals are
@@ -20,7 +20,7 @@ import pandas as pd
 from _common import SHARED
 from sklearn.model_selection import KFold
 
-from dpboost._demo import load_adult
+from dpboost._datasets import load_encoded
 
 N_HASH_BUCKETS = 32
 
@@ -368,7 +368,7 @@ def load(name):
     stem, task = DATASETS[name]
     data = {"task": task, "target_bounds": TARGET_BOUNDS.get(name)}
     if name == "adult":
-        X, y, X_test, y_test, bounds, _ = load_adult(SHARED)
+        X, y, X_test, y_test, bounds, _ = load_encoded("adult", SHARED)
         return {**data, "X": X, "y": y, "X_test": X_test, "y_test": y_test, "bounds": bounds}
     if (SHARED / f"{stem}_train.csv.gz").exists():
         frame, y = _read(f"{stem}_train")

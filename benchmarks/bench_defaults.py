@@ -15,7 +15,7 @@ from _common import SHARED, print_table, write_results
 from sklearn.metrics import roc_auc_score
 
 from dpboost import DPGBClassifier
-from dpboost._demo import load_adult
+from dpboost._datasets import load_encoded
 
 
 def main():
@@ -24,7 +24,7 @@ def main():
     args = parser.parse_args()
     if not (SHARED / "adult_train.csv.gz").exists():
         sys.exit(f"needs {SHARED}/adult_train.csv.gz and adult_test.csv.gz")
-    X, y, X_test, y_test, bounds, _ = load_adult(SHARED)
+    X, y, X_test, y_test, bounds, _ = load_encoded("adult", SHARED)
     seeds = range(2 if args.quick else 5)
     rows = []
     for bins in [8, 16, 32, 64, 255]:

@@ -12,7 +12,7 @@ from _common import SHARED, print_table, write_results
 from sklearn.datasets import make_classification
 
 from dpboost import DPGBClassifier
-from dpboost._demo import load_adult
+from dpboost._datasets import load_encoded
 from dpboost._mechanisms import SecureNoise
 
 
@@ -20,7 +20,7 @@ def _datasets():
     X, y = make_classification(n_samples=100_000, n_features=20, random_state=0)
     yield "make_classification_100k_20", X[:80_000], y[:80_000], np.tile([-8.0, 8.0], (20, 1))
     if (SHARED / "adult_train.csv.gz").exists():
-        X_train, y_train, _, _, bounds, _ = load_adult(SHARED)
+        X_train, y_train, _, _, bounds, _ = load_encoded("adult", SHARED)
         yield "adult", X_train, y_train, bounds
 
 

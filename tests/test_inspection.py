@@ -93,3 +93,42 @@ def test_json_rejects_foreign_documents(data):
         DPGBRegressor.from_json(text)
     with pytest.raises(ValueError, match="format version"):
         DPGBClassifier.from_json(json.dumps({"format": "dpboost", "version": 99}))
+
+
+def test_export_text_names_categories_and_the_missing_side():
+    # One categorical split: the text lists each side's categories by name (not bin numbers) and
+    # says which side takes missing and unknown values; predictions follow the text.
+    pd = pytest.importorskip("pandas")
+    colours = ["red", "green", "blue", "black"]
+    rng = np.random.default_rng(0)
+    colour = rng.choice(colours, size=1000).astype(object)
+    colour[::10] = None
+    X = pd.DataFrame({"colour": colour})
+    clf = _clf(epsilon=np.inf, n_estimators=1, max_depth=1, categorical_features=["colour"],
+               categories={"colour": colours}).fit(X, np.isin(colour, ["blue", "black"]))
+    first, left_leaf, second, right_leaf = clf.export_text(0).splitlines()
+    assert first.startswith("colour in {red, green}")
+    assert second.startswith("colour in {blue, black}")
+    assert (first + second).count(" or missing/unknown") == 1
+    leaf = {True: float(left_leaf.split("value:")[1]), False: float(right_leaf.split("value:")[1])}
+    for value in colours + [None, "purple"]:
+        goes_left = (value in ("red", "green") if value in colours
+                     else first.endswith(" or missing/unknown"))
+        margin = clf.decision_function(pd.DataFrame({"colour": [value]}))[0]
+        assert margin == pytest.approx(leaf[goes_left], rel=1e-5)
+
+
+def test_export_text_abbreviates_long_category_lists():
+    pd = pytest.importorskip("pandas")
+    codes = [f"c{i:02d}" for i in range(40)]
+    rng = np.random.default_rng(0)
+    column = rng.choice(codes, size=2000)
+    X = pd.DataFrame({"code": column})
+    clf = _clf(epsilon=np.inf, n_estimators=1, max_depth=1, categorical_features=["code"],
+               categories={"code": codes}).fit(X, column < "c25")
+    first, _, second, _ = clf.export_text(0).splitlines()
+    assert first.startswith("code in {c00, c01, c02, ..., ")
+    assert "of 40 categories)" in first and "of 40 categories)" in second
+    n_left = int(first.split("} (")[1].split(" of")[0])
+    n_right = int(second.split("} (")[1].split(" of")[0])
+    assert n_left + n_right == 40

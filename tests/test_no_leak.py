@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 from dpboost import DPGBClassifier, DPGBRegressor, PrivacyLeakWarning
+from dpboost._binning import SKETCH_RESOLUTION, fine_histograms
 
 
 @pytest.fixture(scope="module")
@@ -83,3 +84,116 @@ def test_splitting_is_not_stopped_by_exact_statistics():
     assert (clf._leaf_value != 0).all()
     levels = {(e.tree, e.level) for e in clf.privacy_ledger_ if e.mechanism == "exponential"}
     assert levels == {(t, d) for t in range(4) for d in range(3)}
+
+
+@pytest.fixture(scope="module")
+def categorical_frame():
+    pd = pytest.importorskip("pandas")
+    rng = np.random.default_rng(3)
+    n = 1537
+    colour = rng.choice(["red", "green", "blue", "black", "purple"], size=n).astype(object)
+    colour[rng.random(n) < 0.1] = None  # missing; "purple" is outside the public list
+    x = rng.uniform(-1, 1, size=n)
+    x[rng.random(n) < 0.15] = np.nan
+    y = ((colour == "blue") | (np.nan_to_num(x) > 0.5)).astype(int)
+    return pd.DataFrame({"colour": colour, "x": x}), y
+
+
+def _exact_statistics(model, calls, X, y):
+    """Every exact statistic a leaky output could show: per node of every tree the count, gradient
+    and Hessian sums (missing records apart too), the chosen split's gain, the un-noised leaf value
+    (before and after shrinkage); gain and cover importances; per-category and missing counts."""
+    lam, stats = model.l2_regularization, []
+    gain_imp, cover_imp = np.zeros(2), np.zeros(2)
+    for t, (X_binned, rows, g, h) in enumerate(calls):
+        h = np.ones_like(g, dtype=np.float64) if h is None else h.astype(np.float64)
+        g = g.astype(np.float64)
+        codes = X_binned[rows]
+        node = np.zeros(rows.size, dtype=np.int64)
+        n_internal = model._split_feature.shape[1]
+        for k in range(n_internal):
+            f, b, m = (model._split_feature[t, k], model._split_bin[t, k],
+                       model._missing_left[t, k])
+            here = node == k
+            missing = here & (codes[:, f] == model.max_bins)
+            left = here & ~missing & (codes[:, f] <= b) | (missing if m else np.zeros_like(here))
+            right = here & ~left
+            node[left], node[right] = 2 * k + 1, 2 * k + 2
+            gain = sum(g[s].sum() ** 2 / (s.sum() + lam) for s in (left, right))
+            gain_imp[f] += gain
+            cover_imp[f] += here.sum()
+            stats += [here.sum(), g[here].sum(), h[here].sum(), missing.sum(), g[missing].sum(),
+                      gain]
+        for leaf in range(n_internal, 2 * n_internal + 1):
+            s = node == leaf
+            exact = -g[s].sum() / (h[s].sum() + lam)
+            stats += [s.sum(), g[s].sum(), h[s].sum(), exact, exact * model.learning_rate]
+    stats += list(gain_imp / gain_imp.sum()) + list(cover_imp / cover_imp.sum())
+    colour = X["colour"].to_numpy()
+    for c in ["red", "green", "blue", "black", "purple", None]:
+        s = colour == c if c is not None else X["colour"].isna().to_numpy()
+        stats += [s.sum(), y[s].sum()]
+    stats += [X["x"].isna().sum(), y.sum(), len(y) - y.sum()]
+    # The split-candidate sketch's input: exact counts of x on the fine grid.
+    stats += list(fine_histograms(X[["x"]].to_numpy(), np.array([-1.0]), np.array([1.0]),
+                                  SKETCH_RESOLUTION * model.max_bins).ravel())
+    stats = np.array(stats, dtype=np.float64)
+    # Below 40, counts and simple fractions (the first logistic tree's Hessian sums are counts / 4)
+    # are indistinguishable from public numbers (bins, tree indices, the ledger's node counts, grid
+    # thresholds in eighths); every other exact value is checked.
+    return stats[(np.abs(stats) >= 40) | (8 * stats != np.round(8 * stats))]
+
+
+def _numbers(value):
+    if isinstance(value, str):
+        return [float(v) for v in re.findall(r"-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?", value)]
+    if isinstance(value, dict):
+        return [v for item in value.values() for v in _numbers(item)]
+    if isinstance(value, list):
+        return [v for item in value for v in _numbers(item)]
+    if isinstance(value, bool) or value is None:
+        return []
+    return [float(value)]
+
+
+@pytest.mark.parametrize("setting", ["paper", "recommended", "sketch"])
+def test_inspection_outputs_show_no_exact_statistic(categorical_frame, setting, monkeypatch):
+    # Rule 4 for the inspection outputs of a model with a categorical feature (unknown and missing
+    # values included) and a numeric one with NaN, with the grid or the private sketch of split
+    # candidates: importances, report, tree text and JSON show public inputs and released values
+    # only. The exact statistics are recomputed from what each
+    # tree received; a printed number equal to one of them (to its printed precision) is a leak.
+    import json
+
+    import dpboost._estimators as estimators_module
+
+    X, y = categorical_frame
+    calls, grow = [], estimators_module.grow_tree
+
+    def spy(X_binned, rows, gradients, **kw):
+        hessians = kw.get("hessians")
+        calls.append((X_binned, rows.copy(), gradients.copy(),
+                      None if hessians is None else hessians.copy()))
+        return grow(X_binned, rows, gradients, **kw)
+
+    monkeypatch.setattr(estimators_module, "grow_tree", spy)
+    params = {"epsilon": 8.0, "n_estimators": 4, "max_depth": 2, "feature_bounds": (-1, 1),
+              "classes": [0, 1], "categorical_features": ["colour"],
+              "categories": {"colour": ["red", "green", "blue", "black"]}, "random_state": 0}
+    if setting != "paper":
+        if setting == "sketch":
+            params["split_candidates"] = "sketch"
+        model = DPGBClassifier.recommended(**params).fit(X, y)
+    else:
+        model = DPGBClassifier(budget_allocation="sequential", **params).fit(X, y)
+    exact = _exact_statistics(model, calls, X, y)
+    assert exact.size > 100
+    outputs = {"importances": list(model.feature_importances_),
+               "report": model.privacy_report(),
+               "text": [model.export_text(t) for t in range(4)],
+               "json": json.loads(model.to_json())}
+    assert "colour in {" in outputs["text"][0] + outputs["text"][1] + outputs["text"][2]
+    for name, output in outputs.items():
+        shown = np.array(_numbers(output))
+        close = np.abs(shown[:, None] - exact[None, :]) <= 5e-6 * np.abs(exact[None, :])
+        assert not close.any(), (name, shown[close.any(axis=1)], exact[close.any(axis=0)])

@@ -79,8 +79,13 @@ def privacy_report(ledger, epsilon, filtered_fraction=None, delta=0.0):
     return "\n".join(lines)
 
 
-def tree_text(split_feature, split_bin, missing_left, leaf_value, thresholds, feature_names):
-    """Indented text of one complete tree with real-valued thresholds and released leaves.
+def tree_text(split_feature, split_bin, missing_left, leaf_value, binner, feature_names,
+              categories):
+    """Indented text of one complete tree with its split rules and released leaves.
+
+    A numeric split prints its real-valued threshold; a categorical split prints the categories of
+    each side (the public list's first categories go left). Each split says which side takes
+    missing values (for a categorical feature also the values outside its list).
 
     Parameters
     ----------
@@ -88,16 +93,30 @@ def tree_text(split_feature, split_bin, missing_left, leaf_value, thresholds, fe
     missing_left : ndarray of shape (2**depth - 1,), dtype=bool
     leaf_value : ndarray of shape (2**depth,)
         Released leaf values (after shrinkage).
-    thresholds : ndarray of shape (n_features, max_bins - 1)
-        From :meth:`BoundsBinner.thresholds`.
+    binner : BoundsBinner
+        The fitted grid.
     feature_names : list of str
+    categories : dict of int -> ndarray
+        Category list of each categorical feature (``categories_``).
 
     Returns
     -------
     text : str
     """
+    thresholds = binner.thresholds()
     n_internal = split_feature.shape[0]
     lines = []
+
+    def rules(f, b):
+        if f not in categories:
+            return f"< {thresholds[f, b]:.6g}", f">= {thresholds[f, b]:.6g}", "missing"
+        # Category i is coded i; its bin decides its side, as at prediction time.
+        codes = np.arange(categories[f].size, dtype=np.float64)
+        column = np.zeros((codes.size, binner.lower.size))
+        column[:, f] = codes
+        left = binner.transform(column)[:, f] <= b
+        return (_category_set(categories[f][left], categories[f].size),
+                _category_set(categories[f][~left], categories[f].size), "missing/unknown")
 
     def visit(k, depth):
         pad = "|   " * depth
@@ -105,15 +124,23 @@ def tree_text(split_feature, split_bin, missing_left, leaf_value, thresholds, fe
             lines.append(f"{pad}value: {leaf_value[k - n_internal]:.6g}")
             return
         name = feature_names[split_feature[k]]
-        t = thresholds[split_feature[k], split_bin[k]]
-        left, right = ("", " or missing") if not missing_left[k] else (" or missing", "")
-        lines.append(f"{pad}{name} < {t:.6g}{left}")
+        left, right, missing = rules(split_feature[k], split_bin[k])
+        lines.append(f"{pad}{name} {left}" + (f" or {missing}" if missing_left[k] else ""))
         visit(2 * k + 1, depth + 1)
-        lines.append(f"{pad}{name} >= {t:.6g}{right}")
+        lines.append(f"{pad}{name} {right}" + ("" if missing_left[k] else f" or {missing}"))
         visit(2 * k + 2, depth + 1)
 
     visit(0, 0)
     return "\n".join(lines)
+
+
+def _category_set(names, n_categories, shown=6):
+    """``in {a, b, c}``; a long set shows its first and last names and its size."""
+    names = [str(v) for v in names]
+    if len(names) <= shown:
+        return "in {" + ", ".join(names) + "}"
+    return ("in {" + ", ".join(names[:shown // 2]) + ", ..., " + ", ".join(names[-2:])
+            + f"}} ({len(names)} of {n_categories} categories)")
 
 
 def model_to_json(estimator):
