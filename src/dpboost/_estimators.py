@@ -402,7 +402,8 @@ class _BaseDPGB(BaseEstimator):
                               getattr(self, "filtered_fraction_", None), float(self.delta))
 
     def export_text(self, tree=0):
-        """Text of one tree: real-valued thresholds (up to rounding) and released leaf values.
+        """Text of one tree: thresholds (up to rounding) or category sets, the side of missing
+        values, and released leaf values.
 
         Parameters
         ----------
@@ -419,7 +420,7 @@ class _BaseDPGB(BaseEstimator):
                  else [f"x{j}" for j in range(self.n_features_in_)])
         return tree_text(self._split_feature[tree], self._split_bin[tree],
                          self._missing_left[tree], self._leaf_value[tree],
-                         self._binner.thresholds(), names)
+                         self._binner, names, self.categories_)
 
     def to_json(self):
         """The fitted model as versioned JSON holding only public and released values.
