@@ -119,19 +119,21 @@ def _node_start(node, n_nodes):
     return np.concatenate([[0], np.cumsum(np.bincount(node, minlength=n_nodes))]).astype(np.int64)
 
 
-def _build(X_binned, idx, node, g, n_nodes, n_bins, parent=None, side=None):
+def _build(X_binned, idx, node, g, n_nodes, n_bins, parent=None, side=None, n_threads=2):
     """build_level_histograms on samples grouped by node (parent=None: the root mode)."""
     d = X_binned.shape[1]
     if parent is None:
         parent, side = np.empty((d, 0, n_bins + 1, 2)), np.empty(0, dtype=np.uint8)
     out = np.full((d, n_nodes, n_bins + 1, 2), np.nan)
-    build_level_histograms(X_binned, idx, g, _node_start(node, n_nodes), parent, side, out)
+    build_level_histograms(X_binned, idx, g, _node_start(node, n_nodes), parent, side,
+                           n_threads, out)
     return out
 
 
-def test_histograms_match_naive_and_invariants():
+@pytest.mark.parametrize("n_threads", [1, 2])
+def test_histograms_match_naive_and_invariants(n_threads):
     X_binned, idx, node, g, n_nodes, n_bins = _level_inputs(0)
-    hist = _build(X_binned, idx, node, g, n_nodes, n_bins)
+    hist = _build(X_binned, idx, node, g, n_nodes, n_bins, n_threads=n_threads)
     ref = _naive_histograms(X_binned, idx, node, g, n_nodes, n_bins + 1)
     np.testing.assert_allclose(hist[..., 0], ref[..., 0], rtol=1e-12, atol=1e-12)
     np.testing.assert_array_equal(hist[..., 1], ref[..., 1])
@@ -166,23 +168,26 @@ def test_histograms_empty_nodes_and_order_invariance():
     np.testing.assert_allclose(shuffled, parent, atol=1e-9)
 
 
+@pytest.mark.parametrize("n_threads", [1, 2])
 @pytest.mark.parametrize("side", [[0, 1, 1, 0], [1, 1, 1, 1]])
-def test_histograms_by_subtraction_equal_direct_histograms(side):
+def test_histograms_by_subtraction_equal_direct_histograms(side, n_threads):
     # Below the root the kernel builds child 2p + side[p] and subtracts it from parent p.
     X_binned, idx, node, g, n_nodes, n_bins = _level_inputs(7, n_nodes=8)
     parents = _build(X_binned, idx, node // 2, g, 4, n_bins)
     direct = _naive_histograms(X_binned, idx, node, g, n_nodes, n_bins + 1)
-    got = _build(X_binned, idx, node, g, n_nodes, n_bins, parents, np.array(side, np.uint8))
+    got = _build(X_binned, idx, node, g, n_nodes, n_bins, parents, np.array(side, np.uint8),
+                 n_threads)
     np.testing.assert_allclose(got, direct, atol=1e-9)
 
 
+@pytest.mark.parametrize("n_threads", [1, 2])
 @pytest.mark.parametrize("lam", [0.0, 0.1, 5.0])
-def test_gains_match_naive(lam):
+def test_gains_match_naive(lam, n_threads):
     X_binned, idx, node, g, n_nodes, n_bins = _level_inputs(3)
     hist = _naive_histograms(X_binned, idx, node, g, n_nodes, n_bins + 1)
     hist[:, 0] = 0.0  # an empty node: every candidate has gain 0 (and no 0/0 when lambda = 0)
     gains = np.empty((n_nodes, 3, n_bins - 1, 2))
-    compute_gains(hist, lam, gains)
+    compute_gains(hist, lam, n_threads, gains)
     s, c = hist[..., 0].transpose(1, 0, 2), hist[..., 1].transpose(1, 0, 2)
     for j in range(n_nodes):
         for f in range(3):
@@ -248,7 +253,8 @@ def test_range_sums_match_bincount():
                                   np.bincount(node, weights=g, minlength=n_nodes))
 
 
-@pytest.mark.parametrize(("depth", "n_rows"), [(1, 300), (3, 303), (3, 2), (6, 1001)])
+@pytest.mark.parametrize(("depth", "n_rows"), [(1, 300), (3, 303), (3, 2), (6, 1001),
+                                             (6, 40_003)])
 def test_predict_binned_matches_naive(depth, n_rows):
     # Row counts that are not multiples of 4 exercise the kernel's tail.
     rng = np.random.default_rng(5)

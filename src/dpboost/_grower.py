@@ -19,10 +19,11 @@ from ._mechanisms import (
 from ._splitting import compute_gains, partition_level, range_sums
 
 
-def _n_chunks(n_selected):
-    """Chunks of the partition: one per thread, but none shorter than ~16k samples (a parallel
-    region costs microseconds). The chunking never changes the result."""
-    return max(1, min(numba.get_num_threads(), n_selected // 16384))
+def _threads_for(work):
+    """Threads for a kernel call of ``work`` element operations: 1 (on the calling thread, no
+    parallel region) below ~64k, where a region's start-up (microseconds, milliseconds on a busy
+    machine) would cost more than it saves. Never changes a result."""
+    return numba.get_num_threads() if work >= 65536 else 1
 
 
 def grow_tree(X_binned, sample_indices, gradients, *, budget, max_depth, n_bins,
@@ -77,7 +78,8 @@ def grow_tree(X_binned, sample_indices, gradients, *, budget, max_depth, n_bins,
     indices, grads = sample_indices, gradients
     spare = (np.empty_like(sample_indices), np.empty_like(gradients))
     right = np.empty(n_selected, dtype=np.uint8)
-    n_chunks = _n_chunks(n_selected)
+    # Partition chunks of at least 16k samples (one per thread at most).
+    n_chunks = max(1, min(numba.get_num_threads(), n_selected // 16384))
     node_start = np.array([0, n_selected], dtype=np.int64)
 
     n_candidates = X_binned.shape[1] * (n_bins - 1) * 2
@@ -101,10 +103,11 @@ def grow_tree(X_binned, sample_indices, gradients, *, budget, max_depth, n_bins,
             sizes = np.diff(node_start)
             side = (sizes[1::2] < sizes[0::2]).astype(np.uint8)
             hist = np.empty((n_columns, n_nodes, n_bins + 1, 2), dtype=SUM_DTYPE)
+            n_built = n_selected if level == 0 else int(np.minimum(sizes[0::2], sizes[1::2]).sum())
             build_level_histograms(candidate_columns, indices, grads, node_start, parent, side,
-                                   hist)
+                                   _threads_for(n_built * n_columns), hist)
             gains = np.empty((n_nodes, n_columns, n_bins - 1, 2), dtype=SUM_DTYPE)
-            compute_gains(hist, l2_regularization, gains)
+            compute_gains(hist, l2_regularization, _threads_for(gains.size), gains)
             choice = offset + exponential_mechanism(
                 gains.reshape(n_nodes, -1), epsilon=budget.epsilon_level,
                 sensitivity=budget.gain_sensitivity, noise=noise, ledger=ledger,

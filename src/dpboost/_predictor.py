@@ -46,37 +46,48 @@ def predict_binned(X_binned, split_feature, split_bin, missing_left, missing_cod
         for k in range(n_internal):
             node[t, k] = (split_feature[t, k] * 512 + (256 if missing_left[t, k] else 0)
                           + split_bin[t, k])
+    n_quads = (X_binned.shape[0] + 3) // 4
+    if n_quads * n_trees < 4096:  # small: on the calling thread, no parallel region
+        for q in range(n_quads):
+            _predict_quad(X_binned, node, depth, missing_code, leaf_value, 4 * q, out)
+    else:
+        for q in prange(n_quads):
+            _predict_quad(X_binned, node, depth, missing_code, leaf_value, 4 * q, out)
+
+
+@njit(cache=True, inline="always")
+def _predict_quad(X_binned, node, depth, missing_code, leaf_value, i, out):
+    """Rows ``i:i + 4`` (fewer at the end) of predict_binned."""
+    n_trees, n_internal = node.shape
     n_samples = X_binned.shape[0]
-    for q in prange((n_samples + 3) // 4):
-        i = 4 * q
-        if i + 4 > n_samples:
-            for r in range(i, n_samples):
-                total = 0.0
-                for t in range(n_trees):
-                    k = 0
-                    for _ in range(depth):
-                        k = _child(node[t, k], X_binned, r, k, missing_code)
-                    total += leaf_value[t, k - n_internal]
-                out[r] += total
-            continue
-        total0 = total1 = total2 = total3 = 0.0
-        for t in range(n_trees):
-            tree = node[t]
-            k0 = k1 = k2 = k3 = 0
-            for _ in range(depth):
-                k0 = _child(tree[k0], X_binned, i, k0, missing_code)
-                k1 = _child(tree[k1], X_binned, i + 1, k1, missing_code)
-                k2 = _child(tree[k2], X_binned, i + 2, k2, missing_code)
-                k3 = _child(tree[k3], X_binned, i + 3, k3, missing_code)
-            leaves = leaf_value[t]
-            total0 += leaves[k0 - n_internal]
-            total1 += leaves[k1 - n_internal]
-            total2 += leaves[k2 - n_internal]
-            total3 += leaves[k3 - n_internal]
-        out[i] += total0
-        out[i + 1] += total1
-        out[i + 2] += total2
-        out[i + 3] += total3
+    if i + 4 > n_samples:
+        for r in range(i, n_samples):
+            total = 0.0
+            for t in range(n_trees):
+                k = 0
+                for _ in range(depth):
+                    k = _child(node[t, k], X_binned, r, k, missing_code)
+                total += leaf_value[t, k - n_internal]
+            out[r] += total
+        return
+    total0 = total1 = total2 = total3 = 0.0
+    for t in range(n_trees):
+        tree = node[t]
+        k0 = k1 = k2 = k3 = 0
+        for _ in range(depth):
+            k0 = _child(tree[k0], X_binned, i, k0, missing_code)
+            k1 = _child(tree[k1], X_binned, i + 1, k1, missing_code)
+            k2 = _child(tree[k2], X_binned, i + 2, k2, missing_code)
+            k3 = _child(tree[k3], X_binned, i + 3, k3, missing_code)
+        leaves = leaf_value[t]
+        total0 += leaves[k0 - n_internal]
+        total1 += leaves[k1 - n_internal]
+        total2 += leaves[k2 - n_internal]
+        total3 += leaves[k3 - n_internal]
+    out[i] += total0
+    out[i + 1] += total1
+    out[i + 2] += total2
+    out[i + 3] += total3
 
 
 @njit(cache=True, inline="always")

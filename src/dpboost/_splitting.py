@@ -5,7 +5,7 @@ from numba import njit, prange
 
 
 @njit(parallel=True, cache=True)
-def compute_gains(hist, l2_regularization, out):
+def compute_gains(hist, l2_regularization, n_threads, out):
     """DPBoost split gain of every candidate of every node (Li et al. 2020, Eq. 3).
 
     ``G = (sum_L g)^2 / (n_L + lambda) + (sum_R g)^2 / (n_R + lambda)``. Candidate ``(b, m)`` of
@@ -21,30 +21,42 @@ def compute_gains(hist, l2_regularization, out):
         Gradient sums (``[..., 0]``) and counts (``[..., 1]``) per bin; the last bin is missing.
     l2_regularization : float
         lambda >= 0 (an empty child contributes 0, also when lambda = 0).
+    n_threads : int
+        1 runs on the calling thread (no parallel region); otherwise parallel over (node,
+        feature) pairs, each writing its own ``out[j, f]``. The result does not depend on it.
     out : ndarray of shape (n_nodes, n_features, max_bins - 1, 2), dtype=float64
         Overwritten with the gains.
     """
-    n_features, n_nodes, n_codes, _ = hist.shape
-    n_bins = n_codes - 1
-    # Parallel over (node, feature) pairs: each writes its own out[j, f].
-    for jf in prange(n_nodes * n_features):
-        j = jf // n_features
-        f = jf % n_features
-        total_g = 0.0
-        total_n = 0.0
-        for b in range(n_codes):
-            total_g += hist[f, j, b, 0]
-            total_n += hist[f, j, b, 1]
-        missing_g = hist[f, j, n_bins, 0]
-        missing_n = hist[f, j, n_bins, 1]
-        left_g = 0.0
-        left_n = 0.0
-        for b in range(n_bins - 1):
-            left_g += hist[f, j, b, 0]
-            left_n += hist[f, j, b, 1]
-            out[j, f, b, 0] = _gain(left_g + missing_g, left_n + missing_n, total_g,
-                                    total_n, l2_regularization)
-            out[j, f, b, 1] = _gain(left_g, left_n, total_g, total_n, l2_regularization)
+    n_features, n_nodes = hist.shape[0], hist.shape[1]
+    if n_threads == 1:
+        for jf in range(n_nodes * n_features):
+            _node_feature_gains(hist[jf % n_features, jf // n_features], l2_regularization,
+                                out[jf // n_features, jf % n_features])
+    else:
+        for jf in prange(n_nodes * n_features):
+            _node_feature_gains(hist[jf % n_features, jf // n_features], l2_regularization,
+                                out[jf // n_features, jf % n_features])
+
+
+@njit(cache=True, inline="always")
+def _node_feature_gains(hist, l2_regularization, out):
+    """Gains of one (node, feature): ``hist`` of shape (n_codes, 2), ``out`` (n_bins - 1, 2)."""
+    n_bins = hist.shape[0] - 1
+    total_g = 0.0
+    total_n = 0.0
+    for b in range(n_bins + 1):
+        total_g += hist[b, 0]
+        total_n += hist[b, 1]
+    missing_g = hist[n_bins, 0]
+    missing_n = hist[n_bins, 1]
+    left_g = 0.0
+    left_n = 0.0
+    for b in range(n_bins - 1):
+        left_g += hist[b, 0]
+        left_n += hist[b, 1]
+        out[b, 0] = _gain(left_g + missing_g, left_n + missing_n, total_g, total_n,
+                          l2_regularization)
+        out[b, 1] = _gain(left_g, left_n, total_g, total_n, l2_regularization)
 
 
 @njit(cache=True, inline="always")
@@ -86,8 +98,9 @@ def partition_level(X_binned, sample_indices, gradients, node_start, split_featu
     missing_code : int
         The missing-value code (``max_bins``, larger than every ``split_bin``).
     n_chunks : int
-        Number of chunks, >= 1 (the thread count: a kernel that asks Numba for it is not
-        cacheable). The result does not depend on it.
+        Number of chunks, >= 1: the thread count (a kernel that asks Numba for it is not
+        cacheable), or 1 to run on the calling thread with no parallel region (a small level).
+        The result does not depend on it.
     right : ndarray of shape (n_selected,), dtype=uint8
         Scratch, overwritten with 1 for the samples that go right.
     out_indices : ndarray of shape (n_selected,), dtype=int32
@@ -98,26 +111,20 @@ def partition_level(X_binned, sample_indices, gradients, node_start, split_featu
     """
     n_nodes = node_start.shape[0] - 1
     n = sample_indices.shape[0]
-    n_right = np.zeros((n_chunks, n_nodes), dtype=np.int64)
-    for chunk in prange(n_chunks):
-        lo = chunk * n // n_chunks
-        hi = (chunk + 1) * n // n_chunks
-        for j in range(_node_of(node_start, lo), n_nodes):
-            start = max(lo, node_start[j])
-            stop = min(hi, node_start[j + 1])
-            if start >= hi:
-                break
-            column = X_binned[:, split_feature[j]]
-            threshold = split_bin[j]
-            # The missing code exceeds every threshold: it goes right unless missing goes left.
-            missing_goes_left = missing_left[j]
-            total = 0
-            for k in range(start, stop):
-                code = column[sample_indices[k]]
-                goes = (code > threshold) != (missing_goes_left & (code == missing_code))
-                right[k] = goes
-                total += goes
-            n_right[chunk, j] = total
+    # np.zeros and slice assignments would become parallel regions of their own (Numba's
+    # parfors), even on the calling-thread path: explicit loops instead.
+    n_right = np.empty((n_chunks, n_nodes), dtype=np.int64)
+    for chunk in range(n_chunks):
+        for j in range(n_nodes):
+            n_right[chunk, j] = 0
+    if n_chunks == 1:  # on the calling thread: no parallel region
+        _mark_right(X_binned, sample_indices, node_start, split_feature, split_bin, missing_left,
+                    missing_code, 0, n, right, n_right[0])
+    else:
+        for chunk in prange(n_chunks):
+            _mark_right(X_binned, sample_indices, node_start, split_feature, split_bin,
+                        missing_left, missing_code, chunk * n // n_chunks,
+                        (chunk + 1) * n // n_chunks, right, n_right[chunk])
     # Offsets of the right samples of every (chunk, node); the left ones follow from them.
     for j in range(n_nodes):
         start = node_start[j]
@@ -132,26 +139,60 @@ def partition_level(X_binned, sample_indices, gradients, node_start, split_featu
             n_right[chunk, j] = position
             position += here
     child_start[2 * n_nodes] = node_start[n_nodes]
-    for chunk in prange(n_chunks):
-        lo = chunk * n // n_chunks
-        hi = (chunk + 1) * n // n_chunks
-        for j in range(_node_of(node_start, lo), n_nodes):
-            start = max(lo, node_start[j])
-            stop = min(hi, node_start[j + 1])
-            if start >= hi:
-                break
-            right_position = n_right[chunk, j]
-            # Left samples before this chunk's start: the node's left range start plus the
-            # left samples of the earlier chunks, which precede ``start`` in the node.
-            left_position = child_start[2 * j] + (start - node_start[j]) - (
-                right_position - child_start[2 * j + 1])
-            for k in range(start, stop):
-                goes = right[k]
-                destination = right_position if goes else left_position
-                out_indices[destination] = sample_indices[k]
-                out_gradients[destination] = gradients[k]
-                right_position += goes
-                left_position += 1 - goes
+    if n_chunks == 1:
+        _scatter(sample_indices, gradients, node_start, child_start, right, 0, n, n_right[0],
+                 out_indices, out_gradients)
+    else:
+        for chunk in prange(n_chunks):
+            _scatter(sample_indices, gradients, node_start, child_start, right,
+                     chunk * n // n_chunks, (chunk + 1) * n // n_chunks, n_right[chunk],
+                     out_indices, out_gradients)
+
+
+@njit(cache=True, inline="always")
+def _mark_right(X_binned, sample_indices, node_start, split_feature, split_bin, missing_left,
+                missing_code, lo, hi, right, n_right):
+    """Pass 1 of partition_level on positions ``lo:hi``: ``right`` flags, counts per node."""
+    for j in range(_node_of(node_start, lo), node_start.shape[0] - 1):
+        start = max(lo, node_start[j])
+        stop = min(hi, node_start[j + 1])
+        if start >= hi:
+            break
+        column = X_binned[:, split_feature[j]]
+        threshold = split_bin[j]
+        # The missing code exceeds every threshold: it goes right unless missing goes left.
+        missing_goes_left = missing_left[j]
+        total = 0
+        for k in range(start, stop):
+            code = column[sample_indices[k]]
+            goes = (code > threshold) != (missing_goes_left & (code == missing_code))
+            right[k] = goes
+            total += goes
+        n_right[j] = total
+
+
+@njit(cache=True, inline="always")
+def _scatter(sample_indices, gradients, node_start, child_start, right, lo, hi, right_offset,
+             out_indices, out_gradients):
+    """Pass 2 of partition_level on positions ``lo:hi``, whose right samples of node ``j`` start
+    at ``right_offset[j]``."""
+    for j in range(_node_of(node_start, lo), node_start.shape[0] - 1):
+        start = max(lo, node_start[j])
+        stop = min(hi, node_start[j + 1])
+        if start >= hi:
+            break
+        right_position = right_offset[j]
+        # Left samples before ``start``: the node's left range start plus the left samples of
+        # the earlier chunks, which precede ``start`` in the node.
+        left_position = child_start[2 * j] + (start - node_start[j]) - (
+            right_position - child_start[2 * j + 1])
+        for k in range(start, stop):
+            goes = right[k]
+            destination = right_position if goes else left_position
+            out_indices[destination] = sample_indices[k]
+            out_gradients[destination] = gradients[k]
+            right_position += goes
+            left_position += 1 - goes
 
 
 @njit(cache=True)
