@@ -93,6 +93,7 @@ def _predict_quad(X_binned, node, depth, missing_code, leaf_value, i, out):
 @njit(cache=True, inline="always")
 def _child(packed, X_binned, row, k, missing_code):
     """Child of node ``k`` for ``row``: the missing code goes right unless missing goes left."""
-    code = X_binned[row, packed >> 9]
+    # Unsigned indices spare Numba's negative-index wraparound.
+    code = X_binned[np.uintp(row), np.uintp(packed >> 9)]
     go_right = (code > (packed & 255)) != ((((packed >> 8) & 1) == 1) & (code == missing_code))
     return 2 * k + 1 + go_right

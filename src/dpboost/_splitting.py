@@ -51,6 +51,15 @@ def _node_feature_gains(hist, l2_regularization, out):
     missing_n = hist[n_bins, 1]
     left_g = 0.0
     left_n = 0.0
+    if missing_n == 0.0:
+        # No missing value here: both variants have the same gain (x + 0.0 == x), computed once.
+        for b in range(n_bins - 1):
+            left_g += hist[b, 0]
+            left_n += hist[b, 1]
+            gain = _gain(left_g, left_n, total_g, total_n, l2_regularization)
+            out[b, 0] = gain
+            out[b, 1] = gain
+        return
     for b in range(n_bins - 1):
         left_g += hist[b, 0]
         left_n += hist[b, 1]
@@ -162,11 +171,14 @@ def _mark_right(X_binned, sample_indices, node_start, split_feature, split_bin, 
         threshold = split_bin[j]
         # The missing code exceeds every threshold: it goes right unless missing goes left.
         missing_goes_left = missing_left[j]
+        # Slices from 0 and unsigned rows spare Numba's negative-index wraparound.
+        rows = sample_indices[start:stop]
+        goes_right = right[start:stop]
         total = 0
-        for k in range(start, stop):
-            code = column[sample_indices[k]]
+        for k in range(rows.shape[0]):
+            code = column[np.uint32(rows[k])]
             goes = (code > threshold) != (missing_goes_left & (code == missing_code))
-            right[k] = goes
+            goes_right[k] = goes
             total += goes
         n_right[j] = total
 
@@ -186,11 +198,14 @@ def _scatter(sample_indices, gradients, node_start, child_start, right, lo, hi, 
         # the earlier chunks, which precede ``start`` in the node.
         left_position = child_start[2 * j] + (start - node_start[j]) - (
             right_position - child_start[2 * j + 1])
-        for k in range(start, stop):
-            goes = right[k]
+        rows = sample_indices[start:stop]
+        values = gradients[start:stop]
+        goes_right = right[start:stop]
+        for k in range(rows.shape[0]):
+            goes = goes_right[k]
             destination = right_position if goes else left_position
-            out_indices[destination] = sample_indices[k]
-            out_gradients[destination] = gradients[k]
+            out_indices[destination] = rows[k]
+            out_gradients[destination] = values[k]
             right_position += goes
             left_position += 1 - goes
 
