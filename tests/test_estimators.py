@@ -454,3 +454,50 @@ def test_subsample_grows_each_tree_on_a_poisson_sample(binary, monkeypatch):
     # the sample mean over 40 trees is within 5 standard errors of n * gamma
     assert abs(sizes.mean() - n * gamma) < 5 * sd / np.sqrt(n_trees)
     assert np.unique(sizes).size > 1  # a fresh sample per tree
+
+
+def test_softmax_loss_gradients_and_probabilities():
+    from dpboost._loss import margin_to_proba, softmax_loss_gradients
+
+    rng = np.random.default_rng(5)
+    F = rng.normal(0, 20, size=(4, 50))  # large scores: no overflow
+    labels = rng.integers(0, 4, size=50)
+    y = np.where(np.arange(4)[:, None] == labels[None, :], 1.0, -1.0)
+    g, h = np.empty((4, 50), np.float32), np.empty((4, 50), np.float32)
+    softmax_loss_gradients(F, y, g, h)
+    p = np.exp(F - F.max(0)) / np.exp(F - F.max(0)).sum(0)
+    np.testing.assert_allclose(g, p - (y + 1) / 2, atol=1e-6)
+    np.testing.assert_allclose(h, p * (1 - p), atol=1e-6)
+    assert (np.abs(g) <= 1).all() and (h >= 0).all() and (h <= 0.25).all()
+    np.testing.assert_allclose(g.sum(axis=0), 0, atol=1e-5)  # a record's gradients sum to 0
+    np.testing.assert_allclose(margin_to_proba(F.T, "softmax"), p.T)
+
+
+def test_softmax_multiclass_grows_round_by_round(binary):
+    X, _ = binary
+    y = np.digitize(X[:, 0] + 0.3 * X[:, 1], [-0.4, 0.4])  # 3 ordered classes
+    common = {"classes": [0, 1, 2], "feature_bounds": (-1, 1), "n_estimators": 15,
+              "max_depth": 3, "budget_allocation": "eoe", "trees_per_ensemble": 5,
+              "random_state": 0}
+    softmax = DPGBClassifier(epsilon=np.inf, loss="softmax", **common).fit(X, y)
+    proba = softmax.predict_proba(X)
+    np.testing.assert_allclose(proba.sum(axis=1), 1.0)
+    raw = softmax.decision_function(X)
+    np.testing.assert_allclose(proba, np.exp(raw) / np.exp(raw).sum(axis=1, keepdims=True))
+    assert softmax.score(X, y) > 0.9
+    # without noise, the multinomial log-loss never goes up from one round to the next
+    losses = [-np.log(p[np.arange(y.size), y]).mean() for p in softmax.staged_predict_proba(X)]
+    assert (np.diff(losses) <= 1e-9).all()
+    # private: the ledger is the plan's, in the plan's order, at the logistic loss's sensitivities
+    private = DPGBClassifier(epsilon=2.0, delta=1e-5, leaf_noise="gaussian", loss="softmax",
+                             **common).fit(X, y)
+    logistic = DPGBClassifier(epsilon=2.0, delta=1e-5, leaf_noise="gaussian", loss="logistic",
+                              **common).fit(X, y)
+    assert private.privacy_ledger_ == logistic.privacy_ledger_
+    assert private.privacy_spent_ <= 2.0
+    assert private.score(X, y) > 0.6
+    # two classes: softmax is the logistic loss
+    y2 = (y > 0).astype(int)
+    two = {**common, "classes": [0, 1], "epsilon": 1.0}
+    np.testing.assert_array_equal(DPGBClassifier(loss="softmax", **two).fit(X, y2).predict_proba(X),
+                                  DPGBClassifier(loss="logistic", **two).fit(X, y2).predict_proba(X))

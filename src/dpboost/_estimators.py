@@ -35,6 +35,7 @@ from ._loss import (
     logistic_loss_gradients,
     margin_to_proba,
     scale_target,
+    softmax_loss_gradients,
     square_loss_gradients,
     unscale_target,
 )
@@ -257,7 +258,7 @@ class _BaseDPGB(BaseEstimator):
             budget_allocation=self.budget_allocation,
             trees_per_ensemble=self.trees_per_ensemble, leaf_clipping=self.leaf_clipping,
             n_outputs=y_scaled.shape[1], delta=float(self.delta), leaf_noise=self.leaf_noise,
-            hessian_bound=0.25 if self._loss == "logistic" else 1.0,
+            hessian_bound=1.0 if self._loss == "square" else 0.25,
             split_selection=self.split_selection, subsample=float(self.subsample),
             sketch_features=numeric.size if self.split_candidates == "sketch" else 0)
         if self.feature_bounds is None:
@@ -330,21 +331,34 @@ class _BaseDPGB(BaseEstimator):
         # One row of scores per output; F0 = 0 (PRIVACY.md): a data mean would leak.
         raw = np.zeros((y_scaled.shape[1], n_samples))
         y_rows = np.ascontiguousarray(y_scaled.T)
-        gradients = np.empty(n_samples, dtype=G_H_DTYPE)
-        hessians = np.empty(n_samples, dtype=G_H_DTYPE) if self._loss == "logistic" else None
+        softmax = self._loss == "softmax" and raw.shape[0] > 1
+        # Softmax couples the classes: every round's K trees use the probabilities after the
+        # previous round, so trees are grown round by round; otherwise output by output.
+        order = (sorted(plan.trees, key=lambda tb: (tb.tree % self.n_estimators, tb.output))
+                 if softmax else plan.trees)
+        all_gradients = np.empty(raw.shape, dtype=G_H_DTYPE)
+        all_hessians = None if self._loss == "square" else np.empty(raw.shape, dtype=G_H_DTYPE)
         private = math.isfinite(plan.epsilon)
-        position_of_record = None
+        position_of_record = {}  # per output: the EoE partition of its current ensemble
         start = time.perf_counter()
 
-        for tb in plan.trees:
-            if plan.record_shares is not None and (tb.position == 0 or position_of_record is None):
-                position_of_record = partition_records(n_samples, plan.record_shares, noise)
-            if hessians is None:
-                square_loss_gradients(raw[tb.output], y_rows[tb.output], gradients)
+        for i, tb in enumerate(order):
+            if plan.record_shares is not None and (tb.position == 0
+                                                   or tb.output not in position_of_record):
+                position_of_record[tb.output] = partition_records(n_samples, plan.record_shares,
+                                                                  noise)
+            if softmax:
+                if tb.output == 0:
+                    softmax_loss_gradients(raw, y_rows, all_gradients, all_hessians)
+            elif all_hessians is None:
+                square_loss_gradients(raw[tb.output], y_rows[tb.output], all_gradients[tb.output])
             else:
-                logistic_loss_gradients(raw[tb.output], y_rows[tb.output], gradients, hessians)
-            selected = (np.ones(n_samples, dtype=bool) if position_of_record is None
-                        else position_of_record == tb.position)
+                logistic_loss_gradients(raw[tb.output], y_rows[tb.output],
+                                        all_gradients[tb.output], all_hessians[tb.output])
+            gradients = all_gradients[tb.output]
+            hessians = None if all_hessians is None else all_hessians[tb.output]
+            selected = (np.ones(n_samples, dtype=bool) if plan.record_shares is None
+                        else position_of_record[tb.output] == tb.position)
             if tb.sampling_rate < 1.0:
                 selected &= poisson_sample(n_samples, tb.sampling_rate, noise)
             if private and self.gradient_filtering:
@@ -369,10 +383,12 @@ class _BaseDPGB(BaseEstimator):
             one = slice(tb.tree, tb.tree + 1)
             predict_binned(X_binned, split_feature[one], split_bin[one], missing_left[one],
                            self.max_bins, leaf_value[one], raw[tb.output])
-            last_of_group = tb.tree + 1 == n_trees or plan.trees[tb.tree + 1].group != tb.group
+            last_of_group = i + 1 == n_trees or order[i + 1].group != tb.group
             if self.verbose and last_of_group:
                 print(f"[dpboost] {tb.tree + 1}/{n_trees} trees, epsilon spent "
                       f"{ledger.epsilon(float(self.delta)):.4g}, {time.perf_counter() - start:.2f} s")
+        # the ledger in the plan's order (tree by tree), whatever the growing order
+        ledger.entries.sort(key=lambda e: (e.tree, e.level))
         return (split_feature, split_bin, missing_left, leaf_value), filtered
 
     def __sklearn_tags__(self):
@@ -531,11 +547,14 @@ class DPGBClassifier(ClassifierMixin, _BaseDPGB):
     are trained on all records with ``epsilon / K`` each (sequential composition).
 """ + _PARAMETERS_DOC.replace("{extra}", """classes : array-like of shape (n_classes,), default=None
         The public class labels (at least 2). None: read from ``y`` with a PrivacyLeakWarning.
-    loss : {"square", "logistic"}, default="square"
+    loss : {"square", "logistic", "softmax"}, default="square"
         ``"square"``: DPBoost's square loss on -1 / +1 labels, ``p = clip((F + 1) / 2)``.
         ``"logistic"``: the log-loss (DP-XGB), ``g = p - y`` in [-1, 1], ``h = p (1 - p)`` <= 1/4,
         ``p = sigma(F)``; gains keep counts in their denominators (sensitivity 3), Laplace leaves
-        keep ``-G / (n + lambda)``, Gaussian leaves take the Newton step.""")
+        keep ``-G / (n + lambda)``, Gaussian leaves take the Newton step. With K > 2 classes both
+        are one-vs-rest. ``"softmax"``: with K > 2 classes the multinomial log-loss, ``p =
+        softmax(F)``, ``g_k = p_k - y_k``, ``h_k = p_k (1 - p_k)`` (same bounds, same budget: K
+        trees per round, composed sequentially); with two classes it is ``"logistic"``.""")
         + _ATTRIBUTES_DOC + """    classes_ : ndarray of shape (n_classes,)
         Sorted class labels; with two, ``classes_[1]`` is the positive class (label +1).
 
@@ -545,7 +564,7 @@ class DPGBClassifier(ClassifierMixin, _BaseDPGB):
     """)
 
     _parameter_constraints = {**_BaseDPGB._parameter_constraints, "classes": ["array-like", None],
-                              "loss": [StrOptions({"square", "logistic"})]}
+                              "loss": [StrOptions({"square", "logistic", "softmax"})]}
 
     def __init__(self, *, epsilon=1.0, delta=0.0, loss="square", n_estimators=50, max_depth=6,
                  learning_rate=0.1, l2_regularization=0.1, max_bins=32, trees_per_ensemble=50,

@@ -3,7 +3,8 @@
 DPBoost (Li et al. 2020, Sec. 4) trains every task with the square loss ``l = (y - F)^2 / 2`` on
 labels in [-1, 1]: the gradient is ``g = F - y`` and the Hessian is 1, so the tree statistics need
 only gradient sums and counts. DP-XGB trains classifiers with the logistic loss: ``g = sigma(F) - y01``
-in [-1, 1] and ``h = sigma(F) (1 - sigma(F))`` in [0, 1/4].
+in [-1, 1] and ``h = sigma(F) (1 - sigma(F))`` in [0, 1/4]; with K > 2 classes its multinomial
+form (softmax) has the same bounds per class.
 """
 
 import numpy as np
@@ -35,6 +36,28 @@ def logistic_loss_gradients(raw_predictions, y_scaled, out, hessians_out):
     out, hessians_out : ndarray of shape (n,), dtype=float32
     """
     p = sigmoid(raw_predictions)
+    np.subtract(p, (y_scaled + 1.0) / 2.0, out=out, casting="same_kind")
+    np.multiply(p, 1.0 - p, out=hessians_out, casting="same_kind")
+    return out
+
+
+def softmax_loss_gradients(raw_predictions, y_scaled, out, hessians_out):
+    """Write the multinomial log-loss's ``g_ik = p_ik - y_ik`` and ``h_ik = p_ik (1 - p_ik)``.
+
+    ``p_i = softmax(F_i)`` over the K outputs; each class's tree uses the diagonal Hessian, as
+    XGBoost and LightGBM do. ``g`` in [-1, 1] and ``h`` in [0, 1/4], the logistic loss's bounds,
+    so the sensitivities are the same (PRIVACY.md, DP-XGB).
+
+    Parameters
+    ----------
+    raw_predictions : ndarray of shape (n_outputs, n), dtype=float64
+        Scores F of every class.
+    y_scaled : ndarray of shape (n_outputs, n), dtype=float64
+        One-hot labels as -1 / +1.
+    out, hessians_out : ndarray of shape (n_outputs, n), dtype=float32
+    """
+    shifted = np.exp(raw_predictions - raw_predictions.max(axis=0, keepdims=True))
+    p = shifted / shifted.sum(axis=0, keepdims=True)
     np.subtract(p, (y_scaled + 1.0) / 2.0, out=out, casting="same_kind")
     np.multiply(p, 1.0 - p, out=hessians_out, casting="same_kind")
     return out
@@ -79,13 +102,17 @@ def margin_to_proba(raw_predictions, loss="square"):
     raw_predictions : ndarray of shape (n, n_outputs)
         One output: the positive class of a binary problem. Several: one-vs-rest margins, whose
         probabilities are normalised to sum to 1 (uniform where they are all 0).
-    loss : {"square", "logistic"}, default="square"
+    loss : {"square", "logistic", "softmax"}, default="square"
+        ``"softmax"`` with several outputs: ``softmax(F)``; with one, as ``"logistic"``.
 
     Returns
     -------
     proba : ndarray of shape (n, 2) for one output, else (n, n_outputs), dtype=float64
     """
-    if loss == "logistic":
+    if loss == "softmax" and raw_predictions.shape[1] > 1:
+        shifted = np.exp(raw_predictions - raw_predictions.max(axis=1, keepdims=True))
+        return shifted / shifted.sum(axis=1, keepdims=True)
+    if loss in ("logistic", "softmax"):
         p = sigmoid(raw_predictions)
     else:
         p = np.clip((np.asarray(raw_predictions) + 1.0) / 2.0, 0.0, 1.0)
