@@ -7,17 +7,30 @@ or 20 trees of depth 4 at 0.3). The DPBoost paper setting (pure DP) is the refer
 ROC AUC (classification) or RMSE; each configuration's mean rank over datasets and epsilons says
 which one is robust. Writes results/blocks_grid.csv.
 
-Run: ``python benchmarks/bench_blocks_grid.py [--quick]``. ``--quick``: adult, cod_rna, abalone,
-epsilon 1, one fold.
+``--candidates``: the same datasets, epsilons and folds for the preset candidates instead
+(:func:`candidates`), after the blocks that landed since the grid ran: ``min_child_weight`` (a leaf
+whose released Hessian sum is below it gets 0; in Hessian units, so the same number means about 4x
+more records for the logistic loss, whose Hessians are <= 1/4, than for the square loss), the
+private quantile sketch of split thresholds (``split_candidates="sketch"``, 10 % of epsilon) and
+DP-XGB's learning rate 0.3 with lambda 1. Writes results/blocks_grid_candidates.csv, the mean
+ranks overall and per task, and the mean scores per cell (results/blocks_grid_candidates.md).
+``--candidates --table1 NAME ...``: those candidates on bench_table1.py's five datasets and
+protocol (epsilon 1, 3 splits x 5 seeds, ROC AUC), results/blocks_grid_candidates_table1.csv.
+
+Every model: n_jobs=1, numpy noise seeded by the fold.
+
+Run: ``python benchmarks/bench_blocks_grid.py [--quick] [--candidates [--table1 NAME ...]]``.
+``--quick``: adult, cod_rna, abalone, epsilon 1, one fold.
 """
 
 import itertools
+import logging
 from collections import defaultdict
 
 import _datasets
 import _paper
 import numpy as np
-from _common import paper_parser, print_table, result_name, write_results
+from _common import RESULTS, paper_parser, print_table, result_name, write_results
 
 DATASETS = ("adult", "cod_rna", "covtype15k", "higgs7500", "bank", "credit", "abalone",
             "california", "house_16H")
@@ -36,14 +49,61 @@ def configurations():
     return configs
 
 
-def run(names, epsilons, n_folds):
+def candidates():
+    """name -> (method, parameters): the preset candidates of ``--candidates``.
+
+    "preset" is ``recommended()`` as of commit 82409a2 (exponential / sequential / 50x6, lr 0.1,
+    lambda 0.1). The others override it; "lr0.3 l1" is DP-XGB's learning rate 0.3 with lambda 1,
+    "mcw" min_child_weight (Hessian units).
+    """
+    def variant(selection, trees, lr, l2, mcw, **extra):
+        return ("DP-XGB", {"split_selection": selection, "n_estimators": trees, "max_depth": 6,
+                           "learning_rate": lr, "l2_regularization": l2,
+                           "min_child_weight": mcw, **extra})
+
+    def per_epsilon(c):
+        return lambda epsilon: c / epsilon
+
+    configs = {"preset (exponential 50x6 lr0.1 l0.1)": ("DP-XGB", {})}
+    configs["random 100x6 lr0.3 l1 mcw20"] = variant("random", 100, 0.3, 1.0, 20)
+    configs["random 100x6 lr0.3 l1 mcw20 sketch"] = variant("random", 100, 0.3, 1.0, 20,
+                                                             split_candidates="sketch")
+    configs["cyclical 50x6 lr0.3 l1 mcw20"] = variant("cyclical", 50, 0.3, 1.0, 20)
+    configs["exponential 50x6 lr0.1 l0.1 mcw20"] = variant("exponential", 50, 0.1, 0.1, 20)
+    configs["exponential 50x6 lr0.3 l1 mcw20"] = variant("exponential", 50, 0.3, 1.0, 20)
+    for mcw in (0, 5, 50, 100):
+        configs[f"random 100x6 lr0.3 l1 mcw{mcw}"] = variant("random", 100, 0.3, 1.0, mcw)
+    # learning rate 0.3 blew up the regression RMSE in a one-fold look (abalone: 6.2 vs 3.0)
+    for mcw in (20, 100):
+        configs[f"random 100x6 lr0.1 l1 mcw{mcw}"] = variant("random", 100, 0.1, 1.0, mcw)
+    configs["exponential 50x6 lr0.1 l0.1 mcw100"] = variant("exponential", 50, 0.1, 0.1, 100)
+    # Second round, after the first 13: the released Hessian sum's noise std is about 42 / eps
+    # (classifier) and 57 / eps (regressor) at random 100x6, delta 1e-5, so a threshold in
+    # noise units is c / epsilon; the regressor preferred lr 0.1 and a larger threshold.
+    configs["random 100x6 lr0.3 l1 mcw50/eps"] = variant("random", 100, 0.3, 1.0, per_epsilon(50))
+    configs["random 100x6 lr0.3 l1 mcw100/eps"] = variant("random", 100, 0.3, 1.0,
+                                                          per_epsilon(100))
+    configs["random 100x6 lr0.1 l1 mcw200"] = variant("random", 100, 0.1, 1.0, 200)
+    for c in (100, 200):
+        configs[f"random 100x6 lr0.1 l1 mcw{c}/eps"] = variant("random", 100, 0.1, 1.0,
+                                                               per_epsilon(c))
+    return configs
+
+
+def resolve(params, epsilon):
+    """``params`` with callables of epsilon (``min_child_weight`` c / epsilon) evaluated."""
+    return {k: float(v(epsilon)) if callable(v) else v for k, v in params.items()}
+
+
+def run(names, epsilons, n_folds, configs):
     rows = []
     for name in _datasets.available(names):
         data = _datasets.load(name)
         for fold, X, y, X_test, y_test in _datasets.splits(data, n_folds):
             for epsilon in epsilons:
-                for config, (method, params) in configurations().items():
-                    model = _paper.make_model(data, method, epsilon, seed=fold, **params)
+                for config, (method, params) in configs.items():
+                    model = _paper.make_model(data, method, epsilon, seed=fold, n_jobs=1,
+                                              **resolve(params, epsilon))
                     seconds = _paper.fit_timed(model, X, y)
                     rows.append({"dataset": name, "config": config, "epsilon": epsilon,
                                  "fold": fold, **_paper.score(data, model, X_test, y_test),
@@ -52,10 +112,15 @@ def run(names, epsilons, n_folds):
     return rows
 
 
-def rank_table(rows):
-    """Mean rank of every configuration over (dataset, epsilon) cells (1 = best)."""
+def rank_table(rows, task=None):
+    """Mean rank of every configuration over (dataset, epsilon) cells (1 = best).
+
+    ``task``: "classification" or "regression" ranks over those datasets' cells only.
+    """
     cells = defaultdict(lambda: defaultdict(list))
     for r in rows:
+        if task is not None and ("auc" in r) != (task == "classification"):
+            continue
         higher_is_better = "auc" in r
         score = r["auc"] if higher_is_better else -r["rmse"]
         cells[(r["dataset"], r["epsilon"])][r["config"]].append(score)
@@ -68,12 +133,78 @@ def rank_table(rows):
                     "cells": len(r)} for c, r in ranks.items()), key=lambda t: t["mean_rank"])
 
 
+def score_table(rows):
+    """Mean score over folds per (dataset, configuration), "eps 0.5 / 1 / 4" in one cell."""
+    means = defaultdict(list)
+    for r in rows:
+        metric = "auc" if "auc" in r else "rmse"
+        means[(r["dataset"], metric, r["config"], r["epsilon"])].append(r[metric])
+    table = defaultdict(dict)
+    for (name, metric, config, epsilon), scores in means.items():
+        value = np.mean(scores)
+        text = f"{value:.3f}" if metric == "auc" else (
+            f"{value / 1000:.1f}k" if value >= 1000 else f"{value:.2f}")
+        previous = table[(name, metric)].get(config)
+        table[(name, metric)][config] = text if previous is None else f"{previous} / {text}"
+    return table
+
+
+def markdown(rows):
+    """Mean ranks (all cells, classification, regression) and per-dataset scores, as markdown."""
+    ranks = {task: {t["config"]: t for t in rank_table(rows, task)}
+             for task in (None, "classification", "regression")}
+    n_configs = len(ranks[None])
+    lines = [f"| candidate | mean rank (of {n_configs}) | worst rank | classification | "
+             "regression |", "|---|---|---|---|---|"]
+    for config, t in ranks[None].items():
+        lines.append(f"| {config} | {t['mean_rank']:.2f} | {t['worst_rank']} | "
+                     f"{ranks['classification'][config]['mean_rank']:.2f} | "
+                     f"{ranks['regression'][config]['mean_rank']:.2f} |")
+    table = score_table(rows)
+    configs = list(ranks[None])
+    lines += ["", "| dataset (metric) at eps 0.5 / 1 / 4 | " + " | ".join(configs) + " |",
+              "|---|" + "---|" * len(configs)]
+    for (name, metric), cells in table.items():
+        lines.append(f"| {name} ({metric.upper()}) | " + " | ".join(cells[c] for c in configs)
+                     + " |")
+    return "\n".join(lines) + "\n"
+
+
+def check_table1(names, quick):
+    """Candidates ``names`` on bench_table1.py's datasets and protocol (epsilon 1)."""
+    import bench_table1
+
+    configs = {name: (candidates()[name][0], resolve(candidates()[name][1], bench_table1.EPSILON))
+               for name in names}
+    datasets = ("adult", "magic") if quick else bench_table1.DATASETS
+    rows = bench_table1.run(datasets, 1 if quick else bench_table1.N_SPLITS,
+                            1 if quick else bench_table1.N_SEEDS, configs)
+    return [r for r in rows if not r["config"].startswith("HGB")], bench_table1.summary(rows)
+
+
 def main():
-    args = paper_parser(__doc__, _datasets.DATASETS).parse_args()
+    parser = paper_parser(__doc__, _datasets.DATASETS)
+    parser.add_argument("--candidates", action="store_true",
+                        help="the preset candidates instead of the block grid")
+    parser.add_argument("--table1", nargs="+", metavar="NAME",
+                        help="with --candidates: these candidates on bench_table1's datasets")
+    args = parser.parse_args()
+    # dp-accounting logs one warning per fractional Renyi order it drops (subsample < 1)
+    logging.getLogger("absl").setLevel(logging.ERROR)
     quick = args.quick
+    base = "blocks_grid_candidates" if args.candidates else "blocks_grid"
+    if args.candidates and args.table1:
+        rows, table = check_table1(args.table1, quick)
+        write_results(result_name(base + "_table1", args), rows)
+        print_table(table)
+        return
     names = ("adult", "cod_rna", "abalone") if quick else DATASETS
-    rows = run(args.datasets or names, (1.0,) if quick else (0.5, 1.0, 4.0), 1 if quick else 3)
-    write_results(result_name("blocks_grid", args), rows)
+    configs = candidates() if args.candidates else configurations()
+    rows = run(args.datasets or names, (1.0,) if quick else (0.5, 1.0, 4.0), 1 if quick else 3,
+               configs)
+    write_results(result_name(base, args), rows)
+    if args.candidates:
+        (RESULTS / f"{result_name(base, args)}.md").write_text(markdown(rows))
     print_table(rank_table(rows))
 
 
