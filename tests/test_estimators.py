@@ -374,7 +374,11 @@ def test_recommended_preset(binary, cls):
     assert (params["delta"], params["leaf_noise"], params["budget_allocation"]) == (
         1e-5, "gaussian", "sequential")
     assert params["max_depth"] == 3  # overrides win
-    assert params.get("loss", "logistic") == "logistic"
+    assert (params["split_selection"], params["n_estimators"]) == ("random", 100)
+    assert params.get("loss", "softmax") == "softmax"
+    # a leaf needs the released Hessian of 200 / epsilon records (h* = 1/4 logistic, 1 square)
+    assert params["min_child_weight"] == 200 * (0.25 if cls is DPGBClassifier else 1.0) / 2.0
+    assert cls.recommended(epsilon=np.inf).get_params()["min_child_weight"] == 0.0
     est.fit(X, y)
     assert est.privacy_spent_ <= 2.0
     assert est.score(X, y) > (0.85 if cls is DPGBClassifier else 0.5)

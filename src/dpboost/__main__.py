@@ -21,8 +21,11 @@ def main(argv=None):
     demo.add_argument("--target", default="target", help="label column (default: target)")
     demo.add_argument("--epsilons", default="0.5,1,2,4,8,inf",
                       help="comma-separated budgets; inf = non-private (default: %(default)s)")
-    demo.add_argument("--n-estimators", type=int, default=50)
-    demo.add_argument("--max-depth", type=int, default=6)
+    demo.add_argument("--n-estimators", type=int, default=None,
+                      help="trees of both settings (default: each setting's own, 50 for the "
+                           "paper, 100 for the recommended preset)")
+    demo.add_argument("--max-depth", type=int, default=None,
+                      help="depth of both settings (default: each setting's own, 6)")
     demo.add_argument("--random-state", type=int, default=0)
     demo.add_argument("--shared", default="../shared/datasets",
                       help="folder of the shared datasets (default: %(default)s, relative to the "
