@@ -4,8 +4,9 @@ make_classification, 80 % train, 50 trees, depth 6, 255 bins (the issue's settin
 1M x 20 and 1M x 100 (80k and 800k training rows); dpboost at epsilon 1 and inf; every library
 with the same trees, depth, bins and threads (1 and 2), timed in one run, interleaved, best of
 ``--repeats``. Also: the histogram kernel in ns per row x feature (1 and 2 threads), predict on
-1M rows x 20 (2 threads, every library), fit-time scaling from 80k to 800k rows, peak traced
-memory of a fit on 1M x 100 against the size of the float64 input, and compilation: ``import
+1M rows x 20 (2 threads, every library), fit-time scaling from 80k to 800k rows, peak memory
+of a fit on 1M x 100 (traced by tracemalloc, and resident in a fresh process) against the size
+of the float64 input, and compilation: ``import
 dpboost`` + a first small fit and predict in a fresh process with an empty and with a warm
 Numba cache. Steady-state fits are timed after a warm-up fit. Writes results/fit.csv.
 
@@ -157,6 +158,25 @@ def peak_memory_ratio():
     return peak / X.nbytes
 
 
+def peak_rss_ratios():
+    """Peak resident memory of a fit on 1M x 100 (5 trees, eps=inf) in a fresh process, over the
+    size of the float64 input: what the fit adds (``ru_maxrss`` after it minus before it; the
+    input is drawn in place, so nothing before the fit peaks above input + interpreter), and the
+    whole process's peak (interpreter, libraries and the input included). Unlike tracemalloc this
+    sees Numba's and every library's allocations."""
+    code = ("import resource, numpy as np; from dpboost import DPGBClassifier; "
+            "X = np.random.default_rng(0).standard_normal((1_000_000, 100)); y = X[:, 0] > 0; "
+            "fit = lambda n, t: DPGBClassifier(epsilon=np.inf, n_estimators=t, max_depth=6, "
+            f"max_bins={BINS}, feature_bounds=(-8, 8), classes=[0, 1], random_state=0)"
+            ".fit(X[:n], y[:n]); fit(1000, 1); "
+            "peak = lambda: resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024; "
+            "before = peak(); fit(None, 5); print((peak() - before) / X.nbytes, peak() / X.nbytes)")
+    added, total = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                                  check=True).stdout.split()
+    return {"peak_rss_added_by_fit_over_input": float(added),
+            "peak_rss_process_over_input": float(total)}
+
+
 def startup_seconds():
     """``import dpboost`` + first fit and predict in a fresh process: empty, then warm cache."""
     code = ("import time; s = time.perf_counter(); import numpy as np; from dpboost import "
@@ -191,6 +211,7 @@ def main():
             seconds[(800_000, 20, t, e)] / seconds[(80_000, 20, t, e)]
             for t in (1, 2) for e in (1.0, np.inf))
         extra["peak_traced_memory_over_input"] = peak_memory_ratio()
+        extra.update(peak_rss_ratios())
     print_table(rows)
     print(extra)
     write_results("fit", [{**r, **extra} for r in rows])
