@@ -1,4 +1,6 @@
-"""The private quantile sketch: fine histograms, thresholds from released counts, binning on them.
+"""The private sketches (quantile sketch: fine histograms, thresholds from released counts,
+binning on them; adaptive Hessian sketch: candidate boundaries from released Hessian sums) and
+the categorical features' candidate boundaries.
 
 (The equal-width grid's kernel is tested in test_kernels.py.)
 """
@@ -8,12 +10,15 @@ import pytest
 
 from dpboost import DPGBClassifier, DPGBRegressor
 from dpboost._binning import (
+    HESSIAN_SKETCH_BINS,
     SKETCH_UNIFORM_SHARE,
     BoundsBinner,
+    category_boundaries,
     fine_histograms,
+    hessian_sketch_boundaries,
     sketch_thresholds,
 )
-from dpboost._budget import SKETCH_SHARE, plan_budget
+from dpboost._budget import HESSIAN_SKETCH_ROUNDS, SKETCH_SHARE, plan_budget
 
 
 def test_fine_histograms_match_numpy_and_one_record_moves_one_bin_per_feature():
@@ -147,3 +152,163 @@ def test_sketched_model_round_trips_through_json_and_reports_the_sketch():
     np.testing.assert_array_equal(loaded.predict_proba(X), clf.predict_proba(X))
     report = clf.privacy_report()
     assert "over 5 trees in 1 sequentially composed groups, and the split-candidate sketch" in report
+
+
+def test_hessian_sketch_boundaries_split_the_released_weight_into_equal_quantiles():
+    n_fine, n_candidates = 255, 15
+    rng = np.random.default_rng(5)
+    weights = np.vstack([rng.exponential(1.0, n_fine) * np.exp(-np.arange(n_fine) / 20.0),
+                         np.full(n_fine, 3.0), -np.ones(n_fine)])
+    boundaries = hessian_sketch_boundaries(weights, n_candidates)
+    for f, b in enumerate(boundaries):
+        assert b.dtype == np.int64 and (np.diff(b) > 0).all()
+        assert 0 <= b[0] and b[-1] <= n_fine - 2
+        # weight left of boundary b (bins <= b) of the mixture with uniform mass: k / (K + 1)
+        density = np.maximum(weights[f], 0.0)
+        density = (density / density.sum() if density.sum() > 0 else np.full(n_fine, 1 / n_fine))
+        cdf = np.cumsum((1 - SKETCH_UNIFORM_SHARE) * density + SKETCH_UNIFORM_SHARE / n_fine)
+        if b.size == n_candidates:
+            quantiles = np.arange(1, n_candidates + 1) / (n_candidates + 1)
+            # nearest boundary: off by at most half a fine bin's weight
+            half_bin = np.maximum(np.diff(cdf, prepend=0.0)[b], np.diff(cdf)[b]) / 2 + 1e-12
+            assert (np.abs(cdf[b] - quantiles) <= half_bin + 1e-12).all()
+    # heavy weight near 0: most candidates there; flat or all-negative weight: the even grid
+    assert (boundaries[0] < 60).sum() >= 10
+    expected = np.rint(np.arange(1, n_candidates + 1) * n_fine / (n_candidates + 1)) - 1
+    np.testing.assert_array_equal(boundaries[1], expected)
+    np.testing.assert_array_equal(boundaries[2], expected)
+
+
+def test_hessian_sketch_merges_candidates_inside_one_heavy_bin():
+    weights = np.ones((1, 255))
+    weights[0, 100] = 1e6  # one fine bin holds almost all the weight
+    (b,) = hessian_sketch_boundaries(weights, 31)
+    assert b.size < 31 and (np.diff(b) > 0).all()
+    assert {99, 100} <= set(b.tolist())  # the heavy bin is isolated on both sides
+
+
+@pytest.mark.parametrize("n_categories, n_bins", [(3, 32), (7, 255), (32, 32), (40, 32), (2, 2)])
+def test_category_boundaries_separate_exactly_the_categories(n_categories, n_bins):
+    binner = BoundsBinner([[0.0, 1.0], [-0.5, n_categories - 0.5]], n_bins)
+    b = category_boundaries(binner, 1, n_categories)
+    codes = np.column_stack([np.zeros(n_categories), np.arange(n_categories)])
+    bins = binner.transform(codes)[:, 1].astype(int)
+    assert (np.diff(b) > 0).all() and b.size == np.unique(bins).size - 1
+    # every boundary has a category on each side, and no two boundaries make the same split
+    sides = set()
+    for boundary in b:
+        left = bins <= boundary
+        assert left.any() and not left.all()
+        assert bins[left].max() <= boundary < bins[~left].min()
+        sides.add(tuple(left))
+    assert len(sides) == b.size
+    if n_categories <= n_bins:
+        assert b.size == n_categories - 1
+
+
+@pytest.mark.parametrize("split_selection", ["exponential", "random", "cyclical"])
+def test_categorical_splits_fall_between_categories(split_selection):
+    rng = np.random.default_rng(6)
+    X = np.column_stack([rng.integers(0, 4, 3000), rng.normal(size=3000)]).astype(float)
+    y = (X[:, 0] == 2).astype(int)
+    clf = DPGBClassifier(epsilon=2.0, delta=1e-5, leaf_noise="gaussian", n_estimators=20,
+                         max_depth=3, budget_allocation="sequential", feature_bounds=(-3, 3),
+                         classes=[0, 1], categorical_features=[0],
+                         categories={0: [0.0, 1.0, 2.0, 3.0]}, split_selection=split_selection,
+                         random_state=0).fit(X, y)
+    allowed = category_boundaries(clf._binner, 0, 4)
+    on_category = clf._split_feature == 0
+    # random: a feature uniformly, then one of its candidates (about half of the 140 nodes)
+    assert on_category.sum() >= (50 if split_selection == "random" else 20)
+    assert np.isin(clf._split_bin[on_category], allowed).all()
+
+
+@pytest.mark.parametrize("delta", [0.0, 1e-5])
+def test_plan_with_hessian_sketch(delta):
+    common = {"n_estimators": 10, "max_depth": 3, "learning_rate": 0.1, "l2_regularization": 0.1,
+              "budget_allocation": "sequential", "trees_per_ensemble": 10, "leaf_clipping": True,
+              "delta": delta, "leaf_noise": "gaussian" if delta else "laplace",
+              "hessian_bound": 0.25, "n_outputs": 2}
+    plan = plan_budget(epsilon=2.0, hessian_sketch_features=4, hessian_sketch_rounds=3, **common)
+    assert plan.hessian_sketch_trees == (0, 3, 6)
+    sketches = plan.entries[:6]
+    assert plan.hessian_sketches == tuple(sketches)
+    assert [(e.group, e.tree, e.level) for e in sketches] == [(-2 - i, -1, i) for i in range(6)]
+    if delta:
+        assert {(e.mechanism, e.sensitivity) for e in sketches} == {("gaussian", 0.25 * 2.0)}
+        # each release is a Gaussian of zCDP rho_s = 1 / (2 sigma^2); together they hold
+        # SKETCH_SHARE of the zCDP budget, the 2 x 10 sequential trees the rest
+        rho_sketch = 6 / (2 * sketches[0].noise_multiplier**2)
+        tree = plan.trees[0]
+        rho_tree = (3 * tree.epsilon_level**2 / 8 + 1 / (2 * tree.leaf_noise_multiplier**2))
+        assert rho_sketch / (rho_sketch + 20 * rho_tree) == pytest.approx(SKETCH_SHARE)
+        assert 2.0 - 1e-3 <= plan.epsilon <= 2.0
+    else:
+        assert {(e.mechanism, e.sensitivity) for e in sketches} == {("laplace", 0.25 * 4)}
+        assert sum(e.epsilon for e in sketches) == pytest.approx(SKETCH_SHARE * 2.0)
+        assert plan.epsilon <= 2.0
+    inf = plan_budget(epsilon=np.inf, hessian_sketch_features=4, hessian_sketch_rounds=3,
+                      **common)
+    assert {e.mechanism for e in inf.hessian_sketches} == {"exact"}
+
+
+@pytest.mark.parametrize("estimator", ["classifier", "regressor"])
+@pytest.mark.parametrize("delta", [0.0, 1e-5])
+def test_fitted_ledger_equals_plan_with_hessian_sketch(estimator, delta):
+    rng = np.random.default_rng(7)
+    X = rng.exponential(1.0, size=(400, 3))
+    X[:, 2] = rng.integers(0, 2, size=400)
+    params = {"epsilon": 1.0, "delta": delta, "n_estimators": 10, "max_depth": 2,
+              "split_candidates": "hessian", "feature_bounds": (0, 20), "random_state": 0,
+              "categorical_features": [2], "categories": {2: [0.0, 1.0]},
+              "budget_allocation": "sequential"}
+    if estimator == "classifier":
+        est = DPGBClassifier(classes=[0, 1], loss="logistic", **params)
+        est.fit(X, (X[:, 0] > 1).astype(int))
+    else:
+        est = DPGBRegressor(target_bounds=(0, 20), **params).fit(X, X[:, 0])
+    plan = plan_budget(epsilon=1.0, n_estimators=10, max_depth=2, learning_rate=0.1,
+                       l2_regularization=0.1, budget_allocation="sequential",
+                       trees_per_ensemble=50, leaf_clipping=True, delta=delta,
+                       hessian_bound=0.25 if estimator == "classifier" else 1.0,
+                       hessian_sketch_features=2,  # the categorical column is not sketched
+                       hessian_sketch_rounds=HESSIAN_SKETCH_ROUNDS
+                       if estimator == "classifier" else 1)
+    assert est.privacy_ledger_ == plan.entries
+    assert est.privacy_spent_ == plan.epsilon <= 1.0
+    assert len(plan.hessian_sketches) == (5 if estimator == "classifier" else 1)
+    assert est._binner.max_bins == HESSIAN_SKETCH_BINS
+    # categorical splits only between the two categories
+    assert np.isin(est._split_bin[est._split_feature == 2],
+                   category_boundaries(est._binner, 2, 2)).all()
+
+
+def test_hessian_sketch_puts_candidates_where_the_data_is():
+    # As the quantile sketch's test: amounts packed near 0 inside generous bounds, here 20 (the
+    # fine grid has 255 bins, so 0.3 is a fine boundary's 0.31; the 32-bin grid's first
+    # candidate is 0.625). The Hessian sketch's candidates follow the Hessian weight, the records.
+    rng = np.random.default_rng(3)
+    X = rng.exponential(0.3, size=(20_000, 2))
+    y = (X[:, 0] > 0.3).astype(int)
+    params = {"epsilon": 1.0, "feature_bounds": (0, 20), "classes": [0, 1], "n_estimators": 20,
+              "max_depth": 2, "split_selection": "exponential", "random_state": 0}
+    grid = DPGBClassifier.recommended(**params).fit(X, y)
+    hessian = DPGBClassifier.recommended(split_candidates="hessian", **params).fit(X, y)
+    assert hessian.score(X, y) > 0.95 > 0.8 > grid.score(X, y)
+    # the first trees' roots split x0 near 0.3 (fine boundary 3 is 0.31); the grid cannot
+    assert (hessian._split_feature[:5, 0] == 0).all()
+    assert (np.abs(hessian._split_bin[:5, 0].astype(int) - 3) <= 4).all()
+
+
+def test_hessian_sketched_model_round_trips_through_json():
+    rng = np.random.default_rng(8)
+    X = rng.exponential(1.0, size=(500, 3))
+    X[::9, 1] = np.nan
+    clf = DPGBClassifier.recommended(epsilon=2.0, split_candidates="hessian",
+                                     feature_bounds=(0, 30), classes=[0, 1], n_estimators=10,
+                                     max_depth=3, random_state=0)
+    clf.fit(X, (X[:, 0] > 1).astype(int))
+    loaded = DPGBClassifier.from_json(clf.to_json())
+    assert loaded._binner.max_bins == HESSIAN_SKETCH_BINS
+    np.testing.assert_array_equal(loaded.predict_proba(X), clf.predict_proba(X))
+    assert "5 releases of the split-candidate sketch (tree -1)" in clf.privacy_report()

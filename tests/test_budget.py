@@ -133,7 +133,8 @@ def test_planner_reads_no_data():
     assert set(inspect.signature(plan_budget).parameters) == {
         "epsilon", "n_estimators", "max_depth", "learning_rate", "l2_regularization",
         "budget_allocation", "trees_per_ensemble", "leaf_clipping", "n_outputs", "delta",
-        "leaf_noise", "hessian_bound", "split_selection", "subsample", "sketch_features"}
+        "leaf_noise", "hessian_bound", "split_selection", "subsample", "sketch_features",
+        "hessian_sketch_features", "hessian_sketch_rounds"}
     assert _plan(epsilon=np.inf).epsilon == math.inf
     assert {e.mechanism for e in _plan(epsilon=np.inf).entries} == {"argmax", "exact"}
 

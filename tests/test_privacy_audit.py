@@ -14,6 +14,7 @@ import pytest
 from scipy import stats
 
 import dpboost._budget as budget_module
+import dpboost._estimators as estimators_module
 from dpboost import DPGBRegressor
 from dpboost._accounting import LedgerEntry, PrivacyLedger, compose_rdp, deamplify_pure
 from dpboost._binning import fine_histograms
@@ -206,6 +207,50 @@ def test_audit_flags_sketch_with_per_feature_sensitivity():
     # sensitivity 1, as if a record touched one histogram only: the true loss is 2 eps
     d, d2, _ = _sketch_statistics()
     assert audit(_joint_ids(d, 1.0, 3), _joint_ids(d2, 1.0, 4)) > EPS
+
+
+# The adaptive Hessian sketch: the Hessian sums of D and D' (one more record, h = 1 under the
+# square loss) exactly as the estimator hands them to the Gaussian mechanism, with the L2
+# sensitivity it claims. One record moves one fine bin of each of the k features by h*, so the
+# sum of the moved coordinates over sqrt(k) is a Gaussian shifted by the sensitivity.
+def _hessian_sketch_pair(monkeypatch, n_features=8):
+    captured = []
+    monkeypatch.setattr(estimators_module, "gaussian_mechanism",
+                        lambda values, **kw: captured.append((values.ravel().copy(), kw)) or values)
+    X = np.full((20, n_features), 0.25)
+    for data in (X, np.vstack([X, np.full((1, n_features), 0.75)])):
+        DPGBRegressor(epsilon=1.0, delta=GAUSS_DELTA, leaf_noise="gaussian",
+                      split_candidates="hessian", n_estimators=1, max_depth=1,
+                      budget_allocation="sequential", feature_bounds=(0, 1),
+                      target_bounds=(0, 1), random_state=0).fit(data, np.zeros(len(data)))
+    (d, claimed), (d2, _) = captured
+    moved = np.flatnonzero(d != d2)
+    assert moved.size == n_features and (d2[moved] - d[moved] == 1.0).all()
+    return d, moved, claimed["sensitivity"]
+
+
+def _hessian_sketch_ids(d, moved, sensitivity, shift, seed, n=200_000):
+    released = gaussian_mechanism(np.tile(d[moved] + shift, (n, 1)), noise_multiplier=1.5,
+                                  sensitivity=sensitivity, noise=make_noise(seed),
+                                  ledger=PrivacyLedger(), scope=SCOPE)
+    statistic = (released - d[moved]).sum(axis=1) / np.sqrt(moved.size) / sensitivity
+    return np.digitize(statistic, np.linspace(-8, 9, 69))
+
+
+def test_audit_hessian_sketch(monkeypatch):
+    d, moved, sensitivity = _hessian_sketch_pair(monkeypatch)
+    assert sensitivity == np.sqrt(moved.size)
+    eps_lb = audit(_hessian_sketch_ids(d, moved, sensitivity, 0.0, 3),
+                   _hessian_sketch_ids(d, moved, sensitivity, 1.0, 4), delta=GAUSS_DELTA)
+    assert 0.5 < eps_lb <= _gaussian_claim(1.5)
+
+
+def test_audit_flags_hessian_sketch_with_per_feature_sensitivity(monkeypatch):
+    # sensitivity h* = 1, as if a record touched one feature's histogram only
+    d, moved, _ = _hessian_sketch_pair(monkeypatch)
+    eps_lb = audit(_hessian_sketch_ids(d, moved, 1.0, 0.0, 3),
+                   _hessian_sketch_ids(d, moved, 1.0, 1.0, 4), delta=GAUSS_DELTA)
+    assert eps_lb > _gaussian_claim(1.5)
 
 
 def test_grower_releases_exactly_the_audited_pair(monkeypatch):

@@ -68,9 +68,13 @@ def test_encoded_matrix_gives_the_dataframe_model():
     (frame, y_frame), (test_frame, _) = _read("adult")
     assert names == list(frame.columns)
     common = {"n_estimators": 3, "max_depth": 3, "random_state": 0, "classes": [0, 1]}
-    numeric = DPGBClassifier(feature_bounds=bounds, **common).fit(X, y)
     params = estimator_params("adult", frame.columns)
     del params["classes"]
+    # the matrix's categorical columns, declared with their codes as the public lists
+    codes = {names.index(c): np.arange(len(v), dtype=float)
+             for c, v in params["categories"].items()}
+    numeric = DPGBClassifier(feature_bounds=bounds, categorical_features=list(codes),
+                             categories=codes, **common).fit(X, y)
     frame_model = DPGBClassifier(**params, **common).fit(frame, y_frame)
     np.testing.assert_array_equal(numeric.predict_proba(X_test),
                                   frame_model.predict_proba(test_frame))

@@ -121,6 +121,9 @@ class BoundsBinner:
 #: Fine grid of the sketch, in fine bins per final bin: a quantile lands within 1/8 of a grid
 #: bin, while the Laplace noise summed into one quantile's cumulative count stays small.
 SKETCH_RESOLUTION = 8
+#: Fine equal-width grid of the adaptive Hessian sketch: every bin code of a uint8 but the
+#: missing-value code; each tree chooses ``max_bins - 1`` of its boundaries.
+HESSIAN_SKETCH_BINS = 255
 #: Share of the uniform density mixed into the sketch's density: every fine bin keeps a positive
 #: weight, so the thresholds are strictly increasing (no duplicate candidates) and no region of
 #: the bounds is left without a candidate when the noise wipes out its counts.
@@ -154,15 +157,35 @@ def fine_histograms(X, lower, upper, n_fine):
                      for f in range(X.shape[1])], dtype=np.float64).reshape(X.shape[1], n_fine)
 
 
+def _quantile_positions(weights, n_quantiles):
+    """Positions, in fine-bin units in ``[0, n_fine]``, of the ``k / (n_quantiles + 1)``
+    quantiles (k = 1 .. n_quantiles) of each row of released fine-grid ``weights``.
+
+    Negative released weights are set to 0, each row is normalised to a density and mixed with the
+    uniform density (share :data:`SKETCH_UNIFORM_SHARE`), so every fine bin keeps a positive
+    weight; a row whose weights are all non-positive is uniform. Post-processing only.
+    """
+    n_features, n_fine = weights.shape
+    weights = np.maximum(weights, 0.0)
+    total = weights.sum(axis=1, keepdims=True)
+    density = np.divide(weights, total, out=np.full_like(weights, 1.0 / n_fine), where=total > 0)
+    density = (1.0 - SKETCH_UNIFORM_SHARE) * density + SKETCH_UNIFORM_SHARE / n_fine
+    cdf = np.zeros((n_features, n_fine + 1))
+    np.cumsum(density, axis=1, out=cdf[:, 1:])
+    cdf[:, -1] = 1.0  # rounding: the last boundary is the upper bound
+    quantiles = np.arange(1, n_quantiles + 1) / (n_quantiles + 1)
+    return np.array([np.interp(quantiles, cdf[f], np.arange(n_fine + 1.0))
+                     for f in range(n_features)]).reshape(n_features, n_quantiles)
+
+
 def sketch_thresholds(noisy_counts, lower, upper, max_bins):
     """Quantile thresholds from released fine histograms (DP-XGBoost's sketch; post-processing).
 
     Grislain & Gonzalvez (2021) feed a Laplace-noised histogram to a quantile sketch
-    (PRIVACY.md, DP-XGBoost). Negative noisy counts are set to 0, each feature's counts are
-    normalised to a density and mixed with the uniform density (share
-    :data:`SKETCH_UNIFORM_SHARE`), and threshold ``b`` is the ``(b + 1) / max_bins`` quantile of
-    that piecewise-uniform distribution. A feature whose released counts are all non-positive
-    gets the equal-width grid.
+    (PRIVACY.md, DP-XGBoost). Threshold ``b`` is the ``(b + 1) / max_bins`` quantile of the
+    released counts mixed with :data:`SKETCH_UNIFORM_SHARE` of uniform mass (piecewise uniform
+    inside each fine bin). A feature whose released counts are all non-positive gets the
+    equal-width grid.
 
     Parameters
     ----------
@@ -176,18 +199,62 @@ def sketch_thresholds(noisy_counts, lower, upper, max_bins):
     thresholds : ndarray of shape (n_features, max_bins - 1), dtype=float64
         Strictly increasing per feature, strictly inside the bounds.
     """
-    n_features, n_fine = noisy_counts.shape
-    counts = np.maximum(noisy_counts, 0.0)
-    total = counts.sum(axis=1, keepdims=True)
-    density = np.divide(counts, total, out=np.full_like(counts, 1.0 / n_fine), where=total > 0)
-    density = (1.0 - SKETCH_UNIFORM_SHARE) * density + SKETCH_UNIFORM_SHARE / n_fine
-    cdf = np.zeros((n_features, n_fine + 1))
-    np.cumsum(density, axis=1, out=cdf[:, 1:])
-    cdf[:, -1] = 1.0  # rounding: the last boundary is the upper bound
-    quantiles = np.arange(1, max_bins) / max_bins
-    position = np.array([np.interp(quantiles, cdf[f], np.arange(n_fine + 1.0))
-                         for f in range(n_features)]).reshape(n_features, max_bins - 1)
-    return lower[:, None] + position / n_fine * (upper - lower)[:, None]
+    position = _quantile_positions(noisy_counts, max_bins - 1)
+    return lower[:, None] + position / noisy_counts.shape[1] * (upper - lower)[:, None]
+
+
+def hessian_sketch_boundaries(noisy_weights, n_candidates, noise_std=0.0):
+    """Split candidates of each feature from its released Hessian histogram on the fine grid:
+    DP-TR's adaptive Hessian sketch (Maddock et al. 2022; PRIVACY.md, DP-XGB). Post-processing.
+
+    Candidate ``k`` is the fine-bin boundary nearest to the ``k / (n_candidates + 1)`` quantile of
+    the Hessian weight (mixed with :data:`SKETCH_UNIFORM_SHARE` of uniform mass): regions of
+    large Hessian weight get many candidates, regions of small weight few, so every bin of the
+    sketch carries about the same curvature.
+
+    Parameters
+    ----------
+    noisy_weights : ndarray of shape (n_features, n_fine), dtype=float64
+        Released Hessian sums per fine bin (missing values excluded).
+    n_candidates : int
+        Candidates per feature before duplicates are merged, at most ``n_fine - 1``.
+    noise_std : float, default=0.0
+        Standard deviation of the noise of each released weight (public, from the plan).
+        Weights below twice it are set to 0: without this, the positive noise of the many
+        empty fine bins would draw candidates to regions without records.
+
+    Returns
+    -------
+    boundaries : list of ndarray of dtype=int64, one per feature
+        Ascending distinct boundary indices ``b`` in ``[0, n_fine - 1)``: candidate ``b`` sends
+        fine bins ``<= b`` left. Fewer than ``n_candidates`` where a fine bin holds more than one
+        quantile's weight.
+    """
+    n_fine = noisy_weights.shape[1]
+    weights = np.where(noisy_weights >= 2.0 * noise_std, noisy_weights, 0.0)
+    position = _quantile_positions(weights, n_candidates)
+    boundary = np.clip(np.rint(position).astype(np.int64), 1, n_fine - 1) - 1
+    return [np.unique(row) for row in boundary]
+
+
+def category_boundaries(binner, feature, n_categories):
+    """The bin boundaries of a categorical feature that separate two categories.
+
+    Category ``i`` has the code ``i`` inside the bounds ``(-0.5, n - 0.5)``; with fewer
+    categories than bins, one category spans several bins, and only the boundaries between two
+    categories are real splits (the others would duplicate one). Public: depends on the number of
+    categories and the grid only.
+
+    Returns
+    -------
+    boundaries : ndarray of shape (n_categories - 1,) or less, dtype=int64
+        Ascending distinct boundary indices; candidate ``b`` sends bins ``<= b`` left.
+    """
+    codes = np.full((n_categories, binner.lower.size), np.nan)
+    codes[:, feature] = np.arange(n_categories)
+    bins = binner.transform(codes, order="C")[:, feature].astype(np.int64)
+    # Categories sharing a bin (more categories than bins) have no boundary between them.
+    return bins[1:][bins[1:] > bins[:-1]] - 1
 
 
 def resolve_categorical(X, categorical_features, categories):

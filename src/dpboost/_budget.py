@@ -21,6 +21,9 @@ SELECTION_SHARE = 0.7
 SKETCH_SHARE = 0.1
 #: Ledger scope of the sketch: released once, before the first tree, sequentially composed.
 SKETCH_SCOPE = {"group": -1, "tree": -1, "level": 0}
+#: Releases of the adaptive Hessian sketch per output, evenly spaced over the trees (one for the
+#: square loss, whose Hessians are all 1: a second release would repeat the first's statistic).
+HESSIAN_SKETCH_ROUNDS = 5
 
 
 def gain_sensitivity(gradient_bound=GRADIENT_BOUND):
@@ -114,6 +117,11 @@ class BudgetPlan:
     sketch : LedgerEntry or None, default=None
         The quantile sketch's release (Laplace on the fine histograms of every sketched
         feature), made before the first tree; None on the equal-width grid.
+    hessian_sketch_trees : tuple of int, default=()
+        Trees ``t`` (of each output) before which the Hessian sketch is released.
+    hessian_sketches : tuple of LedgerEntry, default=()
+        The Hessian sketch's releases, ``hessian_sketches[k * S + s]`` before tree
+        ``hessian_sketch_trees[s]`` of output ``k`` (S rounds).
     """
 
     trees: tuple
@@ -122,12 +130,14 @@ class BudgetPlan:
     epsilon: float
     delta: float = 0.0
     sketch: object = None
+    hessian_sketch_trees: tuple = ()
+    hessian_sketches: tuple = ()
 
     @property
     def entries(self):
         """The ledger that fitting must produce, as a list of LedgerEntry."""
         private = math.isfinite(self.epsilon)
-        out = [] if self.sketch is None else [self.sketch]
+        out = ([] if self.sketch is None else [self.sketch]) + list(self.hessian_sketches)
         for tb in self.trees:
             random = tb.split_selection == "random"
             for level in range(self.max_depth):
@@ -166,7 +176,8 @@ def _layout(budget_allocation, n_estimators, trees_per_ensemble, learning_rate):
 def plan_budget(*, epsilon, n_estimators, max_depth, learning_rate, l2_regularization,
                 budget_allocation, trees_per_ensemble, leaf_clipping, n_outputs=1, delta=0.0,
                 leaf_noise="laplace", hessian_bound=1.0, split_selection="exponential",
-                subsample=1.0, sketch_features=0):
+                subsample=1.0, sketch_features=0, hessian_sketch_features=0,
+                hessian_sketch_rounds=1):
     """Plan every mechanism's epsilon, noise and sensitivity.
 
     Parameters
@@ -220,6 +231,17 @@ def plan_budget(*, epsilon, n_estimators, max_depth, learning_rate, l2_regulariz
         Laplace release of L1 sensitivity ``sketch_features`` (one record adds 1 to one fine bin
         of every feature; Grislain & Gonzalvez 2021), composed sequentially with the trees, which
         share the rest.
+    hessian_sketch_features : int, default=0
+        Number of features whose split candidates come from the adaptive Hessian sketch (DP-TR,
+        Maddock et al. 2022; 0: none). Before ``hessian_sketch_rounds`` evenly spaced trees of
+        each output, the Hessian sums of every sketched feature on the fine grid are released:
+        one record adds at most h* to one fine bin of each feature, so the L1 sensitivity is
+        ``h* n`` (Laplace, pure DP) and the L2 sensitivity ``h* sqrt(n)`` (Gaussian, Renyi
+        accounting). The releases share ``SKETCH_SHARE`` of the budget (of epsilon, or of the
+        zCDP budget of the sequentially composed trees); the trees share the rest (DP-XGB's
+        sketch : selection : leaf = 0.1 : 0.6 : 0.3, PRIVACY.md).
+    hessian_sketch_rounds : int, default=1
+        Releases per output, at most ``n_estimators``.
 
     Returns
     -------
@@ -233,6 +255,20 @@ def plan_budget(*, epsilon, n_estimators, max_depth, learning_rate, l2_regulariz
         sketch = LedgerEntry(mechanism="laplace" if private else "exact",
                              epsilon=SKETCH_SHARE * epsilon, sensitivity=float(sketch_features),
                              n_nodes=1, **SKETCH_SCOPE)
+    rounds = min(hessian_sketch_rounds, n_estimators) if hessian_sketch_features else 0
+    sketch_trees = tuple(int(t) for t in np.arange(rounds) * n_estimators // max(rounds, 1))
+    n_sketches = n_outputs * rounds
+
+    def hessian_sketches(epsilon_each, noise_multiplier):
+        mechanism = ("gaussian" if noise_multiplier > 0 else
+                     "laplace" if math.isfinite(epsilon_each) else "exact")
+        sensitivity = hessian_bound * (math.sqrt(hessian_sketch_features) if noise_multiplier > 0
+                                       else hessian_sketch_features)
+        return tuple(LedgerEntry(mechanism=mechanism, epsilon=epsilon_each,
+                                 sensitivity=sensitivity, group=-2 - i, tree=-1, level=i,
+                                 n_nodes=1, noise_multiplier=noise_multiplier)
+                     for i in range(n_sketches))
+
     if not math.isfinite(epsilon):
         trees = tuple(
             TreeBudget(tree=t, group=t, position=t % n_estimators, output=t // n_estimators,
@@ -243,13 +279,15 @@ def plan_budget(*, epsilon, n_estimators, max_depth, learning_rate, l2_regulariz
                        sampling_rate=subsample)
             for t in range(n_trees))
         return BudgetPlan(trees=trees, record_shares=None, max_depth=max_depth, epsilon=math.inf,
-                          sketch=sketch)
+                          sketch=sketch, hessian_sketch_trees=sketch_trees,
+                          hessian_sketches=hessian_sketches(math.inf, 0.0))
 
     groups, positions, shares = _layout(budget_allocation, n_estimators, trees_per_ensemble,
                                         learning_rate)
     n_groups = int(groups.max()) + 1
 
-    def plan_for(epsilon_level, epsilon_leaf, noise_multiplier):
+    def plan_for(epsilon_level, epsilon_leaf, noise_multiplier, sketch_epsilon=math.inf,
+                 sketch_noise_multiplier=0.0):
         trees = []
         for tree in range(n_trees):
             output, t = divmod(tree, n_estimators)
@@ -275,7 +313,10 @@ def plan_budget(*, epsilon, n_estimators, max_depth, learning_rate, l2_regulariz
                 leaf_noise_multiplier=noise_multiplier, split_selection=split_selection,
                 leaf_noise=leaf_noise, sampling_rate=subsample))
         plan = BudgetPlan(trees=tuple(trees), record_shares=shares, max_depth=max_depth,
-                          epsilon=0.0, delta=delta, sketch=sketch)
+                          epsilon=0.0, delta=delta, sketch=sketch,
+                          hessian_sketch_trees=sketch_trees,
+                          hessian_sketches=hessian_sketches(sketch_epsilon,
+                                                            sketch_noise_multiplier))
         return dataclasses.replace(plan, epsilon=compose(plan.entries, delta))
 
     random = split_selection == "random"
@@ -283,11 +324,13 @@ def plan_budget(*, epsilon, n_estimators, max_depth, learning_rate, l2_regulariz
         # Algorithm 1: half of a tree's epsilon to its levels, half to its leaves; random splits
         # cost nothing, so their trees give it all to the leaves.
         selection = 0.0 if random else 0.5
-        epsilon_tree = (epsilon - (sketch.epsilon if sketch else 0.0)) / (n_outputs * n_groups)
+        sketch_total = SKETCH_SHARE * epsilon if sketch or n_sketches else 0.0
+        epsilon_tree = (epsilon - sketch_total) / (n_outputs * n_groups)
         while True:
             # A tree on a Poisson sample may spend more on it for the same cost on the data.
             spend = deamplify_pure(epsilon_tree, subsample) if subsample < 1 else epsilon_tree
-            plan = plan_for(spend * selection / max_depth, spend * (1.0 - selection), 0.0)
+            plan = plan_for(spend * selection / max_depth, spend * (1.0 - selection), 0.0,
+                            sketch_total / max(n_sketches, 1))
             if plan.epsilon <= epsilon:
                 return plan
             # Floating-point rounding of eps / N_e / (2 depth) summed back can exceed eps by an
@@ -298,9 +341,14 @@ def plan_budget(*, epsilon, n_estimators, max_depth, learning_rate, l2_regulariz
 
     def plan_for_rho(rho):
         rho_leaf = (1.0 - selection_share) * rho
+        # The Hessian sketch's releases share SKETCH_SHARE of the zCDP budget of the trees that
+        # compose sequentially (one per group and output).
+        rho_sketch = (SKETCH_SHARE / (1.0 - SKETCH_SHARE) * n_outputs * n_groups * rho
+                      / max(n_sketches, 1))
         return plan_for(math.sqrt(8.0 * selection_share * rho / max_depth),
                         math.inf if gaussian else math.sqrt(2.0 * rho_leaf),
-                        1.0 / math.sqrt(2.0 * rho_leaf) if gaussian else 0.0)
+                        1.0 / math.sqrt(2.0 * rho_leaf) if gaussian else 0.0,
+                        math.inf, 1.0 / math.sqrt(2.0 * rho_sketch))
 
     # Bisection in log(rho): the accountant's epsilon increases with rho.
     low, high = 1e-12, 1e6

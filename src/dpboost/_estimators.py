@@ -14,16 +14,20 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ._accounting import PrivacyLedger
 from ._binning import (
+    HESSIAN_SKETCH_BINS,
     SKETCH_RESOLUTION,
     BoundsBinner,
+    category_boundaries,
     encode_categorical,
     fine_histograms,
+    hessian_sketch_boundaries,
     resolve_categorical,
     sketch_thresholds,
 )
-from ._budget import SKETCH_SCOPE, plan_budget
+from ._budget import HESSIAN_SKETCH_ROUNDS, SKETCH_SCOPE, plan_budget
 from ._common import G_H_DTYPE, GRADIENT_BOUND, SAMPLE_INDEX_DTYPE
 from ._grower import grow_tree
+from ._histogram import build_level_histograms
 from ._inspection import (
     model_from_json,
     model_to_json,
@@ -39,7 +43,13 @@ from ._loss import (
     square_loss_gradients,
     unscale_target,
 )
-from ._mechanisms import laplace_mechanism, make_noise, partition_records, poisson_sample
+from ._mechanisms import (
+    gaussian_mechanism,
+    laplace_mechanism,
+    make_noise,
+    partition_records,
+    poisson_sample,
+)
 from ._predictor import predict_binned
 from ._validation import (
     PARAMETER_CONSTRAINTS,
@@ -92,9 +102,10 @@ _PARAMETERS_DOC = """
         ``"exponential"``: each node picks among every (feature, bin, missing side) candidate
         with the exponential mechanism (DPBoost). ``"cyclical"``: the same, among the candidates
         of feature ``t mod n_features`` only, for tree t of each output (DP-XGB). ``"random"``: a
-        uniformly random candidate, independent of the data, so the whole budget goes to the
-        leaves (DP-TR "random boosting", Maddock et al. 2022).
-    split_candidates : {"uniform", "sketch"}, default="uniform"
+        uniformly random feature, then a uniformly random candidate of it, independent of the
+        data, so the whole budget goes to the leaves (DP-TR "random boosting", Maddock et al.
+        2022).
+    split_candidates : {"uniform", "sketch", "hessian"}, default="uniform"
         Where the ``max_bins - 1`` thresholds of each numeric feature lie. ``"uniform"``: the
         equal-width grid inside ``feature_bounds``, free. ``"sketch"``: quantiles of a private
         histogram (DP-XGBoost, Grislain & Gonzalvez 2021): the counts of every numeric feature
@@ -102,7 +113,17 @@ _PARAMETERS_DOC = """
         ``n_numeric_features`` at 10 % of ``epsilon`` (an entry of ``privacy_ledger_`` with
         tree -1), and the thresholds are their quantiles, mixed with 10 % of uniform mass so
         they are strictly increasing. Helps features whose mass is far from uniform inside their
-        bounds (skewed amounts, generous bounds). Categorical features keep their codes.
+        bounds (skewed amounts, generous bounds). ``"hessian"``: DP-TR's adaptive Hessian
+        sketch (Maddock et al. 2022): numeric features are binned on a fine equal-width grid of
+        255 bins; before 5 evenly spaced trees of each output (1 for the square loss, whose
+        Hessians are constant) the Hessian sums of every numeric feature on that grid are
+        released (Gaussian noise of L2 sensitivity ``h* sqrt(n_numeric_features)`` with
+        ``delta > 0``, Laplace of L1 sensitivity ``h* n_numeric_features`` otherwise; together
+        10 % of the budget, entries of ``privacy_ledger_`` with tree -1), and the next trees
+        choose among the ``max_bins - 1`` boundaries of that grid at equal quantiles of the
+        released Hessian weight (mixed with 10 % uniform mass; fewer where one fine bin holds
+        more than a quantile). Categorical features keep their codes, and with any setting a
+        node chooses only among the boundaries between two categories.
     n_estimators : int, default=50
         Number of trees T, >= 1.
     max_depth : int, default=6
@@ -260,7 +281,9 @@ class _BaseDPGB(BaseEstimator):
             n_outputs=y_scaled.shape[1], delta=float(self.delta), leaf_noise=self.leaf_noise,
             hessian_bound=1.0 if self._loss == "square" else 0.25,
             split_selection=self.split_selection, subsample=float(self.subsample),
-            sketch_features=numeric.size if self.split_candidates == "sketch" else 0)
+            sketch_features=numeric.size if self.split_candidates == "sketch" else 0,
+            hessian_sketch_features=numeric.size if self.split_candidates == "hessian" else 0,
+            hessian_sketch_rounds=1 if self._loss == "square" else HESSIAN_SKETCH_ROUNDS)
         if self.feature_bounds is None:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", RuntimeWarning)  # an all-missing column
@@ -287,13 +310,15 @@ class _BaseDPGB(BaseEstimator):
         n_threads = check_n_jobs(self.n_jobs, numba.config.NUMBA_NUM_THREADS)
         noise = make_noise(self.random_state)
         ledger = PrivacyLedger()
-        binner = BoundsBinner(bounds, self.max_bins)
+        binner = BoundsBinner(bounds, HESSIAN_SKETCH_BINS if plan.hessian_sketches
+                              else self.max_bins)
         with _numba_threads(n_threads):
             if plan.sketch is not None:
                 binner = self._sketch_binner(X, bounds, numeric, binner.thresholds(), plan.sketch,
                                              noise, ledger)
-            model, filtered = self._boost(binner.transform(X, order="F"), y_scaled, plan, noise,
-                                          ledger)
+            candidates = _initial_candidates(binner, X.shape[1], lists)
+            model, filtered = self._boost(binner.transform(X, order="F"), binner.max_bins,
+                                          y_scaled, plan, noise, ledger, candidates, numeric)
 
         # Fitted attributes are set only now: a fit that raised leaves nothing half-fitted.
         for name, value in target_attributes.items():
@@ -320,7 +345,39 @@ class _BaseDPGB(BaseEstimator):
                                                 self.max_bins)
         return BoundsBinner(bounds, self.max_bins, thresholds)
 
-    def _boost(self, X_binned, y_scaled, plan, noise, ledger):
+    def _hessian_sketch(self, X_binned, hessians, numeric, candidates, release, noise, ledger):
+        """``candidates`` with the numeric features' boundaries replaced by the adaptive Hessian
+        sketch's (``release``: one entry of ``plan.hessian_sketches``)."""
+        n_bins = HESSIAN_SKETCH_BINS
+        # Every record: the release is composed sequentially with the trees.
+        rows = np.arange(X_binned.shape[0], dtype=SAMPLE_INDEX_DTYPE)
+        weight = (np.ones(rows.size, dtype=G_H_DTYPE) if hessians is None else hessians)
+        hist = np.empty((X_binned.shape[1], 1, n_bins + 1, 2))
+        build_level_histograms(X_binned, rows, weight, np.array([0, rows.size], dtype=np.int64),
+                               np.empty((X_binned.shape[1], 0, n_bins + 1, 2)),
+                               np.empty(0, dtype=np.uint8), numba.get_num_threads(), hist)
+        # Hessian sums of the numeric features' grid bins (not the missing-value bin).
+        weights = hist[numeric, 0, :n_bins, 0]
+        scope = {"group": release.group, "tree": release.tree, "level": release.level}
+        if release.mechanism == "gaussian":
+            released = gaussian_mechanism(weights.reshape(1, -1),
+                                          noise_multiplier=release.noise_multiplier,
+                                          sensitivity=release.sensitivity, noise=noise,
+                                          ledger=ledger, scope=scope)
+            noise_std = release.noise_multiplier * release.sensitivity
+        else:
+            released = laplace_mechanism(weights.reshape(1, -1), epsilon=release.epsilon,
+                                         sensitivity=release.sensitivity, noise=noise,
+                                         ledger=ledger, scope=scope)
+            noise_std = math.sqrt(2.0) * release.sensitivity / release.epsilon
+        boundaries = hessian_sketch_boundaries(released.reshape(weights.shape),
+                                               self.max_bins - 1, noise_std)
+        kept = ([] if candidates is None else
+                [candidates[~np.isin(candidates // (n_bins - 1), numeric)]])
+        return np.sort(np.concatenate(
+            kept + [f * (n_bins - 1) + b for f, b in zip(numeric, boundaries)]))
+
+    def _boost(self, X_binned, n_bins, y_scaled, plan, noise, ledger, candidates, numeric):
         n_samples = X_binned.shape[0]
         n_trees, depth = len(plan.trees), self.max_depth
         split_feature = np.empty((n_trees, 2**depth - 1), dtype=np.int32)
@@ -340,6 +397,8 @@ class _BaseDPGB(BaseEstimator):
         all_hessians = None if self._loss == "square" else np.empty(raw.shape, dtype=G_H_DTYPE)
         private = math.isfinite(plan.epsilon)
         position_of_record = {}  # per output: the EoE partition of its current ensemble
+        candidates_of = [candidates] * raw.shape[0]  # per output: the Hessian sketch's
+        n_rounds = len(plan.hessian_sketch_trees)
         start = time.perf_counter()
 
         for i, tb in enumerate(order):
@@ -357,6 +416,12 @@ class _BaseDPGB(BaseEstimator):
                                         all_gradients[tb.output], all_hessians[tb.output])
             gradients = all_gradients[tb.output]
             hessians = None if all_hessians is None else all_hessians[tb.output]
+            t = tb.tree % self.n_estimators
+            if t in plan.hessian_sketch_trees:
+                release = plan.hessian_sketches[tb.output * n_rounds
+                                                + plan.hessian_sketch_trees.index(t)]
+                candidates_of[tb.output] = self._hessian_sketch(
+                    X_binned, hessians, numeric, candidates, release, noise, ledger)
             selected = (np.ones(n_samples, dtype=bool) if plan.record_shares is None
                         else position_of_record[tb.output] == tb.position)
             if tb.sampling_rate < 1.0:
@@ -371,18 +436,19 @@ class _BaseDPGB(BaseEstimator):
                 np.clip(gradients, -GRADIENT_BOUND, GRADIENT_BOUND, out=gradients)
             indices = np.flatnonzero(selected).astype(SAMPLE_INDEX_DTYPE)
             f, b, m, v = grow_tree(X_binned, indices, gradients[indices], budget=tb,
-                                max_depth=depth, n_bins=self.max_bins,
+                                max_depth=depth, n_bins=n_bins,
                                 l2_regularization=float(self.l2_regularization), noise=noise,
                                 ledger=ledger,
                                 hessians=None if hessians is None else hessians[indices],
-                                feature=(tb.tree % self.n_estimators) % X_binned.shape[1]
+                                feature=t % X_binned.shape[1]
                                 if self.split_selection == "cyclical" else None,
-                                min_child_weight=float(self.min_child_weight))
+                                min_child_weight=float(self.min_child_weight),
+                                candidates=candidates_of[tb.output])
             split_feature[tb.tree], split_bin[tb.tree], missing_left[tb.tree] = f, b, m
             leaf_value[tb.tree] = v * self.learning_rate
             one = slice(tb.tree, tb.tree + 1)
             predict_binned(X_binned, split_feature[one], split_bin[one], missing_left[one],
-                           self.max_bins, leaf_value[one], raw[tb.output])
+                           n_bins, leaf_value[one], raw[tb.output])
             last_of_group = i + 1 == n_trees or order[i + 1].group != tb.group
             if self.verbose and last_of_group:
                 print(f"[dpboost] {tb.tree + 1}/{n_trees} trees, epsilon spent "
@@ -518,7 +584,7 @@ class _BaseDPGB(BaseEstimator):
             for k in range(out.shape[0]):
                 trees = np.arange(self.n_estimators)[stages] + k * self.n_estimators
                 predict_binned(X_binned, self._split_feature[trees], self._split_bin[trees],
-                               self._missing_left[trees], self.max_bins,
+                               self._missing_left[trees], self._binner.max_bins,
                                self._leaf_value[trees], out[k])
 
     def _raw_predict(self, X):
@@ -533,6 +599,19 @@ class _BaseDPGB(BaseEstimator):
         for t in range(self.n_estimators):
             self._add_trees(X_binned, slice(t, t + 1), out)
             yield out.T.copy()
+
+
+def _initial_candidates(binner, n_features, lists):
+    """The boundaries every tree may choose from before any sketch: all of them (None) without
+    categorical features; otherwise, for a categorical feature of two or more categories, only
+    those between two categories (public: the lists' lengths and the grid)."""
+    if not lists:
+        return None
+    n_boundaries = binner.max_bins - 1
+    per_feature = [category_boundaries(binner, f, lists[f].size)
+                   if f in lists and lists[f].size > 1 else np.arange(n_boundaries)
+                   for f in range(n_features)]
+    return np.concatenate([f * n_boundaries + b for f, b in enumerate(per_feature)])
 
 
 @contextmanager

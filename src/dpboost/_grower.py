@@ -28,7 +28,7 @@ def _threads_for(work):
 
 def grow_tree(X_binned, sample_indices, gradients, *, budget, max_depth, n_bins,
               l2_regularization, noise, ledger, hessians=None, feature=None,
-              min_child_weight=0.0):
+              min_child_weight=0.0, candidates=None):
     """Grow one complete tree of depth ``max_depth`` on the selected samples.
 
     Parameters
@@ -55,6 +55,11 @@ def grow_tree(X_binned, sample_indices, gradients, *, budget, max_depth, n_bins,
         Leaves whose *released* weight (noisy Hessian sum or noisy count) is below it get the
         value 0; decided on released values only (post-processing, no extra budget). Not used by
         ``budget.leaf_noise == "laplace"``, which releases no weight.
+    candidates : ndarray of dtype=int64, default=None
+        The split boundaries the nodes may choose from, as ascending ``feature * (n_bins - 1) +
+        bin`` indices, each with both missing-value sides; None means all of them. Public or
+        released (categories' boundaries, the Hessian sketch): the mechanisms' sensitivities do
+        not depend on the set.
 
     Returns
     -------
@@ -82,20 +87,30 @@ def grow_tree(X_binned, sample_indices, gradients, *, budget, max_depth, n_bins,
     n_chunks = max(1, min(numba.get_num_threads(), n_selected // 16384))
     node_start = np.array([0, n_selected], dtype=np.int64)
 
-    n_candidates = X_binned.shape[1] * (n_bins - 1) * 2
+    n_boundaries = n_bins - 1
     # Cyclical trees score only their feature's candidates, so only its histograms are built;
-    # the candidate offset maps the choice back to the global candidate index.
-    candidate_columns, offset = ((X_binned, 0) if feature is None else
-                                 (np.asfortranarray(X_binned[:, feature:feature + 1]),
-                                  feature * (n_bins - 1) * 2))
+    # ``first`` is the global index of the first boundary whose gains are computed.
+    candidate_columns, first = ((X_binned, 0) if feature is None else
+                                (np.asfortranarray(X_binned[:, feature:feature + 1]),
+                                 feature * n_boundaries))
     n_columns = candidate_columns.shape[1]
+    if feature is not None:
+        own = np.arange(first, first + n_boundaries)
+        candidates = own if candidates is None else candidates[candidates // n_boundaries == feature]
+    n_choices = 2 * (n_columns * n_boundaries if candidates is None else candidates.size)
+    feature_weights = None
+    if candidates is not None:
+        # Random splits pick a feature uniformly, then one of its candidates: a feature's share
+        # does not depend on how many candidates it has (categories, sketch).
+        per_feature = np.bincount(candidates // n_boundaries)
+        feature_weights = np.repeat(1.0 / per_feature[candidates // n_boundaries], 2)
     parent = np.empty((n_columns, 0, n_bins + 1, 2), dtype=SUM_DTYPE)
     for level in range(max_depth):
         n_nodes = 2**level
         level_scope = {**scope, "level": level}
         if budget.split_selection == "random":
-            choice = uniform_choice(n_nodes, n_candidates, noise=noise, ledger=ledger,
-                                    scope=level_scope)
+            choice = uniform_choice(n_nodes, n_choices, noise=noise, ledger=ledger,
+                                    scope=level_scope, weights=feature_weights)
         else:
             # Below the root only the smaller child of each parent is built from its samples,
             # the sibling by subtraction. The sizes only steer this computation: they are never
@@ -106,16 +121,19 @@ def grow_tree(X_binned, sample_indices, gradients, *, budget, max_depth, n_bins,
             n_built = n_selected if level == 0 else int(np.minimum(sizes[0::2], sizes[1::2]).sum())
             build_level_histograms(candidate_columns, indices, grads, node_start, parent, side,
                                    _threads_for(n_built * n_columns), hist)
-            gains = np.empty((n_nodes, n_columns, n_bins - 1, 2), dtype=SUM_DTYPE)
+            gains = np.empty((n_nodes, n_columns, n_boundaries, 2), dtype=SUM_DTYPE)
             compute_gains(hist, l2_regularization, _threads_for(gains.size), gains)
-            choice = offset + exponential_mechanism(
-                gains.reshape(n_nodes, -1), epsilon=budget.epsilon_level,
-                sensitivity=budget.gain_sensitivity, noise=noise, ledger=ledger,
-                scope=level_scope)
+            utilities = (gains.reshape(n_nodes, -1) if candidates is None else
+                         gains.reshape(n_nodes, -1, 2)[:, candidates - first].reshape(n_nodes, -1))
+            choice = exponential_mechanism(
+                utilities, epsilon=budget.epsilon_level, sensitivity=budget.gain_sensitivity,
+                noise=noise, ledger=ledger, scope=level_scope)
             parent = hist
+        if candidates is not None:
+            choice = 2 * candidates[choice // 2] + choice % 2
         # Candidate index = (feature * (n_bins - 1) + bin) * 2 + (0: missing left, 1: right).
-        level_feature = (choice // (2 * (n_bins - 1))).astype(np.int32)
-        level_bin = (choice // 2 % (n_bins - 1)).astype(X_BINNED_DTYPE)
+        level_feature = (choice // (2 * n_boundaries)).astype(np.int32)
+        level_bin = (choice // 2 % n_boundaries).astype(X_BINNED_DTYPE)
         level_missing_left = choice % 2 == 0
         nodes = slice(n_nodes - 1, 2 * n_nodes - 1)
         split_feature[nodes], split_bin[nodes] = level_feature, level_bin

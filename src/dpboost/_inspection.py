@@ -59,9 +59,12 @@ def privacy_report(ledger, epsilon, filtered_fraction=None, delta=0.0):
         row[1] += e.n_nodes
         if e.tree >= 0:
             row[2].add(e.tree)
-    # Tree -1 is the split-candidate sketch, released once before the trees.
+    # Tree -1 holds the split-candidate sketches, composed sequentially with the trees.
     in_trees = [e for e in ledger if e.tree >= 0]
-    sketch = ", and the split-candidate sketch (tree -1)" if len(in_trees) < len(ledger) else ""
+    n_sketches = len(ledger) - len(in_trees)
+    sketch = (", and the split-candidate sketch (tree -1)" if n_sketches == 1 else
+              f", and {n_sketches} releases of the split-candidate sketch (tree -1)"
+              if n_sketches else "")
     guarantee = ("pure DP" if delta == 0
                  else f"(epsilon, delta={delta:g})-DP by Renyi composition")
     lines = [f"composed epsilon ({guarantee}, add/remove one record): {epsilon:.6g}",
@@ -168,6 +171,9 @@ def model_to_json(estimator):
         "missing_left": estimator._missing_left.tolist(),
         "leaf_value": estimator._leaf_value.tolist(),
     }
+    if estimator._binner.max_bins != estimator.max_bins:
+        # split_candidates="hessian": the fine grid of the Hessian sketch
+        fitted["bin_codes"] = estimator._binner.max_bins
     if estimator._binner.custom_thresholds is not None:
         # split_candidates="sketch": thresholds released by the sketch (post-processing)
         fitted["bin_thresholds"] = estimator._binner.custom_thresholds.tolist()
@@ -217,7 +223,8 @@ def model_from_json(cls, text):
     est._split_bin = np.array(f["split_bin"], dtype=np.uint8)
     est._missing_left = np.array(f["missing_left"], dtype=np.bool_)
     est._leaf_value = np.array(f["leaf_value"], dtype=np.float64)
-    est._binner = BoundsBinner(est.feature_bounds_, est.max_bins, f.get("bin_thresholds"))
+    est._binner = BoundsBinner(est.feature_bounds_, f.get("bin_codes", est.max_bins),
+                               f.get("bin_thresholds"))
     if "feature_names_in_" in f:
         est.feature_names_in_ = np.array(f["feature_names_in_"], dtype=object)
     if "classes_" in f:

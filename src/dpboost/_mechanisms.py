@@ -178,8 +178,8 @@ def exponential_mechanism(utilities, *, epsilon, sensitivity, noise, ledger, sco
     return noise.exponential(utilities, 2.0 * sensitivity / epsilon)
 
 
-def uniform_choice(n_nodes, n_candidates, *, noise, ledger, scope):
-    """One candidate per node, uniformly at random and independent of the data (epsilon 0).
+def uniform_choice(n_nodes, n_candidates, *, noise, ledger, scope, weights=None):
+    """One candidate per node, at random and independent of the data (epsilon 0).
 
     DP-TR's "random boosting" split selection (Maddock et al. 2022): the split structure costs no
     budget; the ledger still records it, with epsilon 0.
@@ -190,13 +190,19 @@ def uniform_choice(n_nodes, n_candidates, *, noise, ledger, scope):
     noise : NumpyNoise or SecureNoise
     ledger : PrivacyLedger
     scope : dict
+    weights : ndarray of shape (n_candidates,), dtype=float64, default=None
+        Public relative probabilities of the candidates; None: uniform.
 
     Returns
     -------
     choice : ndarray of shape (n_nodes,), dtype=int64
     """
     ledger.record(mechanism="uniform", epsilon=0.0, sensitivity=0.0, n_nodes=n_nodes, **scope)
-    return np.minimum((noise.uniform(n_nodes) * n_candidates).astype(np.int64), n_candidates - 1)
+    u = noise.uniform(n_nodes)
+    if weights is None:
+        return np.minimum((u * n_candidates).astype(np.int64), n_candidates - 1)
+    cdf = np.cumsum(weights)
+    return np.minimum(np.searchsorted(cdf, u * cdf[-1], side="right"), n_candidates - 1)
 
 
 def laplace_mechanism(values, *, epsilon, sensitivity, noise, ledger, scope):

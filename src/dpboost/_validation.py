@@ -27,7 +27,7 @@ PARAMETER_CONSTRAINTS = {
     "min_child_weight": [Interval(Real, 0, None, closed="left")],
     "subsample": [Interval(Real, 0, 1, closed="right")],
     "split_selection": [StrOptions({"exponential", "cyclical", "random"})],
-    "split_candidates": [StrOptions({"uniform", "sketch"})],
+    "split_candidates": [StrOptions({"uniform", "sketch", "hessian"})],
     "n_estimators": [Interval(Integral, 1, None, closed="left")],
     "max_depth": [Interval(Integral, 1, MAX_DEPTH, closed="both")],
     "learning_rate": [Interval(Real, 0, 1, closed="right")],
