@@ -120,19 +120,26 @@ def test_fitted_ledger_equals_plan_with_sketch(estimator, delta):
     assert est.privacy_spent_ == plan.epsilon <= 1.0
 
 
-def test_sketch_puts_candidates_where_the_data_is():
-    # Amounts packed near 0 inside generous public bounds: the grid wastes almost every
-    # candidate; the sketch at epsilon 1 (0.1 of it on the sketch) finds the signal at x = 0.3
-    # (seeds 0-2: 0.993-0.997 with the sketch, the majority rate 0.627 on the grid).
+def _skewed_fits(split_candidates, upper):
+    """Amounts packed near 0 inside generous public bounds ``(0, upper)``: the grid wastes almost
+    every candidate; a sketch at epsilon 1 should find the signal at x = 0.3. The exponential
+    mechanism picks the splits, so the candidates' placement is what matters. Returns the grid
+    model's accuracy, the sketched model and its accuracy."""
     rng = np.random.default_rng(3)
     X = rng.exponential(0.3, size=(20_000, 2))
     y = (X[:, 0] > 0.3).astype(int)
-    # the exponential mechanism picks the split, so the candidates' placement is what matters
-    params = {"epsilon": 1.0, "feature_bounds": (0, 100), "classes": [0, 1], "n_estimators": 20,
-              "max_depth": 2, "split_selection": "exponential", "random_state": 0}
+    params = {"epsilon": 1.0, "feature_bounds": (0, upper), "classes": [0, 1],
+              "n_estimators": 20, "max_depth": 2, "split_selection": "exponential",
+              "random_state": 0}
     grid = DPGBClassifier.recommended(**params).fit(X, y)
-    sketch = DPGBClassifier.recommended(split_candidates="sketch", **params).fit(X, y)
-    assert sketch.score(X, y) > 0.95 > 0.7 > grid.score(X, y)
+    sketched = DPGBClassifier.recommended(split_candidates=split_candidates, **params).fit(X, y)
+    return grid.score(X, y), sketched, sketched.score(X, y)
+
+
+def test_sketch_puts_candidates_where_the_data_is():
+    # seeds 0-2: 0.993-0.997 with the sketch, the majority rate 0.627 on the grid
+    grid_score, sketch, score = _skewed_fits("sketch", 100)
+    assert score > 0.95 > 0.7 > grid_score
     thresholds = sketch._binner.thresholds()
     assert (thresholds[:, :16] < 2.0).all()  # half of the candidates below 2 % of the range
 
@@ -284,18 +291,11 @@ def test_fitted_ledger_equals_plan_with_hessian_sketch(estimator, delta):
 
 
 def test_hessian_sketch_puts_candidates_where_the_data_is():
-    # As the quantile sketch's test: amounts packed near 0 inside generous bounds, here 20 (the
-    # fine grid has 255 bins, so 0.3 is a fine boundary's 0.31; the 32-bin grid's first
-    # candidate is 0.625). The Hessian sketch's candidates follow the Hessian weight, the records.
-    rng = np.random.default_rng(3)
-    X = rng.exponential(0.3, size=(20_000, 2))
-    y = (X[:, 0] > 0.3).astype(int)
-    params = {"epsilon": 1.0, "feature_bounds": (0, 20), "classes": [0, 1], "n_estimators": 20,
-              "max_depth": 2, "split_selection": "exponential", "random_state": 0}
-    grid = DPGBClassifier.recommended(**params).fit(X, y)
-    hessian = DPGBClassifier.recommended(split_candidates="hessian", **params).fit(X, y)
-    assert hessian.score(X, y) > 0.95 > 0.8 > grid.score(X, y)
-    # the first trees' roots split x0 near 0.3 (fine boundary 3 is 0.31); the grid cannot
+    # Bounds 20: the fine grid has 255 bins, so 0.3 is a fine boundary's 0.31, while the 32-bin
+    # grid's first candidate is 0.625. The Hessian weight follows the records here.
+    grid_score, hessian, score = _skewed_fits("hessian", 20)
+    assert score > 0.95 > 0.8 > grid_score
+    # the first trees' roots split x0 near 0.3 (fine boundary 3); the grid cannot
     assert (hessian._split_feature[:5, 0] == 0).all()
     assert (np.abs(hessian._split_bin[:5, 0].astype(int) - 3) <= 4).all()
 
