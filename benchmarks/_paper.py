@@ -22,15 +22,19 @@ METHODS = {
 }
 
 def make_model(data, method, epsilon, seed, **params):
-    """Unfitted estimator of ``method`` ("DPBoost", "SEQ", "PARA", "NP", "DP-XGB") for ``data``.
+    """Unfitted estimator of ``method`` ("DPBoost", "SEQ", "PARA", "NP", "DP-XGB", "preset")
+    for ``data``.
 
-    "DP-XGB" (not a paper method) is dpboost's ``recommended()`` preset: (epsilon, 1e-5)-DP by
-    Renyi accounting, every tree on every record, Gaussian leaf statistics, logistic loss for
-    classifiers; ``params`` override it (bench_blocks_grid.py varies its blocks).
+    "preset" is dpboost's ``recommended()`` as shipped (only the data's public inputs and the
+    seed added). "DP-XGB" (not a paper method) is ``recommended()``'s building blocks with the
+    paper's shape (50 trees of depth 6, lambda 0.1): (epsilon, 1e-5)-DP by Renyi accounting,
+    every tree on every record, Gaussian leaf statistics; ``params`` override it
+    (bench_blocks_grid.py varies its blocks).
     """
-    settings = {"n_estimators": 50, "trees_per_ensemble": 50, "max_depth": 6,
-                "l2_regularization": 0.1, "max_bins": 32, "feature_bounds": data["bounds"],
-                "random_state": seed}
+    settings = ({} if method == "preset" else
+                {"n_estimators": 50, "trees_per_ensemble": 50, "max_depth": 6,
+                 "l2_regularization": 0.1, "max_bins": 32})
+    settings.update({"feature_bounds": data["bounds"], "random_state": seed})
     settings.update(METHODS.get(method, {}))
     settings.update(params)
     settings["epsilon"] = math.inf if method == "NP" else epsilon
@@ -38,7 +42,7 @@ def make_model(data, method, epsilon, seed, **params):
         cls, settings["target_bounds"] = DPGBRegressor, data["target_bounds"]
     else:
         cls, settings["classes"] = DPGBClassifier, [0, 1]
-    return (cls.recommended if method == "DP-XGB" else cls)(**settings)
+    return (cls.recommended if method in ("DP-XGB", "preset") else cls)(**settings)
 
 
 def score(data, model, X_test, y_test):

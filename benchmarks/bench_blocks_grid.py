@@ -87,6 +87,12 @@ def candidates():
     for c in (100, 200):
         configs[f"random 100x6 lr0.1 l1 mcw{c}/eps"] = variant("random", 100, 0.1, 1.0,
                                                                per_epsilon(c))
+    # Third round: today's preset (mcw50/eps is 200 h*/eps for the classifier, mcw200/eps for
+    # the regressor) with the adaptive Hessian sketch.
+    configs["random 100x6 lr0.3 l1 mcw50/eps hessian"] = variant(
+        "random", 100, 0.3, 1.0, per_epsilon(50), split_candidates="hessian")
+    configs["random 100x6 lr0.1 l1 mcw200/eps hessian"] = variant(
+        "random", 100, 0.1, 1.0, per_epsilon(200), split_candidates="hessian")
     return configs
 
 
@@ -188,6 +194,9 @@ def main():
                         help="the preset candidates instead of the block grid")
     parser.add_argument("--table1", nargs="+", metavar="NAME",
                         help="with --candidates: these candidates on bench_table1's datasets")
+    parser.add_argument("--configs", nargs="+", metavar="TEXT",
+                        help="only the configurations whose name contains one of these "
+                             "(results get the suffix _configs)")
     args = parser.parse_args()
     # dp-accounting logs one warning per fractional Renyi order it drops (subsample < 1)
     logging.getLogger("absl").setLevel(logging.ERROR)
@@ -200,11 +209,14 @@ def main():
         return
     names = ("adult", "cod_rna", "abalone") if quick else DATASETS
     configs = candidates() if args.candidates else configurations()
+    configs = {k: v for k, v in configs.items()
+               if not args.configs or any(text in k for text in args.configs)}
+    name = result_name(base, args) + ("_configs" if args.configs else "")
     rows = run(args.datasets or names, (1.0,) if quick else (0.5, 1.0, 4.0), 1 if quick else 3,
                configs)
-    write_results(result_name(base, args), rows)
+    write_results(name, rows)
     if args.candidates:
-        (RESULTS / f"{result_name(base, args)}.md").write_text(markdown(rows))
+        (RESULTS / f"{name}.md").write_text(markdown(rows))
     print_table(rank_table(rows))
 
 
