@@ -135,7 +135,9 @@ _PARAMETERS_DOC = """
         lambda >= 0 in the gain (Eq. 3) and the leaf value (Eq. 4).
     max_bins : int, default=32
         Number of equal-width bins per feature inside ``feature_bounds``, in [2, 255]; each node
-        chooses among ``n_features * (max_bins - 1)`` candidates.
+        chooses among ``n_features * (max_bins - 1)`` candidates (with
+        ``split_candidates="hessian"``: among at most ``max_bins - 1`` boundaries per numeric
+        feature of the sketch's 255-bin grid).
     trees_per_ensemble : int, default=50
         T_e, the trees of one EoE ensemble (used by ``budget_allocation="eoe"``).
     budget_allocation : {"eoe", "sequential", "parallel"}, default="eoe"
