@@ -131,8 +131,9 @@ def _build(X_binned, idx, node, g, n_nodes, n_bins, parent=None, side=None, n_th
 
 
 @pytest.mark.parametrize("n_threads", [1, 2])
-def test_histograms_match_naive_and_invariants(n_threads):
-    X_binned, idx, node, g, n_nodes, n_bins = _level_inputs(0)
+@pytest.mark.parametrize("d", [1, 3, 4])  # features go in pairs: an odd one out, or none
+def test_histograms_match_naive_and_invariants(n_threads, d):
+    X_binned, idx, node, g, n_nodes, n_bins = _level_inputs(0, d=d)
     hist = _build(X_binned, idx, node, g, n_nodes, n_bins, n_threads=n_threads)
     ref = _naive_histograms(X_binned, idx, node, g, n_nodes, n_bins + 1)
     np.testing.assert_allclose(hist[..., 0], ref[..., 0], rtol=1e-12, atol=1e-12)
@@ -140,7 +141,7 @@ def test_histograms_match_naive_and_invariants(n_threads):
     # Every feature's histogram sums to the node total.
     node_sum = np.bincount(node, weights=g, minlength=n_nodes)
     node_count = np.bincount(node, minlength=n_nodes)
-    for f in range(3):
+    for f in range(d):
         np.testing.assert_allclose(hist[f, :, :, 0].sum(axis=1), node_sum, atol=1e-9)
         np.testing.assert_array_equal(hist[f, :, :, 1].sum(axis=1), node_count)
 
@@ -170,9 +171,10 @@ def test_histograms_empty_nodes_and_order_invariance():
 
 @pytest.mark.parametrize("n_threads", [1, 2])
 @pytest.mark.parametrize("side", [[0, 1, 1, 0], [1, 1, 1, 1]])
-def test_histograms_by_subtraction_equal_direct_histograms(side, n_threads):
+@pytest.mark.parametrize("d", [3, 4])
+def test_histograms_by_subtraction_equal_direct_histograms(side, n_threads, d):
     # Below the root the kernel builds child 2p + side[p] and subtracts it from parent p.
-    X_binned, idx, node, g, n_nodes, n_bins = _level_inputs(7, n_nodes=8)
+    X_binned, idx, node, g, n_nodes, n_bins = _level_inputs(7, n_nodes=8, d=d)
     parents = _build(X_binned, idx, node // 2, g, 4, n_bins)
     direct = _naive_histograms(X_binned, idx, node, g, n_nodes, n_bins + 1)
     got = _build(X_binned, idx, node, g, n_nodes, n_bins, parents, np.array(side, np.uint8),

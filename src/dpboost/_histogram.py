@@ -46,14 +46,44 @@ def build_level_histograms(X_binned, sample_indices, gradients, node_start, pare
     out : ndarray of shape (n_features, n_nodes, n_codes, 2), dtype=float64
         Overwritten: ``out[f, j, b, 0]`` gradient sum, ``out[f, j, b, 1]`` sample count.
     """
+    # Features go in pairs: one pass over a node's (index, gradient) stream fills two features'
+    # histograms, which halves the reads of that stream (measured on 500k x 20).
+    n_pairs = (X_binned.shape[1] + 1) // 2
     if n_threads == 1:
-        for f in range(X_binned.shape[1]):
-            _feature_histograms(X_binned[:, f], sample_indices, gradients, node_start, parent[f],
-                                side, out[f])
+        for q in range(n_pairs):
+            _pair_histograms(X_binned, 2 * q, sample_indices, gradients, node_start, parent,
+                             side, out)
     else:
-        for f in prange(X_binned.shape[1]):
-            _feature_histograms(X_binned[:, f], sample_indices, gradients, node_start, parent[f],
-                                side, out[f])
+        for q in prange(n_pairs):
+            _pair_histograms(X_binned, 2 * q, sample_indices, gradients, node_start, parent,
+                             side, out)
+
+
+@njit(cache=True, inline="always")
+def _pair_histograms(X_binned, f, sample_indices, gradients, node_start, parent, side, out):
+    """Histograms of features ``f`` and ``f + 1`` (``f`` alone if it is the last one)."""
+    root_of_all = out.shape[1] == 1 and sample_indices.shape[0] == X_binned.shape[0]
+    if f + 1 == X_binned.shape[1] or root_of_all:
+        # the last feature of an odd count; or a root holding every row, which reads the codes
+        # without the indices, one feature at a time
+        for g in range(f, min(f + 2, X_binned.shape[1])):
+            _feature_histograms(X_binned[:, g], sample_indices, gradients, node_start,
+                                parent[g], side, out[g])
+        return
+    a, b = X_binned[:, f], X_binned[:, f + 1]
+    out_a, out_b = out[f], out[f + 1]
+    n_parents = parent.shape[1]
+    if n_parents == 0:
+        for j in range(out.shape[1]):
+            _accumulate_pair(a, b, sample_indices, gradients, node_start[j], node_start[j + 1],
+                             out_a[j], out_b[j])
+        return
+    for p in range(n_parents):
+        small = 2 * p + side[p]
+        _accumulate_pair(a, b, sample_indices, gradients, node_start[small],
+                         node_start[small + 1], out_a[small], out_b[small])
+        _subtract(parent[f, p], out_a[small], out_a[2 * p + 1 - side[p]])
+        _subtract(parent[f + 1, p], out_b[small], out_b[2 * p + 1 - side[p]])
 
 
 @njit(cache=True, inline="always")
@@ -72,14 +102,17 @@ def _feature_histograms(column, sample_indices, gradients, node_start, parent, s
         return
     for p in range(n_parents):
         small = 2 * p + side[p]
-        built = out[small]
         _accumulate(column, sample_indices, gradients, node_start[small], node_start[small + 1],
-                    built)
-        whole = parent[p]
-        rest = out[2 * p + 1 - side[p]]
-        for b in range(built.shape[0]):
-            rest[b, 0] = whole[b, 0] - built[b, 0]
-            rest[b, 1] = whole[b, 1] - built[b, 1]
+                    out[small])
+        _subtract(parent[p], out[small], out[2 * p + 1 - side[p]])
+
+
+@njit(cache=True, inline="always")
+def _subtract(whole, built, rest):
+    """The sibling's histogram: the parent's minus the built child's."""
+    for b in range(built.shape[0]):
+        rest[b, 0] = whole[b, 0] - built[b, 0]
+        rest[b, 1] = whole[b, 1] - built[b, 1]
 
 
 @njit(cache=True, inline="always")
@@ -109,6 +142,41 @@ def _accumulate(column, sample_indices, gradients, start, stop, hist):
         b = column[np.uint32(rows[k])]
         hist[b, 0] += values[k]
         hist[b, 1] += 1.0
+
+
+@njit(cache=True, inline="always")
+def _accumulate_pair(a, b, sample_indices, gradients, start, stop, hist_a, hist_b):
+    # As _accumulate, for two columns from one read of each (row, gradient).
+    _zero(hist_a)
+    _zero(hist_b)
+    rows = sample_indices[start:stop]
+    values = gradients[start:stop]
+    n = rows.shape[0]
+    k = 0
+    while k + 2 <= n:
+        r0 = np.uint32(rows[k])
+        r1 = np.uint32(rows[k + 1])
+        a0 = a[r0]
+        b0 = b[r0]
+        a1 = a[r1]
+        b1 = b[r1]
+        v0 = values[k]
+        v1 = values[k + 1]
+        hist_a[a0, 0] += v0
+        hist_a[a0, 1] += 1.0
+        hist_b[b0, 0] += v0
+        hist_b[b0, 1] += 1.0
+        hist_a[a1, 0] += v1
+        hist_a[a1, 1] += 1.0
+        hist_b[b1, 0] += v1
+        hist_b[b1, 1] += 1.0
+        k += 2
+    for k in range(k, n):
+        r = np.uint32(rows[k])
+        hist_a[a[r], 0] += values[k]
+        hist_a[a[r], 1] += 1.0
+        hist_b[b[r], 0] += values[k]
+        hist_b[b[r], 1] += 1.0
 
 
 @njit(cache=True, inline="always")
