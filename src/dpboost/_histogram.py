@@ -129,19 +129,19 @@ def _accumulate(column, sample_indices, gradients, start, stop, hist):
         b1 = column[np.uint32(rows[k + 1])]
         b2 = column[np.uint32(rows[k + 2])]
         b3 = column[np.uint32(rows[k + 3])]
-        _add(hist, b0, values[k])
-        _add(hist, b1, values[k + 1])
-        _add(hist, b2, values[k + 2])
-        _add(hist, b3, values[k + 3])
+        hist[b0, 0] += values[k]
+        hist[b0, 1] += 1.0
+        hist[b1, 0] += values[k + 1]
+        hist[b1, 1] += 1.0
+        hist[b2, 0] += values[k + 2]
+        hist[b2, 1] += 1.0
+        hist[b3, 0] += values[k + 3]
+        hist[b3, 1] += 1.0
         k += 4
     for k in range(k, n):
-        _add(hist, column[np.uint32(rows[k])], values[k])
-
-
-@njit(cache=True, inline="always")
-def _add(hist, b, value):
-    hist[b, 0] += value
-    hist[b, 1] += 1.0
+        b = column[np.uint32(rows[k])]
+        hist[b, 0] += values[k]
+        hist[b, 1] += 1.0
 
 
 @njit(cache=True, inline="always")
@@ -156,23 +156,36 @@ def _accumulate_pair(a, b, sample_indices, gradients, start, stop, hist_a, hist_
     while k + 2 <= n:
         r0 = np.uint32(rows[k])
         r1 = np.uint32(rows[k + 1])
-        a0, b0, a1, b1 = a[r0], b[r0], a[r1], b[r1]
-        _add(hist_a, a0, values[k])
-        _add(hist_b, b0, values[k])
-        _add(hist_a, a1, values[k + 1])
-        _add(hist_b, b1, values[k + 1])
+        a0 = a[r0]
+        b0 = b[r0]
+        a1 = a[r1]
+        b1 = b[r1]
+        v0 = values[k]
+        v1 = values[k + 1]
+        hist_a[a0, 0] += v0
+        hist_a[a0, 1] += 1.0
+        hist_b[b0, 0] += v0
+        hist_b[b0, 1] += 1.0
+        hist_a[a1, 0] += v1
+        hist_a[a1, 1] += 1.0
+        hist_b[b1, 0] += v1
+        hist_b[b1, 1] += 1.0
         k += 2
     for k in range(k, n):
         r = np.uint32(rows[k])
-        _add(hist_a, a[r], values[k])
-        _add(hist_b, b[r], values[k])
+        hist_a[a[r], 0] += values[k]
+        hist_a[a[r], 1] += 1.0
+        hist_b[b[r], 0] += values[k]
+        hist_b[b[r], 1] += 1.0
 
 
 @njit(cache=True, inline="always")
 def _accumulate_all(column, gradients, hist):
     _zero(hist)
     for i in range(column.shape[0]):
-        _add(hist, column[i], gradients[i])
+        b = column[i]
+        hist[b, 0] += gradients[i]
+        hist[b, 1] += 1.0
 
 
 @njit(cache=True, inline="always")
