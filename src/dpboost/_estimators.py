@@ -548,7 +548,7 @@ class _BaseDPGB(BaseEstimator):
         regression cells and 9 of the 18 classification cells (it costs most at epsilon 0.5 and
         on small data: higgs7500 -0.02 AUC), and 4 of the 5 datasets of DP-XGB's Table 1 at
         epsilon 1 (up to +0.015 AUC; ``bench_table1.py``). At epsilon 1 Adult's test ROC AUC is
-        about 0.895 (DPBoost's setting: 0.535). The threshold is tuned for 100 trees: with many
+        about 0.898 (DPBoost's setting: 0.535). The threshold is tuned for 100 trees: with many
         more, the leaf noise grows and a larger ``min_child_weight`` may help.
 
         Parameters

@@ -99,11 +99,11 @@ def grow_tree(X_binned, sample_indices, gradients, *, budget, max_depth, n_bins,
         candidates = own if candidates is None else candidates[candidates // n_boundaries == feature]
     n_choices = 2 * (n_columns * n_boundaries if candidates is None else candidates.size)
     feature_weights = None
-    if candidates is not None:
+    if candidates is not None and budget.split_selection == "random":
         # Random splits pick a feature uniformly, then one of its candidates: a feature's share
         # does not depend on how many candidates it has (categories, sketch).
-        per_feature = np.bincount(candidates // n_boundaries)
-        feature_weights = np.repeat(1.0 / per_feature[candidates // n_boundaries], 2)
+        of_feature = candidates // n_boundaries
+        feature_weights = np.repeat(1.0 / np.bincount(of_feature)[of_feature], 2)
     parent = np.empty((n_columns, 0, n_bins + 1, 2), dtype=SUM_DTYPE)
     for level in range(max_depth):
         n_nodes = 2**level
