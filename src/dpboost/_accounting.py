@@ -53,19 +53,36 @@ class LedgerEntry:
     sampling_rate: float = 1.0
 
 
+def _log_expm1(x):
+    """``log(e^x - 1)`` for ``x > 0`` without overflow (``x + log(1 - e^-x)`` for large x)."""
+    return math.log(math.expm1(x)) if x < 1.0 else x + math.log1p(-math.exp(-x))
+
+
 def amplify_pure(epsilon, sampling_rate):
     """Epsilon of an epsilon-DP mechanism run on a Poisson sample of rate gamma.
 
     ``log(1 + gamma (e^eps - 1))`` under add/remove (Balle, Barthe & Gaboardi 2018, Thm. 8;
-    PRIVACY.md, DP-XGBoost).
+    PRIVACY.md, DP-XGBoost), computed in log space (no overflow at any epsilon or rate).
     """
-    return math.log1p(sampling_rate * math.expm1(epsilon))
+    if epsilon == 0 or sampling_rate == 1:
+        return epsilon
+    if not math.isfinite(epsilon):
+        return math.inf
+    small = math.log(sampling_rate) + _log_expm1(epsilon)
+    # log(e^small + 1), stable for small of any size
+    return math.log1p(math.exp(small)) if small < 30 else small + math.log1p(math.exp(-small))
 
 
 def deamplify_pure(epsilon, sampling_rate):
     """Inverse of :func:`amplify_pure`: the epsilon a mechanism may spend on a Poisson sample of
-    rate gamma so that it is ``epsilon``-DP on the whole data, ``log(1 + (e^eps - 1) / gamma)``."""
-    return math.log1p(math.expm1(epsilon) / sampling_rate)
+    rate gamma so that it is ``epsilon``-DP on the whole data, ``log(1 + (e^eps - 1) / gamma)``,
+    computed in log space (no overflow at any epsilon or rate)."""
+    if epsilon == 0 or sampling_rate == 1:
+        return epsilon
+    if not math.isfinite(epsilon):
+        return math.inf
+    large = _log_expm1(epsilon) - math.log(sampling_rate)
+    return math.log1p(math.exp(large)) if large < 30 else large + math.log1p(math.exp(-large))
 
 
 def compose_pure(entries):
@@ -207,8 +224,10 @@ class PrivacyLedger:
         self.entries = []
 
     def record(self, **fields):
-        """Append one :class:`LedgerEntry` built from ``fields``."""
-        self.entries.append(LedgerEntry(**fields))
+        """Append one :class:`LedgerEntry` built from ``fields`` and return it."""
+        entry = LedgerEntry(**fields)
+        self.entries.append(entry)
+        return entry
 
     def epsilon(self, delta=0.0):
         """Composed epsilon of everything recorded so far (see :func:`compose`)."""

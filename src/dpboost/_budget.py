@@ -24,6 +24,8 @@ SKETCH_SCOPE = {"group": -1, "tree": -1, "level": 0}
 #: Releases of the adaptive Hessian sketch per output, evenly spaced over the trees (one for the
 #: square loss, whose Hessians are all 1: a second release would repeat the first's statistic).
 HESSIAN_SKETCH_ROUNDS = 5
+#: Rounds of the pure-DP planner's shrinking of a tree's epsilon (each doubles the step).
+_MAX_SHRINKS = 128
 
 
 def gain_sensitivity(gradient_bound=GRADIENT_BOUND):
@@ -34,13 +36,22 @@ def gain_sensitivity(gradient_bound=GRADIENT_BOUND):
     return 3.0 * gradient_bound**2
 
 
+#: A GLC bound below ``MIN_LEAF_CLIP * g*`` is planned as 0 (the leaf is the constant 0): such a
+#: leaf cannot move a score of order g* in float64, and the noise scale of its release would sink
+#: towards the subnormal range, where Laplace noise is not the distribution it claims to be.
+MIN_LEAF_CLIP = 2.0**-52
+
+
 def leaf_clip_bound(position, learning_rate, gradient_bound=GRADIENT_BOUND):
     """Geometric leaf clipping threshold ``g* (1 - eta)^t_e`` (Li et al. 2020, Sec. 3.1, GLC).
 
     ``position`` is the 0-based position of the tree inside its ensemble (PRIVACY.md: the authors'
-    code, not Algorithm 2's global index).
+    code, not Algorithm 2's global index). A bound below ``MIN_LEAF_CLIP * g*`` (``eta = 1``, or
+    many trees at a large eta) is exactly 0: the leaf is released as the constant 0
+    (sensitivity 0, see ``_mechanisms``).
     """
-    return gradient_bound * (1.0 - learning_rate) ** position
+    bound = gradient_bound * (1.0 - learning_rate) ** position
+    return bound if bound >= MIN_LEAF_CLIP * gradient_bound else 0.0
 
 
 def leaf_sensitivity(l2_regularization, clip_bound=math.inf, gradient_bound=GRADIENT_BOUND):
@@ -132,6 +143,35 @@ class BudgetPlan:
     sketch: object = None
     hessian_sketch_trees: tuple = ()
     hessian_sketches: tuple = ()
+
+    def check_scales(self):
+        """Refuse a plan with a noise scale that is not a positive normal float.
+
+        Called by :func:`plan_budget`, so parameters whose budgets vanish or explode (a tiny
+        ``subsample`` or epsilon, an astronomically large epsilon) fail before any data is
+        read, not in the middle of a fit.
+
+        Raises
+        ------
+        ValueError
+            Names the release and its scale.
+        """
+        tiny = np.finfo(np.float64).tiny
+        for e in self.entries:
+            if e.mechanism == "laplace":
+                scale = e.sensitivity / e.epsilon
+            elif e.mechanism == "exponential":
+                scale = 2.0 * e.sensitivity / e.epsilon
+            elif e.mechanism == "gaussian":
+                scale = e.noise_multiplier * e.sensitivity
+            else:
+                continue
+            if e.sensitivity > 0 and not tiny <= scale < math.inf:
+                raise ValueError(
+                    f"the {e.mechanism} release of tree {e.tree}, level {e.level} would have "
+                    f"noise scale {scale!r}, not a positive normal float: epsilon, delta, "
+                    "subsample or n_estimators are too extreme to plan.")
+        return self
 
     @property
     def entries(self):
@@ -326,16 +366,19 @@ def plan_budget(*, epsilon, n_estimators, max_depth, learning_rate, l2_regulariz
         selection = 0.0 if random else 0.5
         sketch_total = SKETCH_SHARE * epsilon if sketch or n_sketches else 0.0
         epsilon_tree = (epsilon - sketch_total) / (n_outputs * n_groups)
-        while True:
+        for _ in range(_MAX_SHRINKS):
             # A tree on a Poisson sample may spend more on it for the same cost on the data.
             spend = deamplify_pure(epsilon_tree, subsample) if subsample < 1 else epsilon_tree
             plan = plan_for(spend * selection / max_depth, spend * (1.0 - selection), 0.0,
                             sketch_total / max(n_sketches, 1))
             if plan.epsilon <= epsilon:
-                return plan
-            # Floating-point rounding of eps / N_e / (2 depth) summed back can exceed eps by an
-            # ulp; never overspend.
-            epsilon_tree = np.nextafter(epsilon_tree, 0.0)
+                return plan.check_scales()
+            # Floating-point rounding of eps / N_e / (2 depth) summed back (and of the
+            # amplification's round trip) can exceed eps by a few ulps; never overspend. The
+            # step doubles, so an error of any size is absorbed in a bounded number of rounds.
+            epsilon_tree -= math.ulp(epsilon_tree) * 2.0**_
+        raise ValueError(f"epsilon={epsilon} with subsample={subsample} cannot be planned "
+                         "within the budget in floating point.")
 
     selection_share = 0.0 if random else SELECTION_SHARE
 
@@ -364,4 +407,4 @@ def plan_budget(*, epsilon, n_estimators, max_depth, learning_rate, l2_regulariz
                 break
         else:
             high = mid
-    return best
+    return best.check_scales()

@@ -45,7 +45,7 @@ def grow_tree(X_binned, sample_indices, gradients, *, budget, max_depth, n_bins,
     max_depth : int
     n_bins : int
     l2_regularization : float
-    noise : NumpyNoise or SecureNoise
+    noise : NoiseSource
     ledger : PrivacyLedger
     hessians : ndarray of shape (n_selected,), dtype=float32, default=None
         Hessians of the selected rows for Gaussian leaves; None means 1 (square loss).

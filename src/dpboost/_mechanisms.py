@@ -1,10 +1,17 @@
 """The only module that draws randomness: exponential mechanism, Laplace mechanism, record partition.
 
-Two noise sources share one interface. :class:`SecureNoise` (``random_state=None``, the default)
-uses OpenDP's exact samplers and the operating system's randomness, which are safe against the
-floating-point attacks of Mironov (2012). :class:`NumpyNoise` (an int or Generator
-``random_state``) draws floating-point noise from a numpy Generator: reproducible, hence
-predictable, and for experiments only. Every mechanism writes one ledger entry per release.
+Two noise sources share one interface, :class:`NoiseSource`. :class:`SecureNoise`
+(``random_state=None``, the default) uses OpenDP's exact samplers and the operating system's
+randomness, which are safe against the floating-point attacks of Mironov (2012).
+:class:`NumpyNoise` (an int or Generator ``random_state``) draws floating-point noise from a numpy
+Generator: reproducible, hence predictable, and for experiments only. Every mechanism writes one
+ledger entry per release, shows the entry and its exact input to :meth:`NoiseSource.observe`
+(a no-op, overridden by the record-and-replay tests), then draws.
+
+A release whose sensitivity is 0 is the constant 0 (a leaf whose clipping bound is 0): releasing
+the clipped value unchanged would show its sign (``clip(v, -0.0, 0.0)`` keeps it). A release whose
+noise scale is not a positive normal float while its sensitivity is positive is refused: noise on a
+subnormal scale is not the distribution it claims to be.
 """
 
 import math
@@ -13,7 +20,34 @@ import os
 import numpy as np
 
 
-class NumpyNoise:
+class NoiseSource:
+    """Interface of the noise sources: the draws every mechanism of this module needs.
+
+    Subclasses implement :meth:`exponential`, :meth:`laplace`, :meth:`gaussian` and
+    :meth:`uniform`. An instance may be passed as ``random_state`` to the estimators.
+    """
+
+    def observe(self, entry, values):
+        """Called by every mechanism with its ledger entry and its exact input, just before it
+        draws. Does nothing: the hook of the record-and-replay tests (``tests/test_replay.py``),
+        which check the input's change on neighbouring datasets against ``entry.sensitivity``.
+
+        Parameters
+        ----------
+        entry : LedgerEntry
+        values : ndarray or None
+            Utilities (exponential), values (Laplace, Gaussian); None for a data-independent
+            draw (uniform split choice).
+        """
+
+    def coins(self, n_records):
+        """One independent uniform float in [0, 1) per record: the only draws whose number
+        depends on the data (record partition, Poisson sampling). Record ``i``'s coin decides
+        record ``i``'s fate alone."""
+        return self.uniform(n_records)
+
+
+class NumpyNoise(NoiseSource):
     """Reproducible floating-point noise from one ``numpy.random.Generator`` (experiments only).
 
     Parameters
@@ -71,7 +105,7 @@ class NumpyNoise:
         return self.generator.random(n)
 
 
-class SecureNoise:
+class SecureNoise(NoiseSource):
     """Exact, floating-point-safe samplers of OpenDP with the operating system's randomness.
 
     The exponential mechanism is OpenDP's ``make_noisy_max`` with Gumbel noise (its zCDP variant,
@@ -111,8 +145,6 @@ class SecureNoise:
 
     def laplace(self, values, scale):
         """``values + Laplace(scale)`` with OpenDP's exact sampler (``values`` of any shape)."""
-        if scale == 0.0:
-            return values.copy()  # sensitivity 0: the exact value is already 0-DP
         flat = np.ascontiguousarray(values, dtype=np.float64).ravel()
         return np.array(self.measurement("laplace", flat.size, float(scale))(flat)).reshape(
             values.shape)
@@ -134,17 +166,29 @@ def make_noise(random_state):
 
     Parameters
     ----------
-    random_state : None, int, numpy.random.Generator or numpy.random.RandomState
-        None: :class:`SecureNoise`. Otherwise :class:`NumpyNoise` on a Generator made from it.
+    random_state : None, int, numpy.random.Generator, numpy.random.RandomState or NoiseSource
+        None: :class:`SecureNoise`. A :class:`NoiseSource`: itself. Otherwise :class:`NumpyNoise`
+        on a Generator made from it.
     """
     if random_state is None:
         return SecureNoise()
+    if isinstance(random_state, NoiseSource):
+        return random_state
     if isinstance(random_state, np.random.Generator):
         return NumpyNoise(random_state)
     if isinstance(random_state, np.random.RandomState):
         # scikit-learn's check_random_state convention; draw a seed from it once.
         return NumpyNoise(np.random.default_rng(random_state.randint(np.iinfo(np.int32).max)))
     return NumpyNoise(np.random.default_rng(random_state))
+
+
+def _checked_scale(sensitivity, scale, name):
+    """``scale``, refused unless it is a positive normal float (or the sensitivity is 0)."""
+    if sensitivity > 0 and not (np.finfo(np.float64).tiny <= scale < math.inf):
+        raise ValueError(f"the {name} mechanism's noise scale {scale!r} for sensitivity "
+                         f"{sensitivity!r} is not a positive normal float; choose parameters "
+                         "whose budgets are neither vanishing nor astronomically large.")
+    return scale
 
 
 def exponential_mechanism(utilities, *, epsilon, sensitivity, noise, ledger, scope):
@@ -161,7 +205,7 @@ def exponential_mechanism(utilities, *, epsilon, sensitivity, noise, ledger, sco
         Budget of each node, in (0, inf]; ``inf`` returns the first maximiser (argmax, non-private).
     sensitivity : float
         Utility sensitivity Delta_u > 0.
-    noise : NumpyNoise or SecureNoise
+    noise : NoiseSource
     ledger : PrivacyLedger
     scope : dict
         ``group``, ``tree`` and ``level`` of the release.
@@ -171,11 +215,13 @@ def exponential_mechanism(utilities, *, epsilon, sensitivity, noise, ledger, sco
     choice : ndarray of shape (n_nodes,), dtype=int64
     """
     private = math.isfinite(epsilon)
-    ledger.record(mechanism="exponential" if private else "argmax", epsilon=epsilon,
-                  sensitivity=sensitivity, n_nodes=utilities.shape[0], **scope)
+    entry = ledger.record(mechanism="exponential" if private else "argmax", epsilon=epsilon,
+                          sensitivity=sensitivity, n_nodes=utilities.shape[0], **scope)
     if not private:
         return np.argmax(utilities, axis=1)
-    return noise.exponential(utilities, 2.0 * sensitivity / epsilon)
+    scale = _checked_scale(sensitivity, 2.0 * sensitivity / epsilon, "exponential")
+    noise.observe(entry, utilities)
+    return noise.exponential(utilities, scale)
 
 
 def uniform_choice(n_nodes, n_candidates, *, noise, ledger, scope, weights=None):
@@ -187,7 +233,7 @@ def uniform_choice(n_nodes, n_candidates, *, noise, ledger, scope, weights=None)
     Parameters
     ----------
     n_nodes, n_candidates : int
-    noise : NumpyNoise or SecureNoise
+    noise : NoiseSource
     ledger : PrivacyLedger
     scope : dict
     weights : ndarray of shape (n_candidates,), dtype=float64, default=None
@@ -197,7 +243,9 @@ def uniform_choice(n_nodes, n_candidates, *, noise, ledger, scope, weights=None)
     -------
     choice : ndarray of shape (n_nodes,), dtype=int64
     """
-    ledger.record(mechanism="uniform", epsilon=0.0, sensitivity=0.0, n_nodes=n_nodes, **scope)
+    entry = ledger.record(mechanism="uniform", epsilon=0.0, sensitivity=0.0, n_nodes=n_nodes,
+                          **scope)
+    noise.observe(entry, None)
     u = noise.uniform(n_nodes)
     if weights is None:
         return np.minimum((u * n_candidates).astype(np.int64), n_candidates - 1)
@@ -216,20 +264,31 @@ def laplace_mechanism(values, *, epsilon, sensitivity, noise, ledger, scope):
     epsilon : float
         Budget in (0, inf]; ``inf`` releases ``values`` unchanged (non-private).
     sensitivity : float
-    noise : NumpyNoise or SecureNoise
+    noise : NoiseSource
     ledger : PrivacyLedger
     scope : dict
 
     Returns
     -------
     released : ndarray of the shape of ``values``, dtype=float64
+        With ``sensitivity == 0``, zeros: the only such releases are leaves whose clipping
+        bound is 0, and their exact value would still show its sign.
+
+    Raises
+    ------
+    ValueError
+        ``sensitivity / epsilon`` is not a positive normal float while ``sensitivity > 0``.
     """
     private = math.isfinite(epsilon)
-    ledger.record(mechanism="laplace" if private else "exact", epsilon=epsilon,
-                  sensitivity=sensitivity, n_nodes=values.shape[0], **scope)
+    entry = ledger.record(mechanism="laplace" if private else "exact", epsilon=epsilon,
+                          sensitivity=sensitivity, n_nodes=values.shape[0], **scope)
     if not private:
         return values.copy()
-    return noise.laplace(values, sensitivity / epsilon)
+    scale = _checked_scale(sensitivity, sensitivity / epsilon, "Laplace")
+    noise.observe(entry, values)
+    if sensitivity == 0:
+        return np.zeros(values.shape)
+    return noise.laplace(values, scale)
 
 
 def gaussian_mechanism(values, *, noise_multiplier, sensitivity, noise, ledger, scope):
@@ -246,7 +305,7 @@ def gaussian_mechanism(values, *, noise_multiplier, sensitivity, noise, ledger, 
     noise_multiplier : float
         Noise standard deviation over the L2 sensitivity, > 0.
     sensitivity : float
-    noise : NumpyNoise or SecureNoise
+    noise : NoiseSource
     ledger : PrivacyLedger
     scope : dict
 
@@ -254,9 +313,11 @@ def gaussian_mechanism(values, *, noise_multiplier, sensitivity, noise, ledger, 
     -------
     released : ndarray of shape (n_nodes, n_statistics), dtype=float64
     """
-    ledger.record(mechanism="gaussian", epsilon=math.inf, sensitivity=sensitivity,
-                  n_nodes=values.shape[0], noise_multiplier=noise_multiplier, **scope)
-    return noise.gaussian(values, noise_multiplier * sensitivity)
+    entry = ledger.record(mechanism="gaussian", epsilon=math.inf, sensitivity=sensitivity,
+                          n_nodes=values.shape[0], noise_multiplier=noise_multiplier, **scope)
+    scale = _checked_scale(sensitivity, noise_multiplier * sensitivity, "Gaussian")
+    noise.observe(entry, values)
+    return noise.gaussian(values, scale)
 
 
 def poisson_sample(n_records, rate, noise):
@@ -270,13 +331,13 @@ def poisson_sample(n_records, rate, noise):
     n_records : int
     rate : float
         In (0, 1].
-    noise : NumpyNoise or SecureNoise
+    noise : NoiseSource
 
     Returns
     -------
     kept : ndarray of shape (n_records,), dtype=bool
     """
-    return noise.uniform(n_records) < rate
+    return noise.coins(n_records) < rate
 
 
 def partition_records(n_records, shares, noise):
@@ -291,11 +352,11 @@ def partition_records(n_records, shares, noise):
     n_records : int
     shares : ndarray of shape (n_positions,), dtype=float64
         Non-negative, summing to at most 1; the remaining mass means "unused".
-    noise : NumpyNoise or SecureNoise
+    noise : NoiseSource
 
     Returns
     -------
     position : ndarray of shape (n_records,), dtype=int64
         Position of each record, ``n_positions`` for unused records.
     """
-    return np.searchsorted(np.cumsum(shares), noise.uniform(n_records), side="right")
+    return np.searchsorted(np.cumsum(shares), noise.coins(n_records), side="right")

@@ -7,6 +7,7 @@ import numpy as np
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from ._common import MAX_BINS
+from ._mechanisms import NoiseSource
 
 
 class PrivacyLeakWarning(UserWarning):
@@ -40,7 +41,7 @@ PARAMETER_CONSTRAINTS = {
     "feature_bounds": ["array-like", None],
     "categorical_features": ["array-like", StrOptions({"from_dtype"}), None],
     "categories": [dict, None],
-    "random_state": ["random_state", np.random.Generator],
+    "random_state": ["random_state", np.random.Generator, NoiseSource],
     "verbose": ["verbose"],
     "diagnostics": ["boolean"],
     "n_jobs": [Integral, None],
