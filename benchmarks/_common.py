@@ -6,7 +6,17 @@ import json
 import os
 import platform
 import sys
+import warnings
 from pathlib import Path
+
+from dpboost import ReproducibleNoiseWarning
+
+#: Every benchmark seeds numpy's noise so that its tables are reproducible: it opts in here, once,
+#: and says so on stdout and in every result's machine facts.
+NOISE_NOTE = ("noise: numpy's, seeded (reproducible, hence predictable): these models are for "
+              "measurement, NOT for release")
+warnings.filterwarnings("ignore", category=ReproducibleNoiseWarning)
+print(f"[benchmarks] {NOISE_NOTE}", file=sys.stderr)
 
 RESULTS = Path(__file__).resolve().parent / "results"
 SHARED = Path(__file__).resolve().parents[1] / ".." / "shared" / "datasets"
@@ -27,7 +37,7 @@ def machine_facts():
     return {
         "cpu": cpu, "cores": os.cpu_count(), "python": sys.version.split()[0],
         "numpy": numpy.__version__, "numba": numba.__version__, "sklearn": sklearn.__version__,
-        "numba_threads": numba.get_num_threads(),
+        "numba_threads": numba.get_num_threads(), "noise": NOISE_NOTE,
         "OMP_NUM_THREADS": os.environ.get("OMP_NUM_THREADS", ""),
     }
 

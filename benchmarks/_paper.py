@@ -25,8 +25,8 @@ def make_model(data, method, epsilon, seed, **params):
     """Unfitted estimator of ``method`` ("DPBoost", "SEQ", "PARA", "NP", "DP-XGB", "preset")
     for ``data``.
 
-    "preset" is dpboost's ``recommended()`` as shipped (only the data's public inputs and the
-    seed added). "DP-XGB" (not a paper method) is ``recommended()``'s building blocks with the
+    "preset" is dpboost's default estimator as shipped (only the data's public inputs and the
+    seed added). "DP-XGB" (not a paper method) is the default's building blocks with the
     paper's shape (50 trees of depth 6, lambda 0.1): (epsilon, 1e-5)-DP by Renyi accounting,
     every tree on every record, Gaussian leaf statistics; ``params`` override it
     (bench_blocks_grid.py varies its blocks).
@@ -42,7 +42,7 @@ def make_model(data, method, epsilon, seed, **params):
         cls, settings["target_bounds"] = DPGBRegressor, data["target_bounds"]
     else:
         cls, settings["classes"] = DPGBClassifier, [0, 1]
-    return (cls.recommended if method in ("DP-XGB", "preset") else cls)(**settings)
+    return (cls if method in ("DP-XGB", "preset") else cls.dpboost_paper)(**settings)
 
 
 def score(data, model, X_test, y_test):

@@ -45,7 +45,7 @@ def _timed(call):
 
 def _dpboost(epsilon, threads, d):
     # make_classification's features are standard-normal mixtures: +-8 is a public, generous box.
-    return DPGBClassifier(epsilon=epsilon, n_estimators=TREES, max_depth=DEPTH, max_bins=BINS,
+    return DPGBClassifier.dpboost_paper(epsilon=epsilon, n_estimators=TREES, max_depth=DEPTH, max_bins=BINS,
                           feature_bounds=np.tile([-8.0, 8.0], (d, 1)), classes=[0, 1],
                           random_state=0, n_jobs=threads)
 
@@ -169,7 +169,7 @@ def peak_rss_ratios():
     (``ru_maxrss`` would not do: a child inherits its parent's peak across fork and exec)."""
     code = ("import numpy as np; from dpboost import DPGBClassifier; "
             "X = np.random.default_rng(0).standard_normal((1_000_000, 100)); y = X[:, 0] > 0; "
-            "fit = lambda n, t: DPGBClassifier(epsilon=np.inf, n_estimators=t, max_depth=6, "
+            "fit = lambda n, t: DPGBClassifier.dpboost_paper(epsilon=np.inf, n_estimators=t, max_depth=6, "
             f"max_bins={BINS}, feature_bounds=(-8, 8), classes=[0, 1], random_state=0)"
             ".fit(X[:n], y[:n]); fit(1000, 1); "
             "kb = lambda key: int(next(line.split()[1] for line in open('/proc/self/status') "
@@ -187,7 +187,7 @@ def startup_seconds():
     """``import dpboost`` + first fit and predict in a fresh process: empty, then warm cache."""
     code = ("import time; s = time.perf_counter(); import numpy as np; from dpboost import "
             "DPGBClassifier; X = np.random.default_rng(0).normal(size=(1000, 5)); "
-            "m = DPGBClassifier(feature_bounds=(-5, 5), classes=[0, 1], random_state=0)"
+            "m = DPGBClassifier.dpboost_paper(feature_bounds=(-5, 5), classes=[0, 1], random_state=0)"
             ".fit(X, X[:, 0] > 0); m.predict_proba(X); print(time.perf_counter() - s)")
     result = {}
     with tempfile.TemporaryDirectory() as cache:

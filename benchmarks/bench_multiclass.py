@@ -35,11 +35,11 @@ def main():
     bounds = np.array(list(_datasets.BOUNDS["covtype15k"].values()))
     classes = list(range(1, 8))
     methods = {
-        "DPBoost setting": lambda e, s: DPGBClassifier(epsilon=e, feature_bounds=bounds,
+        "DPBoost setting": lambda e, s: DPGBClassifier.dpboost_paper(epsilon=e, feature_bounds=bounds,
                                                        classes=classes, random_state=s),
-        "recommended preset": lambda e, s: DPGBClassifier.recommended(
+        "recommended preset": lambda e, s: DPGBClassifier(
             epsilon=e, feature_bounds=bounds, classes=classes, random_state=s),
-        "recommended preset, one-vs-rest logistic": lambda e, s: DPGBClassifier.recommended(
+        "recommended preset, one-vs-rest logistic": lambda e, s: DPGBClassifier(
             epsilon=e, loss="logistic", feature_bounds=bounds, classes=classes, random_state=s),
         "HGB (non-private)": lambda e, s: HistGradientBoostingClassifier(random_state=s),
     }

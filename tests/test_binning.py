@@ -110,9 +110,9 @@ def test_fitted_ledger_equals_plan_with_sketch(estimator, delta):
               "categorical_features": [2], "categories": {2: [0.0, 1.0]}}
     X[:, 2] = rng.integers(0, 2, size=400)
     if estimator == "classifier":
-        est = DPGBClassifier(classes=[0, 1], **params).fit(X, (X[:, 0] > 1).astype(int))
+        est = DPGBClassifier.dpboost_paper(classes=[0, 1], **params).fit(X, (X[:, 0] > 1).astype(int))
     else:
-        est = DPGBRegressor(target_bounds=(0, 20), **params).fit(X, X[:, 0])
+        est = DPGBRegressor.dpboost_paper(target_bounds=(0, 20), **params).fit(X, X[:, 0])
     plan = plan_budget(epsilon=1.0, n_estimators=4, max_depth=2, learning_rate=0.1,
                        l2_regularization=0.1, budget_allocation="eoe", trees_per_ensemble=50,
                        leaf_clipping=True, delta=delta, sketch_features=2)  # the categorical column is not sketched
@@ -131,8 +131,8 @@ def _skewed_fits(split_candidates, upper):
     params = {"epsilon": 1.0, "feature_bounds": (0, upper), "classes": [0, 1],
               "n_estimators": 20, "max_depth": 2, "split_selection": "exponential",
               "random_state": 0}
-    grid = DPGBClassifier.recommended(split_candidates="uniform", **params).fit(X, y)
-    sketched = DPGBClassifier.recommended(split_candidates=split_candidates, **params).fit(X, y)
+    grid = DPGBClassifier(split_candidates="uniform", **params).fit(X, y)
+    sketched = DPGBClassifier(split_candidates=split_candidates, **params).fit(X, y)
     return grid.score(X, y), sketched, sketched.score(X, y)
 
 
@@ -147,7 +147,7 @@ def test_sketch_puts_candidates_where_the_data_is():
 def test_sketched_model_round_trips_through_json_and_reports_the_sketch():
     rng = np.random.default_rng(4)
     X = rng.exponential(1.0, size=(500, 3))
-    clf = DPGBClassifier(epsilon=2.0, split_candidates="sketch", feature_bounds=(0, 30),
+    clf = DPGBClassifier.dpboost_paper(epsilon=2.0, split_candidates="sketch", feature_bounds=(0, 30),
                          classes=[0, 1], n_estimators=5, max_depth=3, random_state=0)
     clf.fit(X, (X[:, 0] > 1).astype(int))
     loaded = DPGBClassifier.from_json(clf.to_json())
@@ -218,7 +218,7 @@ def test_categorical_splits_fall_between_categories(split_selection):
     rng = np.random.default_rng(6)
     X = np.column_stack([rng.integers(0, 4, 3000), rng.normal(size=3000)]).astype(float)
     y = (X[:, 0] == 2).astype(int)
-    clf = DPGBClassifier(epsilon=2.0, delta=1e-5, leaf_noise="gaussian", n_estimators=20,
+    clf = DPGBClassifier.dpboost_paper(epsilon=2.0, delta=1e-5, leaf_noise="gaussian", n_estimators=20,
                          max_depth=3, budget_allocation="sequential", feature_bounds=(-3, 3),
                          classes=[0, 1], categorical_features=[0],
                          categories={0: [0.0, 1.0, 2.0, 3.0]}, split_selection=split_selection,
@@ -270,10 +270,10 @@ def test_fitted_ledger_equals_plan_with_hessian_sketch(estimator, delta):
               "categorical_features": [2], "categories": {2: [0.0, 1.0]},
               "budget_allocation": "sequential"}
     if estimator == "classifier":
-        est = DPGBClassifier(classes=[0, 1], loss="logistic", **params)
+        est = DPGBClassifier.dpboost_paper(classes=[0, 1], loss="logistic", **params)
         est.fit(X, (X[:, 0] > 1).astype(int))
     else:
-        est = DPGBRegressor(target_bounds=(0, 20), **params).fit(X, X[:, 0])
+        est = DPGBRegressor.dpboost_paper(target_bounds=(0, 20), **params).fit(X, X[:, 0])
     plan = plan_budget(epsilon=1.0, n_estimators=10, max_depth=2, learning_rate=0.1,
                        l2_regularization=0.1, budget_allocation="sequential",
                        trees_per_ensemble=50, leaf_clipping=True, delta=delta,
@@ -304,7 +304,7 @@ def test_hessian_sketched_model_round_trips_through_json():
     rng = np.random.default_rng(8)
     X = rng.exponential(1.0, size=(500, 3))
     X[::9, 1] = np.nan
-    clf = DPGBClassifier.recommended(epsilon=2.0, split_candidates="hessian",
+    clf = DPGBClassifier(epsilon=2.0, split_candidates="hessian",
                                      feature_bounds=(0, 30), classes=[0, 1], n_estimators=10,
                                      max_depth=3, random_state=0)
     clf.fit(X, (X[:, 0] > 1).astype(int))

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from dpboost import DPGBClassifier, DPGBRegressor
-from dpboost._accounting import compose_pure, compose_rdp
+from dpboost._accounting import amplify_pure, compose_pure, compose_rdp, deamplify_pure
 from dpboost._budget import (
     gain_sensitivity,
     leaf_clip_bound,
@@ -46,9 +46,9 @@ def test_fitted_ledger_equals_plan(strategy, epsilon, estimator):
     common = dict(epsilon=epsilon, n_estimators=7, max_depth=2, budget_allocation=strategy,
                   trees_per_ensemble=3, feature_bounds=(-1, 1), random_state=0)
     if estimator == "classifier":
-        est = DPGBClassifier(classes=[0, 1], **common).fit(X, (X[:, 0] > 0).astype(int))
+        est = DPGBClassifier.dpboost_paper(classes=[0, 1], **common).fit(X, (X[:, 0] > 0).astype(int))
     else:
-        est = DPGBRegressor(target_bounds=(-1, 1), **common).fit(X, X[:, 1])
+        est = DPGBRegressor.dpboost_paper(target_bounds=(-1, 1), **common).fit(X, X[:, 1])
     plan = _plan(epsilon=epsilon, n_estimators=7, max_depth=2, budget_allocation=strategy,
                  trees_per_ensemble=3)
     assert est.privacy_ledger_ == plan.entries
@@ -198,10 +198,10 @@ def test_fitted_rdp_ledger_equals_plan(leaf_noise, estimator):
                   budget_allocation="eoe", trees_per_ensemble=3, feature_bounds=(-1, 1),
                   random_state=0)
     if estimator == "classifier":
-        est = DPGBClassifier(classes=[0, 1], loss="logistic", **common)
+        est = DPGBClassifier.dpboost_paper(classes=[0, 1], loss="logistic", **common)
         est.fit(X, (X[:, 0] > 0).astype(int))
     else:
-        est = DPGBRegressor(target_bounds=(-1, 1), **common).fit(X, X[:, 1])
+        est = DPGBRegressor.dpboost_paper(target_bounds=(-1, 1), **common).fit(X, X[:, 1])
     plan = _plan(epsilon=1.5, delta=1e-5, leaf_noise=leaf_noise, n_estimators=7, max_depth=2,
                  trees_per_ensemble=3,
                  hessian_bound=0.25 if estimator == "classifier" else 1.0)
@@ -286,10 +286,10 @@ def test_fitted_ledger_equals_plan_with_subsample(delta, leaf_noise, split_selec
                   budget_allocation="eoe", trees_per_ensemble=3, feature_bounds=(-1, 1),
                   subsample=0.5, split_selection=split_selection, random_state=0)
     if estimator == "classifier":
-        est = DPGBClassifier(classes=[0, 1], loss="logistic", **common)
+        est = DPGBClassifier.dpboost_paper(classes=[0, 1], loss="logistic", **common)
         est.fit(X, (X[:, 0] > 0).astype(int))
     else:
-        est = DPGBRegressor(target_bounds=(-1, 1), **common).fit(X, X[:, 1])
+        est = DPGBRegressor.dpboost_paper(target_bounds=(-1, 1), **common).fit(X, X[:, 1])
     plan = _plan(epsilon=1.5, delta=delta, leaf_noise=leaf_noise, n_estimators=7, max_depth=2,
                  trees_per_ensemble=3, subsample=0.5, split_selection=split_selection,
                  hessian_bound=0.25 if estimator == "classifier" else 1.0)
@@ -308,3 +308,27 @@ def test_sampled_gaussian_planning_does_not_flood_the_log(caplog):
     assert not [r for r in caplog.records if r.name == "absl"]
     assert 1.0 - 1e-3 <= plan.epsilon <= 1.0
     assert logging.getLogger("absl").level == level  # restored
+
+
+@pytest.mark.parametrize("subsample", [1e-320, 1e-12, 0.5])
+@pytest.mark.parametrize("epsilon", [1e-6, 1.0, 800.0, 1e6])
+def test_subsampled_pure_plans_end_without_overflow(subsample, epsilon):
+    # Regression (issue "Safe by default", 4): the planner looped forever at subsample=1e-320
+    # and overflowed at large epsilon. Amplification is computed in log space, the loop is
+    # bounded, and a plan either meets the budget or is refused with a clear error.
+    try:
+        plan = plan_budget(epsilon=epsilon, n_estimators=10, max_depth=3, learning_rate=0.1,
+                           l2_regularization=0.1, budget_allocation="eoe", trees_per_ensemble=5,
+                           leaf_clipping=True, subsample=subsample)
+    except ValueError as error:
+        assert "noise scale" in str(error) or "cannot be planned" in str(error)
+        return
+    assert plan.epsilon <= epsilon and plan.epsilon == pytest.approx(epsilon, rel=1e-9)
+
+
+def test_amplification_round_trip_in_log_space():
+    for epsilon in (1e-9, 0.01, 1.0, 50.0, 700.0, 1e5):
+        for rate in (1e-320, 1e-10, 0.01, 0.5, 1.0):
+            spend = deamplify_pure(epsilon, rate)
+            assert math.isfinite(spend) and spend >= epsilon
+            assert amplify_pure(spend, rate) == pytest.approx(epsilon, rel=1e-12)

@@ -5,11 +5,12 @@ import warnings
 import numpy as np
 import pytest
 
-from dpboost import DPGBClassifier, DPGBRegressor, PrivacyLeakWarning
+from dpboost import DPGBClassifier, DPGBRegressor, PrivacyLeakWarning, ReproducibleNoiseWarning
 
 pd = pytest.importorskip("pandas")
 
 COLOURS = ["red", "green", "blue", "black"]
+SIZES = ["S", "M", "L", "XL"]
 
 
 @pytest.fixture(scope="module")
@@ -28,15 +29,16 @@ def frame():
 def _clf(**kw):
     params = {"epsilon": np.inf, "n_estimators": 20, "max_depth": 3, "classes": [0, 1],
               "feature_bounds": [(0, 1)] * 3, "categorical_features": "from_dtype",
-              "categories": {"colour": COLOURS}, "random_state": 0}
+              "categories": {"colour": COLOURS, "size": SIZES}, "random_state": 0}
     params.update(kw)
-    return DPGBClassifier(**params)
+    return DPGBClassifier.dpboost_paper(**params)
 
 
 def test_public_lists_train_without_warnings_and_learn(frame):
     X, y = frame
     with warnings.catch_warnings():
         warnings.simplefilter("error", PrivacyLeakWarning)
+        warnings.simplefilter("ignore", ReproducibleNoiseWarning)  # seeded on purpose
         clf = _clf().fit(X, y)
     assert list(clf.categories_) == [0, 1]
     assert list(clf.categories_[0]) == COLOURS
@@ -56,9 +58,28 @@ def test_unknown_categories_predict_as_missing(frame):
 
 def test_category_lists_read_from_data_warn(frame):
     X, y = frame
-    with pytest.warns(PrivacyLeakWarning, match="categories .of colour"):
+    with pytest.warns(PrivacyLeakWarning, match="categories .of colour, size"):
         clf = _clf(categories=None).fit(X, y)
     assert sorted(clf.categories_[0]) == sorted(COLOURS)
+
+
+def test_a_pandas_category_dtype_is_not_a_public_list(frame):
+    # pandas builds a category dtype's list from the values (astype("category"),
+    # read_csv(dtype="category")): one added record with a new value would show in categories_,
+    # the JSON and the tree text. Only `categories` is public; the warning is decided from the
+    # schema, so it is the same with or without that record.
+    X, y = frame
+    added = pd.concat([X, pd.DataFrame({"colour": ["red"], "size": ["HIV+ clinic"], "x": [0.5]})],
+                      ignore_index=True)
+    added["size"] = added["size"].astype("category")
+    for data, labels in ((X, y), (added, np.append(y, 1))):
+        with pytest.warns(PrivacyLeakWarning, match=r"categories \(of size\)"):
+            _clf(categories={"colour": COLOURS}).fit(data, labels)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", PrivacyLeakWarning)
+        warnings.simplefilter("ignore", ReproducibleNoiseWarning)  # seeded on purpose
+        clf = _clf().fit(added, np.append(y, 1))
+    assert "HIV+ clinic" not in clf.to_json()
 
 
 def test_grid_and_codes_do_not_depend_on_the_data(frame):
@@ -82,7 +103,7 @@ def test_numpy_object_input_and_regressor():
     codes = rng.choice(["a", "b", "c"], size=500)
     X = np.column_stack([codes, rng.uniform(0, 1, 500)]).astype(object)
     y = np.where(codes == "b", 5.0, 0.0)
-    reg = DPGBRegressor(epsilon=np.inf, n_estimators=10, max_depth=2, feature_bounds=(0, 1),
+    reg = DPGBRegressor.dpboost_paper(epsilon=np.inf, n_estimators=10, max_depth=2, feature_bounds=(0, 1),
                         target_bounds=(0, 5), categorical_features=[0],
                         categories={0: ["a", "b", "c"]}, random_state=0).fit(X, y)
     pred = reg.predict(X)

@@ -19,7 +19,7 @@ def _clf(**kw):
     params = dict(feature_bounds=(-1, 1), classes=[0, 1], n_estimators=6, max_depth=3,
                   random_state=0)
     params.update(kw)
-    return DPGBClassifier(**params)
+    return DPGBClassifier.dpboost_paper(**params)
 
 
 def test_importances_are_released_split_counts(data):
@@ -65,7 +65,7 @@ def test_json_round_trip_identical_predictions(data, kind):
             DPGBClassifier.from_json(est.to_json()).predict_proba(frame), est.predict_proba(frame))
         cls = DPGBClassifier
     else:
-        est = DPGBRegressor(feature_bounds=(-1, 1), target_bounds=(0, 10), n_estimators=6,
+        est = DPGBRegressor.dpboost_paper(feature_bounds=(-1, 1), target_bounds=(0, 10), n_estimators=6,
                             max_depth=3, random_state=0).fit(frame, 5 + 5 * X[:, 0])
         cls = DPGBRegressor
     loaded = cls.from_json(est.to_json())

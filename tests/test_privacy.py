@@ -1,12 +1,13 @@
 """Privacy rules of PRIVACY.md checked on the fitted estimators (not statistical audits)."""
 
 import pickle
+import warnings
 
 import numpy as np
 import pytest
 
 import dpboost._estimators as estimators_module
-from dpboost import DPGBClassifier, DPGBRegressor, LedgerEntry
+from dpboost import DPGBClassifier, DPGBRegressor, LedgerEntry, ReproducibleNoiseWarning
 from dpboost._budget import plan_budget
 
 
@@ -36,7 +37,7 @@ def _fit(X, y, **kw):
     params = dict(feature_bounds=(-1, 1), classes=[0, 1], n_estimators=12, max_depth=3,
                   random_state=0)
     params.update(kw)
-    return DPGBClassifier(**params).fit(X, y)
+    return DPGBClassifier.dpboost_paper(**params).fit(X, y)
 
 
 def test_eoe_trees_of_one_ensemble_see_disjoint_records(data, grown):
@@ -121,9 +122,9 @@ _FITTED_PUBLIC = {"n_features_in_", "feature_bounds_", "categories_", "classes_"
 
 
 @pytest.mark.parametrize("estimator", [
-    DPGBClassifier(feature_bounds=(-1, 1), classes=[0, 1], n_estimators=5, max_depth=2,
+    DPGBClassifier.dpboost_paper(feature_bounds=(-1, 1), classes=[0, 1], n_estimators=5, max_depth=2,
                    random_state=0),
-    DPGBRegressor(feature_bounds=(-1, 1), target_bounds=(-2, 2), n_estimators=5, max_depth=2,
+    DPGBRegressor.dpboost_paper(feature_bounds=(-1, 1), target_bounds=(-2, 2), n_estimators=5, max_depth=2,
                   random_state=0),
 ])
 def test_pickled_model_holds_only_public_and_released_values(data, estimator):
@@ -181,3 +182,44 @@ def test_cyclical_tree_t_splits_on_feature_t_mod_d(data):
     clf = _fit(X, y, split_selection="cyclical")
     for t in range(clf.n_estimators):
         assert (clf._split_feature[t] == t % X.shape[1]).all()
+
+
+@pytest.mark.parametrize("leaf_noise", ["laplace", "average"])
+@pytest.mark.parametrize("budget_allocation", ["sequential", "parallel"])
+def test_a_leaf_released_with_sensitivity_zero_is_the_constant_zero(data, leaf_noise,
+                                                                     budget_allocation):
+    # Regression (issue "Safe by default", 1): with learning_rate=1 every GLC bound after the
+    # first tree is exactly 0; the secure path released the clipped value unnoised, and
+    # clip(v, -0.0, 0.0) kept the sign of the exact leaf sum, visible in the JSON and the text.
+    X, y = data
+    kw = dict(epsilon=1.0, delta=0.0, learning_rate=1.0, budget_allocation=budget_allocation,
+              leaf_noise=leaf_noise, split_selection="exponential", split_candidates="uniform",
+              min_child_weight=0.0, n_estimators=4, max_depth=2, feature_bounds=(-1, 1),
+              classes=[0, 1], loss="square")
+    for random_state in (None, 0):
+        clf = DPGBClassifier(random_state=random_state, **kw).fit(X, y)
+        later = clf._leaf_value[1:]
+        assert (later == 0).all() and not np.signbit(later).any()
+        assert "-0.0" not in clf.to_json() and "value: -0" not in clf.export_text(1)
+
+
+def test_glc_bounds_that_underflow_are_planned_as_constant_leaves():
+    # (1 - 0.9)^position underflows for a few hundred trees: such leaves are the constant 0
+    # (sensitivity 0), never Laplace noise on a subnormal scale.
+    plan = plan_budget(epsilon=1.0, n_estimators=400, max_depth=2, learning_rate=0.9,
+                       l2_regularization=0.1, budget_allocation="sequential",
+                       trees_per_ensemble=50, leaf_clipping=True)
+    sensitivities = [tb.leaf_sensitivity for tb in plan.trees]
+    assert sensitivities[0] > 0 and sensitivities[-1] == 0.0
+    assert all(s == 0.0 or s >= 2 * 2.0**-52 for s in sensitivities)
+
+
+def test_a_seeded_random_state_warns_and_none_does_not(data):
+    X, y = data
+    kw = dict(n_estimators=2, max_depth=2, feature_bounds=(-1, 1), classes=[0, 1])
+    for seed in (0, np.random.default_rng(0)):
+        with pytest.warns(ReproducibleNoiseWarning, match="reproducible"):
+            DPGBClassifier(random_state=seed, **kw).fit(X[:200], y[:200])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ReproducibleNoiseWarning)
+        DPGBClassifier(random_state=None, **kw).fit(X[:200], y[:200])

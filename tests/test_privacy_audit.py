@@ -219,7 +219,7 @@ def _hessian_sketch_pair(monkeypatch, n_features=8):
                         lambda values, **kw: captured.append((values.ravel().copy(), kw)) or values)
     X = np.full((20, n_features), 0.25)
     for data in (X, np.vstack([X, np.full((1, n_features), 0.75)])):
-        DPGBRegressor(epsilon=1.0, delta=GAUSS_DELTA, leaf_noise="gaussian",
+        DPGBRegressor.dpboost_paper(epsilon=1.0, delta=GAUSS_DELTA, leaf_noise="gaussian",
                       split_candidates="hessian", n_estimators=1, max_depth=1,
                       budget_allocation="sequential", feature_bounds=(0, 1),
                       target_bounds=(0, 1), random_state=0).fit(data, np.zeros(len(data)))
@@ -366,7 +366,7 @@ N_FIT = 20_000
 def _fit_ids(X, y, seed):
     out = np.empty(N_FIT, dtype=np.int64)
     for r in range(N_FIT):
-        reg = DPGBRegressor(epsilon=1.0, n_estimators=3, max_depth=1, learning_rate=1.0,
+        reg = DPGBRegressor.dpboost_paper(epsilon=1.0, n_estimators=3, max_depth=1, learning_rate=1.0,
                             budget_allocation="sequential", feature_bounds=(0, 1),
                             target_bounds=(-1, 1), max_bins=4, random_state=seed * 1_000_003 + r)
         out[r] = np.digitize(reg.fit(X, y).predict([[1.0, 1.0]])[0], np.linspace(-3, 3, 13))

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 from sklearn.metrics import roc_auc_score
 
-from dpboost import DPGBClassifier, PrivacyLeakWarning
+from dpboost import DPGBClassifier, PrivacyLeakWarning, ReproducibleNoiseWarning
 from dpboost.__main__ import main as cli
 from dpboost._datasets import NA_VALUES, SCHEMAS, estimator_params, load_encoded
 
@@ -45,9 +45,10 @@ def test_trains_from_read_csv_with_public_inputs_only(name, columns, n_categoric
     assert len(params["categorical_features"]) == n_categorical
     with warnings.catch_warnings():
         warnings.simplefilter("error", PrivacyLeakWarning)
+        warnings.simplefilter("ignore", ReproducibleNoiseWarning)  # seeded on purpose
         # ten trees are too few for the preset's random splits: the exponential mechanism
         # (seeds 0, 1: Adult accuracy 0.847, 0.849; Diabetes ROC AUC 0.622, 0.621)
-        clf = DPGBClassifier.recommended(epsilon=8.0, n_estimators=10, max_depth=3,
+        clf = DPGBClassifier(epsilon=8.0, n_estimators=10, max_depth=3,
                                          split_selection="exponential", random_state=0,
                                          **params).fit(X, y)
     proba = clf.predict_proba(X_test)
@@ -73,9 +74,9 @@ def test_encoded_matrix_gives_the_dataframe_model():
     # the matrix's categorical columns, declared with their codes as the public lists
     codes = {names.index(c): np.arange(len(v), dtype=float)
              for c, v in params["categories"].items()}
-    numeric = DPGBClassifier(feature_bounds=bounds, categorical_features=list(codes),
+    numeric = DPGBClassifier.dpboost_paper(feature_bounds=bounds, categorical_features=list(codes),
                              categories=codes, **common).fit(X, y)
-    frame_model = DPGBClassifier(**params, **common).fit(frame, y_frame)
+    frame_model = DPGBClassifier.dpboost_paper(**params, **common).fit(frame, y_frame)
     np.testing.assert_array_equal(numeric.predict_proba(X_test),
                                   frame_model.predict_proba(test_frame))
 
@@ -90,13 +91,14 @@ def test_schema_rejects_columns_without_public_inputs():
 def test_demo_runs_end_to_end(dataset, capsys):
     with warnings.catch_warnings():
         warnings.simplefilter("error", PrivacyLeakWarning)
+        warnings.simplefilter("ignore", ReproducibleNoiseWarning)  # seeded on purpose
         assert cli(["demo", "--dataset", dataset, "--shared", str(SHARED), "--n-estimators", "3",
                     "--max-depth", "3", "--epsilons", "1"]) == 0
     out = capsys.readouterr().out
     assert f"dataset: {dataset}" in out and "read with pd.read_csv" in out
     rows = [line.split() for line in out.splitlines()
-            if line.split()[:1] in (["paper"], ["recommended"])]
-    assert [(r[0], float(r[1])) for r in rows] == [("paper", 1.0), ("recommended", 1.0)]
+            if line.split()[:1] in (["paper"], ["default"])]
+    assert [(r[0], float(r[1])) for r in rows] == [("default", 1.0), ("paper", 1.0)]
     assert all(0 <= float(r[3]) <= 1 and 0 <= float(r[4]) <= 1 for r in rows)
 
 

@@ -2,7 +2,8 @@
 
 from ._accounting import LedgerEntry
 from ._estimators import DPGBClassifier, DPGBRegressor
-from ._validation import PrivacyLeakWarning
+from ._validation import PrivacyLeakWarning, ReproducibleNoiseWarning
 
-__all__ = ["DPGBClassifier", "DPGBRegressor", "LedgerEntry", "PrivacyLeakWarning"]
+__all__ = ["DPGBClassifier", "DPGBRegressor", "LedgerEntry", "PrivacyLeakWarning",
+           "ReproducibleNoiseWarning"]
 __version__ = "0.1.0"

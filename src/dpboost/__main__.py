@@ -22,8 +22,8 @@ def main(argv=None):
     demo.add_argument("--epsilons", default="0.5,1,2,4,8,inf",
                       help="comma-separated budgets; inf = non-private (default: %(default)s)")
     demo.add_argument("--n-estimators", type=int, default=None,
-                      help="trees of both settings (default: each setting's own, 50 for the "
-                           "paper, 100 for the recommended preset)")
+                      help="trees of both settings (default: each setting's own, 100 for the "
+                           "default estimator, 50 for the paper's setting)")
     demo.add_argument("--max-depth", type=int, default=None,
                       help="depth of both settings (default: each setting's own, 6)")
     demo.add_argument("--random-state", type=int, default=0)

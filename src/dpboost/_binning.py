@@ -277,7 +277,8 @@ def resolve_categorical(X, categorical_features, categories):
         ``"from_dtype"`` (the DataFrame's ``category`` columns, and its string columns).
     categories : None or dict
         Public category list per column (key: column name or index). A ``category`` column
-        without an entry takes its dtype's declared categories (public by declaration).
+        without an entry takes its dtype's categories, but is reported in ``from_data``: pandas
+        reads them off the values unless they were declared, which the code cannot tell.
 
     Returns
     -------
@@ -326,7 +327,10 @@ def resolve_categorical(X, categorical_features, categories):
         if j in given:
             values = list(given[j])
         elif str(getattr(column, "dtype", "")) == "category":
+            # pandas builds a category dtype's list from the values unless the user declared
+            # it, and the code cannot tell which: only ``categories`` counts as public.
             values = list(column.cat.categories)
+            from_data.append(str(columns[j]))
         else:
             values = sorted({v for v in column if v == v and v is not None}, key=str)
             from_data.append(str(columns[j]))

@@ -1,8 +1,9 @@
 """Public schemas of the shared Adult and Diabetes130US files, and their path from ``pd.read_csv``.
 
 A schema holds what a data holder can know without reading the records: the numeric columns' bounds
-and the categorical columns' category lists, taken from each dataset's published documentation,
-never computed from the files. With them, a DataFrame read by ``pd.read_csv`` (string columns, NaN
+and the categorical columns' category lists, taken from each dataset's published documentation
+(a bound no documentation gives is a round, generous choice, its reason written beside it), never
+computed from the files. With them, a DataFrame read by ``pd.read_csv`` (string columns, NaN
 and all) goes straight to ``DPGBClassifier`` without a :class:`PrivacyLeakWarning`.
 
 Missing values. The shared files store them as empty fields (their README); the UCI originals write
@@ -40,16 +41,34 @@ class Schema:
     categories: dict
 
 
-#: Adult's numeric ranges. age, education_num, hours_per_week: the value ranges documented for the
-#: 1994 Current Population Survey extract (UCI adult.names); capital_gain is top-coded at 99999 by the
-#: census; capital_loss's documented maximum is 4356; fnlwgt is a census sampling weight, bounded
-#: here generously by 1.5 million.
+#: Adult's numeric ranges. Each bound is documented or, where no documentation gives one, a round
+#: generous choice with its reason; none is read from the files (tests/test_datasets_schema.py checks
+#: that no bound sits on a data extreme unless it is a documented code range or top-code). Sources:
+#: UCI adult.names (extraction conditions AAGE>16, AGI>100, AFNLWGT>1, HRSWK>0) and the March 1994
+#: Current Population Survey (CPS) the records were extracted from.
 _ADULT_BOUNDS = {
+    # adult.names, extraction condition AAGE>16 (17 and over); the CPS top-codes age at 90
+    # (IPUMS-CPS, unharmonized age UH_AGE_B3: "top coded at 90 for July 1985-December 2002").
     "age": (17.0, 90.0),
-    "fnlwgt": (0.0, 1_500_000.0),
+    # The CPS final weight A_FNLWGT, in hundredths of a person (2 implied decimal places), positive
+    # (adult.names, AFNLWGT>1); no documented maximum. A round 2,000,000 (20,000 persons a record)
+    # is over ten times the average weight (US population / persons in the March CPS, about 260
+    # million / 150,000 = 1,700).
+    "fnlwgt": (0.0, 2_000_000.0),
+    # The 16 education values of adult.names, numbered 1 (Preschool) to 16 (Doctorate): the CPS
+    # educational-attainment codes A-HGA 31-46 (their 1992 revision) minus 30.
     "education_num": (1.0, 16.0),
+    # Tax-model amounts of the March CPS, not negative: net gain and net loss are separate fields,
+    # one of them always zero (IPUMS-CPS, CAPGAIN and CAPLOSS). The capital-gain field has five
+    # digits and is top-coded (IPUMS-CPS, CAPGAIN); 99,999 is its largest value.
     "capital_gain": (0.0, 99_999.0),
-    "capital_loss": (0.0, 4_356.0),
+    # No documented maximum below the field's five digits (IPUMS-CPS, CAPLOSS). A round 10,000,
+    # over three times the $3,000 yearly limit on net capital loss deductible from other income
+    # (26 U.S.C. 1211(b)); larger losses are clipped. (It was 4,356: the training file's maximum.)
+    "capital_loss": (0.0, 10_000.0),
+    # adult.names, extraction condition HRSWK>0 (whole hours, so 1 and over); the March CPS
+    # top-codes hours worked last week at 99 (IPUMS-CPS, AHRSWORKT: "the top-code in the ...
+    # 1968-2014 ASEC samples is 99").
     "hours_per_week": (1.0, 99.0),
 }
 
@@ -107,22 +126,29 @@ _DIABETES_DRUGS = [
     "glipizide-metformin", "glimepiride-pioglitazone", "metformin-rosiglitazone",
     "metformin-pioglitazone"]
 
-#: Diabetes130US's numeric ranges (Strack et al. 2014, Table 1 and Sec. 2.2). time_in_hospital: an
-#: inclusion criterion of the data set is a stay of 1 to 14 days. The other counts have no
-#: documented maximum; the bounds below are generous public choices, and larger values are clipped:
-#: num_lab_procedures about ten tests a day over the longest (14-day) stay; num_procedures and
-#: num_medications generous caps for one encounter; number_outpatient / _emergency / _inpatient
-#: (visits in the preceding year) [0, 32), which at the default 32 bins gives every count from 0
-#: to 31 its own bin; number_diagnoses 25, the most diagnosis codes an electronic US hospital claim
-#: (837I) carries.
+#: Diabetes130US's numeric ranges. Strack et al. (2014, Table 1) describe each count but give no
+#: range; the one documented range is the stay's, an extraction criterion. Every other bound is a
+#: round generous choice with its reason, none read from the file; larger values are clipped.
 _DIABETES_BOUNDS = {
+    # "Integer number of days between admission and discharge" (Table 1); extraction criterion
+    # (3): "the length of stay was at least 1 day and at most 14 days" (Strack et al. 2014, Sec.
+    # 2; UCI dataset page, "Additional Information").
     "time_in_hospital": (1.0, 14.0),
+    # Lab tests during the encounter (Table 1), at least one by extraction criterion (4); 0 kept
+    # as the counts' natural floor. 150: about ten tests a day over the longest (14-day) stay.
     "num_lab_procedures": (0.0, 150.0),
+    # Procedures other than lab tests during the encounter (Table 1): a generous round 10.
     "num_procedures": (0.0, 10.0),
+    # Distinct generic drug names given during the encounter (Table 1), at least one by
+    # extraction criterion (5); 0 kept as the counts' floor. A generous round 100.
     "num_medications": (0.0, 100.0),
+    # Outpatient, emergency and inpatient visits in the year before the encounter (Table 1):
+    # [0, 32), which at the default 32 bins gives every count from 0 to 31 its own bin.
     "number_outpatient": (0.0, 32.0),
     "number_emergency": (0.0, 32.0),
     "number_inpatient": (0.0, 32.0),
+    # Diagnoses entered to the system (Table 1): 25, the most diagnosis codes an electronic US
+    # hospital claim (ASC X12 837I) carries, a principal and 24 others.
     "number_diagnoses": (0.0, 25.0),
 }
 

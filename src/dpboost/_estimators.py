@@ -1,7 +1,6 @@
 """scikit-learn estimators: validation, ``random_state`` to one Generator, the boosting loop."""
 
 import math
-import time
 import warnings
 from contextlib import contextmanager
 
@@ -10,7 +9,12 @@ import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin, _fit_context
 from sklearn.utils._param_validation import StrOptions
 from sklearn.utils.multiclass import check_classification_targets
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import (
+    check_consistent_length,
+    check_is_fitted,
+    column_or_1d,
+    validate_data,
+)
 
 from ._accounting import PrivacyLedger
 from ._binning import (
@@ -59,7 +63,11 @@ from ._validation import (
     check_n_jobs,
     check_target_bounds,
     data_dependent,
+    float_cells,
+    label_codes,
+    numeric_cells,
     warn_diagnostics,
+    warn_reproducible_noise,
 )
 
 _PARAMETERS_DOC = """
@@ -70,14 +78,14 @@ _PARAMETERS_DOC = """
         epsilon-DP with ``delta=0``, (epsilon, delta)-DP otherwise. ``np.inf`` trains the
         non-private NP baseline through the same code: argmax splits, exact leaves, every tree on
         every record, no gradient filtering or leaf clipping.
-    delta : float, default=0.0
+    delta : float, default=1e-5
         In [0, 1). ``0``: pure DP, DPBoost's accounting (eps / 2 to the levels, eps / 2 to the
         leaves of each tree). ``> 0``: Renyi-DP accounting (Mironov 2017) with Google's
         dp-accounting, converted to (epsilon, delta): the exponential mechanism counts as
         eps^2/8-zCDP (bounded range, Cesar & Rogers 2021), each tree gets the same zCDP budget,
         70 % to the splits and 30 % to the leaves (DP-XGB), calibrated by bisection so the total
         is within 1e-3 below ``epsilon``. Choose it public and well below 1 / n_samples.
-    leaf_noise : {"laplace", "gaussian", "average"}, default="laplace"
+    leaf_noise : {"laplace", "gaussian", "average"}, default="gaussian"
         ``"laplace"``: the clipped leaf value with Laplace noise (DPBoost). ``"gaussian"``: the
         leaf's gradient and Hessian sums with Gaussian noise of L2 sensitivity ``sqrt(g*^2 + h*^2)``
         and the Newton leaf ``-G~ / max(H~ + lambda, lambda)`` clipped to ``+-g*/h*`` (DP-XGB);
@@ -86,11 +94,15 @@ _PARAMETERS_DOC = """
         the noisy average ``-G~ / max(n~ + lambda, 1 + lambda)`` (DP-XGBoost's noisy average);
         with ``leaf_clipping`` the released value is clipped to GLC's bound, otherwise to g*.
         Its noise on the leaf value shrinks with the leaf's size, unlike ``"laplace"``'s.
-    min_child_weight : float, default=0.0
+    min_child_weight : float or "auto", default="auto"
         A leaf whose released weight (noisy Hessian sum with ``"gaussian"``, noisy count with
         ``"average"``) is below it gets the value 0. Decided on released values only, so it costs
         nothing more; it never removes a split candidate (PRIVACY.md rule 2), unlike XGBoost's.
-        Needs ``leaf_noise`` "gaussian" or "average".
+        A number > 0 needs ``leaf_noise`` "gaussian" or "average". ``"auto"``, resolved at each
+        ``fit`` from that fit's epsilon (so ``set_params(epsilon=...)`` and searches over epsilon
+        stay consistent): the released weight of about 200 / epsilon records (``200 h* /
+        epsilon`` with Gaussian leaves, h* the loss's Hessian bound; ``200 / epsilon`` with
+        ``"average"``), 0 with Laplace leaves or ``epsilon=inf``.
     subsample : float, default=1.0
         Each tree is grown on a Poisson sample of its records, each kept with probability
         ``subsample`` in (0, 1] (XGBoost's name). Pure DP: the tree may spend
@@ -98,14 +110,14 @@ _PARAMETERS_DOC = """
         by subsampling, Balle et al. 2018; PRIVACY.md). With ``delta > 0`` trees whose releases
         are all Gaussian (``split_selection="random"``, ``leaf_noise="gaussian"``) are accounted
         as Poisson-sampled Gaussian mechanisms; other trees get no amplification.
-    split_selection : {"exponential", "cyclical", "random"}, default="exponential"
+    split_selection : {"exponential", "cyclical", "random"}, default="random"
         ``"exponential"``: each node picks among every (feature, bin, missing side) candidate
         with the exponential mechanism (DPBoost). ``"cyclical"``: the same, among the candidates
         of feature ``t mod n_features`` only, for tree t of each output (DP-XGB). ``"random"``: a
         uniformly random feature, then a uniformly random candidate of it, independent of the
         data, so the whole budget goes to the leaves (DP-TR "random boosting", Maddock et al.
         2022).
-    split_candidates : {"uniform", "sketch", "hessian"}, default="uniform"
+    split_candidates : {"uniform", "sketch", "hessian"}, default="hessian"
         Where the ``max_bins - 1`` thresholds of each numeric feature lie. ``"uniform"``: the
         equal-width grid inside ``feature_bounds``, free. ``"sketch"``: quantiles of a private
         histogram (DP-XGBoost, Grislain & Gonzalvez 2021): the counts of every numeric feature
@@ -124,14 +136,15 @@ _PARAMETERS_DOC = """
         released Hessian weight (mixed with 10 % uniform mass; fewer where one fine bin holds
         more than a quantile). Categorical features keep their codes, and with any setting a
         node chooses only among the boundaries between two categories.
-    n_estimators : int, default=50
+    n_estimators : int, default=100
         Number of trees T, >= 1.
     max_depth : int, default=6
         Depth of every tree, in [1, 10]. Trees are complete: every node splits (PRIVACY.md rule 3).
-    learning_rate : float, default=0.1
-        Shrinkage eta in (0, 1]. It is also the ratio of geometric leaf clipping and of the EoE
+    learning_rate : float, default=0.3 (classifier), 0.1 (regressor)
+        Shrinkage eta in (0, 1]. The regressor's is lower because its leaf noise goes straight
+        into the RMSE (``bench_blocks_grid.py --candidates``). It is also the ratio of geometric leaf clipping and of the EoE
         record shares (Li et al. 2020, Sec. 3).
-    l2_regularization : float, default=0.1
+    l2_regularization : float, default=1.0
         lambda >= 0 in the gain (Eq. 3) and the leaf value (Eq. 4).
     max_bins : int, default=32
         Number of equal-width bins per feature inside ``feature_bounds``, in [2, 255]; each node
@@ -140,7 +153,7 @@ _PARAMETERS_DOC = """
         feature of the sketch's 255-bin grid).
     trees_per_ensemble : int, default=50
         T_e, the trees of one EoE ensemble (used by ``budget_allocation="eoe"``).
-    budget_allocation : {"eoe", "sequential", "parallel"}, default="eoe"
+    budget_allocation : {"eoe", "sequential", "parallel"}, default="sequential"
         ``"eoe"``: DPBoost's Ensemble of Ensembles (Algorithm 2): ``ceil(T / T_e)`` ensembles
         composed sequentially with ``epsilon / N_e`` each; the trees of one ensemble see disjoint
         records (each record drawn independently to position t_e with probability
@@ -170,12 +183,15 @@ _PARAMETERS_DOC = """
         one has its list read from the data, with a :class:`PrivacyLeakWarning`.
     {extra}
     random_state : int, numpy.random.Generator or None, default=None
-        Source of all randomness of ``fit``. None (recommended for real releases): OpenDP's exact
-        samplers with the operating system's randomness, safe against floating-point attacks
-        (Mironov 2012). An integer or Generator: numpy floating-point noise, reproducible and
-        therefore predictable, for experiments only.
+        Source of all randomness of ``fit``. None (for every release): OpenDP's exact samplers
+        with the operating system's randomness, safe against floating-point attacks (Mironov
+        2012). An integer or Generator: numpy floating-point noise, reproducible and therefore
+        predictable, for experiments only; ``fit`` emits a :class:`ReproducibleNoiseWarning`
+        (filter it to opt in). A ``NoiseSource`` instance (``dpboost._mechanisms``) is used as
+        it is.
     verbose : int, default=0
-        With ``verbose >= 1``, print one line per ensemble: trees done, epsilon spent, seconds.
+        With ``verbose >= 1``, print one line per composition group (ensemble, or tree): trees
+        done and epsilon spent, both fixed by the plan (no wall-clock time, which tracks n).
     diagnostics : bool, default=False
         Store ``filtered_fraction_``, the exact GDF filtered fraction per tree. It is a statistic
         of the private data and is not differentially private: it emits a PrivacyLeakWarning.
@@ -262,14 +278,22 @@ class _BaseDPGB(BaseEstimator):
             Invalid parameter, non-finite input, bounds of the wrong shape or with
             ``lower >= upper``, labels outside ``classes``; always before any noise is drawn.
         """
-        check_mechanisms(self.leaf_noise, self.delta, self.l2_regularization,
-                         self.min_child_weight)
+        warn_reproducible_noise(self.random_state)
+        min_child_weight = self._min_child_weight()
+        check_mechanisms(self.leaf_noise, self.delta, self.l2_regularization, min_child_weight)
         lists, from_data = resolve_categorical(X, self.categorical_features, self.categories)
         if from_data:
             data_dependent("categories (of " + ", ".join(from_data) + ")", None)
-        X, y = validate_data(self, encode_categorical(X, lists), y, dtype=np.float64,
-                             ensure_all_finite=False, y_numeric=isinstance(self, RegressorMixin))
-        y_scaled, target_attributes = self._encode_target(y)
+        # An empty training set is a dataset like any other (its neighbour holds one record):
+        # fit releases noise only, never raises for it.
+        X = validate_data(self, numeric_cells(encode_categorical(X, lists), lists),
+                          dtype=np.float64, ensure_all_finite=False, ensure_min_samples=0)
+        y = column_or_1d(y, warn=True)
+        check_consistent_length(X, y)
+        # Records outside the data domain (a label outside the public classes, a missing
+        # target) are left out, each by its own value: a per-record decision.
+        keep, y_scaled, target_attributes = self._encode_target(y)
+        X = X[keep]
         numeric = np.setdiff1d(np.arange(X.shape[1]), list(lists))
         # The whole budget is fixed from public inputs (hyper-parameters, the number of
         # one-vs-rest outputs from the classes, which columns are numeric) before X is binned or
@@ -281,7 +305,7 @@ class _BaseDPGB(BaseEstimator):
             budget_allocation=self.budget_allocation,
             trees_per_ensemble=self.trees_per_ensemble, leaf_clipping=self.leaf_clipping,
             n_outputs=y_scaled.shape[1], delta=float(self.delta), leaf_noise=self.leaf_noise,
-            hessian_bound=1.0 if self._loss == "square" else 0.25,
+            hessian_bound=self._hessian_bound(),
             split_selection=self.split_selection, subsample=float(self.subsample),
             sketch_features=numeric.size if self.split_candidates == "sketch" else 0,
             hessian_sketch_features=numeric.size if self.split_candidates == "hessian" else 0,
@@ -297,6 +321,14 @@ class _BaseDPGB(BaseEstimator):
             bounds = np.column_stack([lower, upper])
             if numeric.size:
                 bounds = data_dependent("feature_bounds", bounds)
+            with np.errstate(over="ignore", divide="ignore"):
+                width = upper - lower
+                wide = np.flatnonzero(~np.isfinite(width) | ~np.isfinite(1.0 / width))
+            if wide.size:
+                # Read off the data: the message must not quote them.
+                raise ValueError(f"feature_bounds read from the data for column {wide[0]} do "
+                                 "not span a finite, normal positive width; pass public "
+                                 "feature_bounds.")
         else:
             bounds = check_feature_bounds(self.feature_bounds, X.shape[1]).copy()
         for j, values in lists.items():
@@ -320,7 +352,8 @@ class _BaseDPGB(BaseEstimator):
                                              noise, ledger)
             candidates = _initial_candidates(binner, X.shape[1], lists)
             model, filtered = self._boost(binner.transform(X, order="F"), binner.max_bins,
-                                          y_scaled, plan, noise, ledger, candidates, numeric)
+                                          y_scaled, plan, noise, ledger, candidates, numeric,
+                                          min_child_weight)
 
         # Fitted attributes are set only now: a fit that raised leaves nothing half-fitted.
         for name, value in target_attributes.items():
@@ -379,7 +412,8 @@ class _BaseDPGB(BaseEstimator):
         return np.sort(np.concatenate(
             kept + [f * (n_bins - 1) + b for f, b in zip(numeric, boundaries)]))
 
-    def _boost(self, X_binned, n_bins, y_scaled, plan, noise, ledger, candidates, numeric):
+    def _boost(self, X_binned, n_bins, y_scaled, plan, noise, ledger, candidates, numeric,
+               min_child_weight):
         n_samples = X_binned.shape[0]
         n_trees, depth = len(plan.trees), self.max_depth
         split_feature = np.empty((n_trees, 2**depth - 1), dtype=np.int32)
@@ -401,7 +435,6 @@ class _BaseDPGB(BaseEstimator):
         position_of_record = {}  # per output: the EoE partition of its current ensemble
         candidates_of = [candidates] * raw.shape[0]  # per output: the Hessian sketch's
         n_rounds = len(plan.hessian_sketch_trees)
-        start = time.perf_counter()
 
         for i, tb in enumerate(order):
             if plan.record_shares is not None and (tb.position == 0
@@ -444,7 +477,7 @@ class _BaseDPGB(BaseEstimator):
                                 hessians=None if hessians is None else hessians[indices],
                                 feature=t % X_binned.shape[1]
                                 if self.split_selection == "cyclical" else None,
-                                min_child_weight=float(self.min_child_weight),
+                                min_child_weight=min_child_weight,
                                 candidates=candidates_of[tb.output])
             split_feature[tb.tree], split_bin[tb.tree], missing_left[tb.tree] = f, b, m
             leaf_value[tb.tree] = v * self.learning_rate
@@ -453,8 +486,9 @@ class _BaseDPGB(BaseEstimator):
                            n_bins, leaf_value[one], raw[tb.output])
             last_of_group = i + 1 == n_trees or order[i + 1].group != tb.group
             if self.verbose and last_of_group:
+                # Counts and the planned spend only: wall-clock time would track n.
                 print(f"[dpboost] {tb.tree + 1}/{n_trees} trees, epsilon spent "
-                      f"{ledger.epsilon(float(self.delta)):.4g}, {time.perf_counter() - start:.2f} s")
+                      f"{ledger.epsilon(float(self.delta)):.4g}")
         # the ledger in the plan's order (tree by tree), whatever the growing order
         ledger.entries.sort(key=lambda e: (e.tree, e.level))
         return (split_feature, split_bin, missing_left, leaf_value), filtered
@@ -529,58 +563,63 @@ class _BaseDPGB(BaseEstimator):
         return model_from_json(cls, text)
 
     @classmethod
-    def recommended(cls, *, epsilon=1.0, delta=1e-5, **params):
-        """The (epsilon, delta)-DP preset that ranked best in dpboost's benchmarks.
+    def dpboost_paper(cls, *, epsilon=1.0, **params):
+        """DPBoost's setting (Li et al., AAAI 2020), as the paper specifies it.
 
-        Renyi accounting with ``delta``, every tree on every record
-        (``budget_allocation="sequential"``), data-independent random splits (DP-TR "random
-        boosting", Maddock et al. 2022) among the candidates of DP-TR's adaptive Hessian sketch
-        (``split_candidates="hessian"``, 10 % of the budget), so the rest goes to Gaussian leaf
-        statistics with Newton leaves (DP-XGB), 100 trees of depth 6, ``l2_regularization=1``,
-        and ``min_child_weight = 200 h* / epsilon`` (h* the loss's Hessian bound: a leaf needs
-        the released Hessian of about 200 / epsilon records, else it is 0; free
-        post-processing). The classifier uses the logistic loss (the multinomial one for K > 2
-        classes) at learning rate 0.3, the regressor the square loss at 0.1 (0.3 amplifies the
-        leaf noise straight into the RMSE). In ``benchmarks/bench_blocks_grid.py --candidates``
-        (9 datasets, epsilon 0.5 / 1 / 4, delta 1e-5, 18 candidates) the same without the sketch
-        ranks 4.3 (classification) and 2.8 (regression) on average and beats the previous
-        preset (exponential splits, 50 trees) in all 27 cells; the sketch improves 6 of the 9
-        regression cells and 9 of the 18 classification cells (it costs most at epsilon 0.5 and
-        on small data: higgs7500 -0.02 AUC), and 4 of the 5 datasets of DP-XGB's Table 1 at
-        epsilon 1 (up to +0.015 AUC; ``bench_table1.py``). At epsilon 1 Adult's test ROC AUC is
-        about 0.898 (DPBoost's setting: 0.535). The threshold is tuned for 100 trees: with many
-        more, the leaf noise grows and a larger ``min_child_weight`` may help.
+        Pure epsilon-DP (``delta=0``), the square loss, gradient-based data filtering and
+        geometric leaf clipping, the Ensemble of Ensembles (50 trees per ensemble), splits by
+        the exponential mechanism over every candidate of a 32-bin equal-width grid, Laplace
+        leaves, 50 trees of depth 6, learning rate 0.1, lambda 0.1. It is the setting of the
+        paper's experiments (``benchmarks/``), not the best one: on Adult at epsilon 1 its test
+        error is about 0.36, worse than the majority class's 0.236; the default constructor
+        (0.15) is dpboost's best configuration.
 
         Parameters
         ----------
         epsilon : float, default=1.0
-        delta : float, default=1e-5
-            Must be public and well below 1 / n_samples.
         **params
-            Any other parameter (``feature_bounds``, ``classes`` / ``target_bounds``,
-            ``categorical_features``, ...), or an override of the preset's.
+            Any other parameter (``feature_bounds``, ``classes`` / ``target_bounds``, ...), or
+            an override of the setting's.
 
         Returns
         -------
         estimator : unfitted instance of this class
         """
-        classifier = "loss" in cls._parameter_constraints
-        hessian_bound = 0.25 if classifier else 1.0
-        preset = {"epsilon": epsilon, "delta": delta, "budget_allocation": "sequential",
-                  "leaf_noise": "gaussian", "split_selection": "random",
-                  "split_candidates": "hessian", "n_estimators": 100,
-                  "max_depth": 6, "l2_regularization": 1.0,
-                  "learning_rate": 0.3 if classifier else 0.1,
-                  "min_child_weight": 200.0 * hessian_bound / epsilon}
-        if classifier:
-            preset["loss"] = "softmax"
-        return cls(**{**preset, **params})
+        setting = {"delta": 0.0, "n_estimators": 50, "max_depth": 6, "learning_rate": 0.1,
+                   "l2_regularization": 0.1, "max_bins": 32, "trees_per_ensemble": 50,
+                   "budget_allocation": "eoe", "gradient_filtering": True,
+                   "leaf_clipping": True, "leaf_noise": "laplace", "min_child_weight": 0.0,
+                   "subsample": 1.0, "split_selection": "exponential",
+                   "split_candidates": "uniform"}
+        if "loss" in cls._parameter_constraints:
+            setting["loss"] = "square"
+        return cls(**{**setting, "epsilon": epsilon, **params})
+
+    def _hessian_bound(self):
+        """h*, the bound on one record's Hessian: 1 for the square loss, 1/4 for the others."""
+        return 1.0 if self._loss == "square" else 0.25
+
+    def _min_child_weight(self):
+        """``min_child_weight`` with ``"auto"`` resolved for this fit's epsilon.
+
+        ``"auto"``: the released weight of about 200 / epsilon records, i.e. ``200 h* /
+        epsilon`` with Gaussian leaves (their weight is a Hessian sum) and ``200 / epsilon``
+        with ``"average"`` leaves (a count); 0 with Laplace leaves, which release no weight,
+        and without noise. Tuned for 100 trees in ``bench_blocks_grid.py --candidates``.
+        """
+        if self.min_child_weight != "auto":
+            return float(self.min_child_weight)
+        if self.leaf_noise == "laplace" or not math.isfinite(self.epsilon):
+            return 0.0
+        per_record = self._hessian_bound() if self.leaf_noise == "gaussian" else 1.0
+        return 200.0 * per_record / float(self.epsilon)
 
     def _prediction_inputs(self, X):
         """Binned ``X`` and a zero score buffer of shape (n_outputs, n_samples)."""
         check_is_fitted(self)
-        X = validate_data(self, encode_categorical(X, self.categories_), dtype=np.float64,
-                          ensure_all_finite=False, reset=False)
+        X = validate_data(self, numeric_cells(encode_categorical(X, self.categories_),
+                                              self.categories_),
+                          dtype=np.float64, ensure_all_finite=False, reset=False)
         X_binned = self._binner.transform(X, order="C")
         n_outputs = self._split_feature.shape[0] // self.n_estimators
         return X_binned, np.zeros((n_outputs, X_binned.shape[0]))
@@ -633,17 +672,21 @@ def _numba_threads(n_threads):
 
 
 class DPGBClassifier(ClassifierMixin, _BaseDPGB):
-    __doc__ = ("""Differentially private gradient-boosted trees for classification (DPBoost).
+    __doc__ = ("""Differentially private gradient-boosted trees for classification.
 
-    Square loss on labels encoded as -1 / +1 (Li et al. 2020), exponential-mechanism splits on a
-    public equal-width grid, Laplace leaves with geometric leaf clipping, gradient-based data
-    filtering and the Ensemble-of-Ensembles budget allocation. ``fit`` is ``epsilon``-DP with
-    respect to the training records given public ``feature_bounds``, ``classes`` and
-    hyper-parameters. With K > 2 classes, K one-vs-rest ensembles of ``n_estimators`` trees each
-    are trained on all records with ``epsilon / K`` each (sequential composition).
+    The defaults are dpboost's best configuration in its benchmarks (``benchmarks/README.md``):
+    (epsilon, delta)-DP by Renyi accounting, every tree on every record, data-independent random
+    splits (DP-TR, Maddock et al. 2022) among the candidates of DP-TR's adaptive Hessian sketch
+    (10 % of the budget), Gaussian leaf statistics with Newton leaves (DP-XGB), 100 trees of
+    depth 6, the logistic loss (multinomial for K > 2 classes), learning rate 0.3, lambda 1 and
+    ``min_child_weight="auto"``. :meth:`dpboost_paper` gives DPBoost's setting (Li et al. 2020).
+    ``fit`` is (``epsilon``, ``delta``)-DP (pure epsilon-DP with ``delta=0``) with respect to
+    the training records given public ``feature_bounds``, ``classes``, ``categories`` and
+    hyper-parameters. With K > 2 classes, each boosting round adds one tree per class, composed
+    sequentially.
 """ + _PARAMETERS_DOC.replace("{extra}", """classes : array-like of shape (n_classes,), default=None
         The public class labels (at least 2). None: read from ``y`` with a PrivacyLeakWarning.
-    loss : {"square", "logistic", "softmax"}, default="square"
+    loss : {"square", "logistic", "softmax"}, default="softmax"
         ``"square"``: DPBoost's square loss on -1 / +1 labels, ``p = clip((F + 1) / 2)``.
         ``"logistic"``: the log-loss (DP-XGB), ``g = p - y`` in [-1, 1], ``h = p (1 - p)`` <= 1/4,
         ``p = sigma(F)``; gains keep counts in their denominators (sensitivity 3), Laplace leaves
@@ -662,11 +705,12 @@ class DPGBClassifier(ClassifierMixin, _BaseDPGB):
     _parameter_constraints = {**_BaseDPGB._parameter_constraints, "classes": ["array-like", None],
                               "loss": [StrOptions({"square", "logistic", "softmax"})]}
 
-    def __init__(self, *, epsilon=1.0, delta=0.0, loss="square", n_estimators=50, max_depth=6,
-                 learning_rate=0.1, l2_regularization=0.1, max_bins=32, trees_per_ensemble=50,
-                 budget_allocation="eoe", gradient_filtering=True, leaf_clipping=True,
-                 leaf_noise="laplace", min_child_weight=0.0, subsample=1.0,
-                 split_selection="exponential", split_candidates="uniform", feature_bounds=None,
+    def __init__(self, *, epsilon=1.0, delta=1e-5, loss="softmax", n_estimators=100,
+                 max_depth=6, learning_rate=0.3, l2_regularization=1.0, max_bins=32,
+                 trees_per_ensemble=50, budget_allocation="sequential", gradient_filtering=True,
+                 leaf_clipping=True, leaf_noise="gaussian", min_child_weight="auto",
+                 subsample=1.0, split_selection="random", split_candidates="hessian",
+                 feature_bounds=None,
                  categorical_features=None, categories=None, classes=None, random_state=None,
                  verbose=0, diagnostics=False, n_jobs=None):
         super().__init__(
@@ -687,13 +731,21 @@ class DPGBClassifier(ClassifierMixin, _BaseDPGB):
         return self.loss
 
     def _encode_target(self, y):
-        """Labels as -1 / +1 per output and the fitted ``classes_`` (set once ``fit`` succeeds).
+        """Which records train, their labels as -1 / +1 per output, and ``classes_``.
 
-        Two classes: one output, +1 for ``classes_[1]``. K > 2 classes: one-vs-rest, output k is
-        +1 for ``classes_[k]``.
+        Two classes: one output, +1 for ``classes_[1]``. K > 2 classes: one-vs-rest (or the
+        softmax's one-hot), output k is +1 for ``classes_[k]``. With public ``classes`` a
+        record whose label is not one of them (NaN included) is left out.
+
+        Returns
+        -------
+        keep : ndarray of shape (n_samples,), dtype=bool
+        y_scaled : ndarray of shape (n_kept, n_outputs), dtype=float64
+        attributes : dict
+            ``classes_``, set once ``fit`` succeeds.
         """
-        check_classification_targets(y)
         if self.classes is None:
+            check_classification_targets(y)
             classes = np.unique(y)
             if classes.size < 2:
                 raise ValueError("y has only one class; DPGBClassifier needs two classes "
@@ -701,11 +753,11 @@ class DPGBClassifier(ClassifierMixin, _BaseDPGB):
             classes = data_dependent("classes", classes)
         else:
             classes = check_classes(self.classes)
-            if not np.isin(y, classes).all():
-                raise ValueError(f"y contains labels that are not in classes={classes.tolist()!r}.")
-        positive = classes[1:] if classes.size == 2 else classes
-        y_scaled = np.where(y[:, None] == positive[None, :], 1.0, -1.0)
-        return y_scaled, {"classes_": classes}
+        code = label_codes(y, classes)
+        keep = code >= 0
+        positive = np.arange(1, 2) if classes.size == 2 else np.arange(classes.size)
+        y_scaled = np.where(code[keep, None] == positive[None, :], 1.0, -1.0)
+        return keep, y_scaled, {"classes_": classes}
 
     def decision_function(self, X):
         """Raw margins: square-loss estimates of ``E[label | x]`` with labels -1 / +1.
@@ -787,10 +839,13 @@ class DPGBClassifier(ClassifierMixin, _BaseDPGB):
 
 
 class DPGBRegressor(RegressorMixin, _BaseDPGB):
-    __doc__ = ("""Differentially private gradient-boosted trees for regression (DPBoost).
+    __doc__ = ("""Differentially private gradient-boosted trees for regression.
 
     Targets are clipped to the public ``target_bounds`` and scaled into [-1, 1] for training with
-    the square loss (Li et al. 2020, Sec. 4); predictions are mapped back to target units.
+    the square loss (Li et al. 2020, Sec. 4); predictions are mapped back to target units and
+    clipped to ``target_bounds`` (post-processing). The defaults are dpboost's best
+    configuration, as the classifier's with learning rate 0.1; :meth:`dpboost_paper` gives
+    DPBoost's setting (Li et al. 2020).
 """ + _PARAMETERS_DOC.replace("{extra}", """target_bounds : tuple of float, default=None
         Public ``(lower, upper)`` of the target. None: read from ``y`` with a PrivacyLeakWarning.""")
         + _ATTRIBUTES_DOC + """    target_bounds_ : tuple of float
@@ -804,11 +859,11 @@ class DPGBRegressor(RegressorMixin, _BaseDPGB):
     _parameter_constraints = {**_BaseDPGB._parameter_constraints,
                               "target_bounds": ["array-like", None]}
 
-    def __init__(self, *, epsilon=1.0, delta=0.0, n_estimators=50, max_depth=6,
-                 learning_rate=0.1, l2_regularization=0.1, max_bins=32, trees_per_ensemble=50,
-                 budget_allocation="eoe", gradient_filtering=True, leaf_clipping=True,
-                 leaf_noise="laplace", min_child_weight=0.0, subsample=1.0,
-                 split_selection="exponential", split_candidates="uniform", feature_bounds=None,
+    def __init__(self, *, epsilon=1.0, delta=1e-5, n_estimators=100, max_depth=6,
+                 learning_rate=0.1, l2_regularization=1.0, max_bins=32, trees_per_ensemble=50,
+                 budget_allocation="sequential", gradient_filtering=True, leaf_clipping=True,
+                 leaf_noise="gaussian", min_child_weight="auto", subsample=1.0,
+                 split_selection="random", split_candidates="hessian", feature_bounds=None,
                  categorical_features=None, categories=None, target_bounds=None, random_state=None,
                  verbose=0, diagnostics=False, n_jobs=None):
         super().__init__(
@@ -824,14 +879,31 @@ class DPGBRegressor(RegressorMixin, _BaseDPGB):
         self.target_bounds = target_bounds
 
     def _encode_target(self, y):
-        """Targets scaled into [-1, 1] and the fitted ``target_bounds_`` (set by ``fit``)."""
+        """Which records train, their targets clipped and scaled into [-1, 1], and
+        ``target_bounds_``.
+
+        A target that is not a number (NaN, None, a string) leaves its record out; +-inf and
+        values outside ``target_bounds`` are clipped to it.
+
+        Returns
+        -------
+        keep : ndarray of shape (n_samples,), dtype=bool
+        y_scaled : ndarray of shape (n_kept, 1), dtype=float64
+        attributes : dict
+            ``target_bounds_``, set once ``fit`` succeeds.
+        """
+        y = float_cells(y)
+        keep = ~np.isnan(y)
+        y = y[keep]
         if self.target_bounds is None:
-            lower, upper = float(y.min()), float(y.max())
+            finite = y[np.isfinite(y)]
+            lower, upper = ((float(finite.min()), float(finite.max())) if finite.size
+                            else (0.0, 1.0))
             bounds = data_dependent("target_bounds",
                                     (lower, upper if upper > lower else lower + 1.0))
         else:
             bounds = check_target_bounds(self.target_bounds)
-        return scale_target(y, bounds)[:, None], {"target_bounds_": bounds}
+        return keep, scale_target(y, bounds)[:, None], {"target_bounds_": bounds}
 
     def predict(self, X):
         """Predicted targets in the units of ``y``.
@@ -844,7 +916,8 @@ class DPGBRegressor(RegressorMixin, _BaseDPGB):
         -------
         y_pred : ndarray of shape (n_samples,), dtype=float64
         """
-        return unscale_target(self._raw_predict(X)[:, 0], self.target_bounds_)
+        return unscale_target(np.clip(self._raw_predict(X)[:, 0], -1.0, 1.0),
+                              self.target_bounds_)
 
     def staged_predict(self, X):
         """Predictions after each boosting stage (as scikit-learn's gradient boosting).
@@ -859,4 +932,4 @@ class DPGBRegressor(RegressorMixin, _BaseDPGB):
             After stages 1, ..., ``n_estimators``.
         """
         for margin in self._staged_raw_predict(X):
-            yield unscale_target(margin[:, 0], self.target_bounds_)
+            yield unscale_target(np.clip(margin[:, 0], -1.0, 1.0), self.target_bounds_)

@@ -183,6 +183,7 @@ def grow_tree(X_binned, sample_indices, gradients, *, budget, max_depth, n_bins,
     floor = l2_regularization if newton else 1.0 + l2_regularization
     value = -released[:, 0] / np.maximum(released[:, 1] + l2_regularization, floor)
     value[released[:, 1] < min_child_weight] = 0.0
-    # The public clip bound applies to the released value: post-processing.
-    leaf_value = np.clip(value, -budget.leaf_clip, budget.leaf_clip)
+    # The public clip bound applies to the released value: post-processing. Adding 0.0 turns a
+    # -0.0 (a bound of 0 keeps the sign of what it clips) into 0.0.
+    leaf_value = np.clip(value, -budget.leaf_clip, budget.leaf_clip) + 0.0
     return split_feature, split_bin, missing_left, leaf_value

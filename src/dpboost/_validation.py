@@ -1,5 +1,12 @@
-"""Parameter constraints and checks of public inputs (bounds, classes). No numerics here."""
+"""Parameter constraints, checks of public inputs (bounds, classes), and the data domain.
 
+The data domain (what one record may hold) and the per-record treatment of everything outside
+it live here: a cell that is not a number is missing, a label outside the public classes or a
+missing target removes its record. Each decision reads one record only, so it is DP-safe under
+add/remove of a record; no check here reads the data and raises, and no message quotes a value.
+"""
+
+import math
 import warnings
 from numbers import Integral, Real
 
@@ -18,6 +25,16 @@ class PrivacyLeakWarning(UserWarning):
     """
 
 
+class ReproducibleNoiseWarning(PrivacyLeakWarning):
+    """An integer or Generator ``random_state`` makes the noise reproducible, hence predictable.
+
+    Whoever knows the seed can subtract the noise from a released model. Fine for experiments,
+    never for a release. Opt in explicitly by filtering this warning::
+
+        warnings.filterwarnings("ignore", category=dpboost.ReproducibleNoiseWarning)
+    """
+
+
 #: Deepest tree allowed: histograms of the last level hold ``2**(max_depth - 1)`` nodes.
 MAX_DEPTH = 10
 
@@ -25,7 +42,7 @@ PARAMETER_CONSTRAINTS = {
     "epsilon": [Interval(Real, 0, None, closed="right")],
     "delta": [Interval(Real, 0, 1, closed="left")],
     "leaf_noise": [StrOptions({"laplace", "gaussian", "average"})],
-    "min_child_weight": [Interval(Real, 0, None, closed="left")],
+    "min_child_weight": [Interval(Real, 0, None, closed="left"), StrOptions({"auto"})],
     "subsample": [Interval(Real, 0, 1, closed="right")],
     "split_selection": [StrOptions({"exponential", "cyclical", "random"})],
     "split_candidates": [StrOptions({"uniform", "sketch", "hessian"})],
@@ -136,6 +153,120 @@ def check_classes(classes):
     return unique
 
 
+def _float_or_nan(value):
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        return math.nan
+
+
+_float_cells = np.frompyfunc(_float_or_nan, 1, 1)
+
+
+def float_cells(values):
+    """``values`` as float64, cell by cell: anything that is not a number becomes NaN.
+
+    The per-record treatment of a non-numeric value in a numeric column or target: missing,
+    never an exception (whose message would quote the private value).
+
+    Parameters
+    ----------
+    values : ndarray of any shape and dtype
+
+    Returns
+    -------
+    out : ndarray of the same shape, dtype=float64
+    """
+    values = np.asarray(values)
+    if values.dtype.kind in "biuf":
+        return values.astype(np.float64)
+    return _float_cells(values.astype(object)).astype(np.float64)
+
+
+def numeric_cells(X, categorical):
+    """``X`` with every column not in ``categorical`` read as numbers by :func:`float_cells`.
+
+    Columns of a numeric dtype pass as they are. Which columns are converted depends on the
+    dtypes only (the schema), and the warning names columns, never values.
+
+    Parameters
+    ----------
+    X : array-like or pandas.DataFrame of shape (n_samples, n_features)
+        After :func:`encode_categorical` (categorical columns already codes).
+    categorical : collection of int
+        Indices of the categorical columns.
+
+    Returns
+    -------
+    X : ndarray of dtype float64, or the DataFrame with those columns converted
+
+    Warns
+    -----
+    UserWarning
+        A column of a non-numeric dtype is not declared categorical.
+    """
+    if hasattr(X, "iloc"):
+        from pandas.api.types import is_numeric_dtype
+
+        converted = [j for j, t in enumerate(X.dtypes)
+                     if j not in categorical and not is_numeric_dtype(t)]
+        if converted:
+            X = X.copy()
+            for j in converted:
+                X.isetitem(j, float_cells(X.iloc[:, j].to_numpy(dtype=object)))
+            _warn_not_numeric([str(X.columns[j]) for j in converted])
+        return X
+    if hasattr(X, "tocsr") or not hasattr(X, "__len__"):
+        return X  # sparse input or a scalar: validate_data refuses it with the usual message
+    X = np.asarray(X)
+    if X.dtype.kind in "biuf":
+        return X
+    if X.ndim == 2 and X.dtype.kind != "O":
+        _warn_not_numeric([f"x{j}" for j in range(X.shape[1]) if j not in categorical])
+    return float_cells(X)
+
+
+def _warn_not_numeric(columns):
+    if columns:
+        warnings.warn(
+            f"columns {', '.join(columns)} have a non-numeric dtype and are not declared in "
+            "categorical_features: their values are read as numbers and anything else as "
+            "missing. Declare categorical columns (with their public categories).",
+            UserWarning, stacklevel=4)
+
+
+def label_codes(y, classes):
+    """Position of each label in the public ``classes``, -1 for a label outside them.
+
+    Parameters
+    ----------
+    y : ndarray of shape (n_samples,)
+    classes : ndarray of shape (n_classes,)
+        Sorted public labels.
+
+    Returns
+    -------
+    codes : ndarray of shape (n_samples,), dtype=int64
+        A record with code -1 (NaN, or any label not in ``classes``) is left out of training:
+        a per-record decision.
+    """
+    y = np.asarray(y)
+    if y.dtype.kind in "biuf" and classes.dtype.kind in "biuf":
+        position = np.minimum(np.searchsorted(classes, y), classes.size - 1)
+        return np.where(classes[position] == y, position, -1).astype(np.int64)
+    index = {}
+    for k, c in enumerate(classes.tolist()):
+        index.setdefault(c, k)
+
+    def code(v):
+        try:
+            return index.get(v, -1)
+        except TypeError:  # an unhashable label is not one of the classes
+            return -1
+
+    return np.fromiter((code(v) for v in y.tolist()), dtype=np.int64, count=y.shape[0])
+
+
 def data_dependent(name, value):
     """Warn that a public input was read from the private data instead."""
     warnings.warn(
@@ -143,6 +274,16 @@ def data_dependent(name, value):
         f"differentially private with respect to it. Pass {name} from public knowledge.",
         PrivacyLeakWarning, stacklevel=3)
     return value
+
+
+def warn_reproducible_noise(random_state):
+    """Warn that a seeded ``random_state`` (not None, not a noise source) makes noise predictable."""
+    if random_state is not None and not isinstance(random_state, NoiseSource):
+        warnings.warn(
+            "random_state is set: the noise is reproducible by anyone who knows the seed, so the "
+            "model is not differentially private as released. Use random_state=None for "
+            "releases; filter ReproducibleNoiseWarning to opt in for experiments.",
+            ReproducibleNoiseWarning, stacklevel=4)
 
 
 def warn_diagnostics():
