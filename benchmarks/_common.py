@@ -13,7 +13,7 @@ from dpboost import ReproducibleNoiseWarning
 
 #: Every benchmark seeds numpy's noise so that its tables are reproducible: it opts in here, once,
 #: and says so on stdout and in every result's machine facts.
-NOISE_NOTE = ("noise: numpy's, seeded (reproducible, hence predictable): these models are for "
+NOISE_NOTE = ("noise: seeded fits use numpy's (reproducible, hence predictable): such models are for "
               "measurement, NOT for release")
 warnings.filterwarnings("ignore", category=ReproducibleNoiseWarning)
 print(f"[benchmarks] {NOISE_NOTE}", file=sys.stderr)

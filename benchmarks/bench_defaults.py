@@ -31,8 +31,9 @@ def main():
         for eps in [0.5, 1.0, 2.0, 4.0, np.inf]:
             err, auc = [], []
             for seed in seeds:
-                clf = DPGBClassifier.dpboost_paper(epsilon=eps, max_bins=bins, feature_bounds=bounds,
-                                     classes=[0, 1], random_state=seed).fit(X, y)
+                clf = DPGBClassifier.dpboost_paper(epsilon=eps, max_bins=bins,
+                                                   feature_bounds=bounds,
+                                                   classes=[0, 1], random_state=seed).fit(X, y)
                 err.append(1.0 - clf.score(X_test, y_test))
                 auc.append(roc_auc_score(y_test, clf.predict_proba(X_test)[:, 1]))
             rows.append({"max_bins": bins, "epsilon": eps, "seeds": len(seeds),

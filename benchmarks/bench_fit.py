@@ -45,9 +45,10 @@ def _timed(call):
 
 def _dpboost(epsilon, threads, d):
     # make_classification's features are standard-normal mixtures: +-8 is a public, generous box.
-    return DPGBClassifier.dpboost_paper(epsilon=epsilon, n_estimators=TREES, max_depth=DEPTH, max_bins=BINS,
-                          feature_bounds=np.tile([-8.0, 8.0], (d, 1)), classes=[0, 1],
-                          random_state=0, n_jobs=threads)
+    return DPGBClassifier.dpboost_paper(epsilon=epsilon, n_estimators=TREES, max_depth=DEPTH,
+                                        max_bins=BINS,
+                                        feature_bounds=np.tile([-8.0, 8.0], (d, 1)), classes=[0, 1],
+                                        random_state=0, n_jobs=threads)
 
 
 def _peers(threads):

@@ -35,8 +35,8 @@ def main():
     bounds = np.array(list(_datasets.BOUNDS["covtype15k"].values()))
     classes = list(range(1, 8))
     methods = {
-        "DPBoost setting": lambda e, s: DPGBClassifier.dpboost_paper(epsilon=e, feature_bounds=bounds,
-                                                       classes=classes, random_state=s),
+        "DPBoost setting": lambda e, s: DPGBClassifier.dpboost_paper(
+            epsilon=e, feature_bounds=bounds, classes=classes, random_state=s),
         "recommended preset": lambda e, s: DPGBClassifier(
             epsilon=e, feature_bounds=bounds, classes=classes, random_state=s),
         "recommended preset, one-vs-rest logistic": lambda e, s: DPGBClassifier(

@@ -33,7 +33,7 @@ def main():
         def fit(random_state, X=X, y=y, bounds=bounds):
             start = time.perf_counter()
             DPGBClassifier.dpboost_paper(epsilon=1.0, feature_bounds=bounds, classes=[0, 1],
-                           random_state=random_state).fit(X, y)
+                                         random_state=random_state).fit(X, y)
             return time.perf_counter() - start
 
         fit(0)  # compile

@@ -110,7 +110,8 @@ def test_fitted_ledger_equals_plan_with_sketch(estimator, delta):
               "categorical_features": [2], "categories": {2: [0.0, 1.0]}}
     X[:, 2] = rng.integers(0, 2, size=400)
     if estimator == "classifier":
-        est = DPGBClassifier.dpboost_paper(classes=[0, 1], **params).fit(X, (X[:, 0] > 1).astype(int))
+        est = DPGBClassifier.dpboost_paper(classes=[0, 1], **params).fit(X, (X[:,
+                                                                               0] > 1).astype(int))
     else:
         est = DPGBRegressor.dpboost_paper(target_bounds=(0, 20), **params).fit(X, X[:, 0])
     plan = plan_budget(epsilon=1.0, n_estimators=4, max_depth=2, learning_rate=0.1,
@@ -147,8 +148,9 @@ def test_sketch_puts_candidates_where_the_data_is():
 def test_sketched_model_round_trips_through_json_and_reports_the_sketch():
     rng = np.random.default_rng(4)
     X = rng.exponential(1.0, size=(500, 3))
-    clf = DPGBClassifier.dpboost_paper(epsilon=2.0, split_candidates="sketch", feature_bounds=(0, 30),
-                         classes=[0, 1], n_estimators=5, max_depth=3, random_state=0)
+    clf = DPGBClassifier.dpboost_paper(epsilon=2.0, split_candidates="sketch", feature_bounds=(0,
+                                                                                               30),
+                                       classes=[0, 1], n_estimators=5, max_depth=3, random_state=0)
     clf.fit(X, (X[:, 0] > 1).astype(int))
     loaded = DPGBClassifier.from_json(clf.to_json())
     np.testing.assert_array_equal(loaded._binner.thresholds(), clf._binner.thresholds())
@@ -218,11 +220,11 @@ def test_categorical_splits_fall_between_categories(split_selection):
     rng = np.random.default_rng(6)
     X = np.column_stack([rng.integers(0, 4, 3000), rng.normal(size=3000)]).astype(float)
     y = (X[:, 0] == 2).astype(int)
-    clf = DPGBClassifier.dpboost_paper(epsilon=2.0, delta=1e-5, leaf_noise="gaussian", n_estimators=20,
-                         max_depth=3, budget_allocation="sequential", feature_bounds=(-3, 3),
-                         classes=[0, 1], categorical_features=[0],
-                         categories={0: [0.0, 1.0, 2.0, 3.0]}, split_selection=split_selection,
-                         random_state=0).fit(X, y)
+    clf = DPGBClassifier.dpboost_paper(
+        epsilon=2.0, delta=1e-5, leaf_noise="gaussian", n_estimators=20, max_depth=3,
+        budget_allocation="sequential", feature_bounds=(-3, 3), classes=[0, 1],
+        categorical_features=[0], categories={0: [0.0, 1.0, 2.0, 3.0]},
+        split_selection=split_selection, random_state=0).fit(X, y)
     allowed = category_boundaries(clf._binner, 0, 4)
     on_category = clf._split_feature == 0
     # random: a feature uniformly, then one of its candidates (about half of the 140 nodes)

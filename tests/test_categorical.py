@@ -103,9 +103,10 @@ def test_numpy_object_input_and_regressor():
     codes = rng.choice(["a", "b", "c"], size=500)
     X = np.column_stack([codes, rng.uniform(0, 1, 500)]).astype(object)
     y = np.where(codes == "b", 5.0, 0.0)
-    reg = DPGBRegressor.dpboost_paper(epsilon=np.inf, n_estimators=10, max_depth=2, feature_bounds=(0, 1),
-                        target_bounds=(0, 5), categorical_features=[0],
-                        categories={0: ["a", "b", "c"]}, random_state=0).fit(X, y)
+    reg = DPGBRegressor.dpboost_paper(epsilon=np.inf, n_estimators=10, max_depth=2,
+                                      feature_bounds=(0, 1),
+                                      target_bounds=(0, 5), categorical_features=[0],
+                                      categories={0: ["a", "b", "c"]}, random_state=0).fit(X, y)
     pred = reg.predict(X)
     assert pred[codes == "b"].min() > pred[codes != "b"].max() + 2
 

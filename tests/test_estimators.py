@@ -91,8 +91,9 @@ def test_regressor_predicts_in_target_units():
     rng = np.random.default_rng(1)
     X = rng.uniform(0, 1, size=(3000, 3))
     y = 100 + 50 * X[:, 0]
-    reg = DPGBRegressor.dpboost_paper(epsilon=np.inf, feature_bounds=(0, 1), target_bounds=(100, 150),
-                        n_estimators=50, max_depth=3, learning_rate=0.3, random_state=0)
+    reg = DPGBRegressor.dpboost_paper(epsilon=np.inf, feature_bounds=(0, 1),
+                                      target_bounds=(100, 150), n_estimators=50, max_depth=3,
+                                      learning_rate=0.3, random_state=0)
     pred = reg.fit(X, y).predict(X)
     assert reg.target_bounds_ == (100.0, 150.0)
     assert np.sqrt(np.mean((pred - y) ** 2)) < 3.0
@@ -106,9 +107,10 @@ def test_np_mode_finds_exhaustive_best_split():
     X = rng.uniform(0, 1, size=(40, 2))
     y = np.where(X[:, 1] > 0.6, 1, 0)
     lam, bins = 0.1, 8
-    clf = DPGBClassifier.dpboost_paper(epsilon=np.inf, n_estimators=1, max_depth=1, learning_rate=1.0,
-                         l2_regularization=lam, max_bins=bins, feature_bounds=(0, 1),
-                         classes=[0, 1], random_state=0).fit(X, y)
+    clf = DPGBClassifier.dpboost_paper(epsilon=np.inf, n_estimators=1, max_depth=1,
+                                       learning_rate=1.0,
+                                       l2_regularization=lam, max_bins=bins, feature_bounds=(0, 1),
+                                       classes=[0, 1], random_state=0).fit(X, y)
     g = -np.where(y == 1, 1.0, -1.0)  # F0 = 0, g = F - y
     codes = np.clip(np.floor(X * bins), 0, bins - 1)
     best, best_gain = None, -np.inf
@@ -178,7 +180,8 @@ def test_missing_public_inputs_warn_and_parameters_untouched(binary):
             clf.fit(X, y)
     assert clf.feature_bounds is None and clf.classes is None
     np.testing.assert_allclose(clf.feature_bounds_, np.column_stack([X.min(0), X.max(0)]))
-    reg = DPGBRegressor.dpboost_paper(n_estimators=2, max_depth=2, feature_bounds=(-1, 1), random_state=0)
+    reg = DPGBRegressor.dpboost_paper(n_estimators=2, max_depth=2, feature_bounds=(-1, 1),
+                                      random_state=0)
     with pytest.warns(PrivacyLeakWarning, match="target_bounds"):
         reg.fit(X, X[:, 0])
     assert reg.target_bounds is None
@@ -191,7 +194,7 @@ def test_public_inputs_do_not_warn(binary):
         warnings.simplefilter("ignore", ReproducibleNoiseWarning)  # seeded on purpose
         _clf(n_estimators=2).fit(X, y)
         DPGBRegressor.dpboost_paper(n_estimators=2, feature_bounds=(-1, 1), target_bounds=(-1, 1),
-                      random_state=0).fit(X, X[:, 0])
+                                    random_state=0).fit(X, X[:, 0])
 
 
 def test_diagnostics_warn_and_report_filtered_fraction(binary):
@@ -372,8 +375,9 @@ def test_regressor_staged_predict_adds_one_tree_per_stage():
     rng = np.random.default_rng(3)
     X = rng.uniform(0, 1, size=(500, 3))
     y = 10 * X[:, 0]
-    reg = DPGBRegressor.dpboost_paper(epsilon=np.inf, n_estimators=5, max_depth=2, feature_bounds=(0, 1),
-                        target_bounds=(0, 10), random_state=0).fit(X, y)
+    reg = DPGBRegressor.dpboost_paper(epsilon=np.inf, n_estimators=5, max_depth=2,
+                                      feature_bounds=(0, 1),
+                                      target_bounds=(0, 10), random_state=0).fit(X, y)
     stages = np.array(list(reg.staged_predict(X)))
     np.testing.assert_allclose(stages[-1], reg.predict(X))
     # the first stage is the first tree alone: the zero model plus its released leaves
@@ -416,7 +420,8 @@ def test_logistic_loss_gradients_and_probabilities(binary):
     assert (np.abs(g) <= 1).all() and (h >= 0).all() and (h <= 0.25).all()
     X, y01 = binary
     clf = _clf(epsilon=np.inf, loss="logistic").fit(X, y01)
-    np.testing.assert_allclose(clf.predict_proba(X)[:, 1], 1 / (1 + np.exp(-clf.decision_function(X))))
+    np.testing.assert_allclose(clf.predict_proba(X)[:, 1],
+                               1 / (1 + np.exp(-clf.decision_function(X))))
 
 
 def test_dp_xgb_setting_learns_and_spends_at_most_epsilon_delta(binary):
@@ -484,9 +489,11 @@ def test_average_leaves_without_noise_are_the_regularised_mean():
     X = rng.uniform(-1, 1, size=(50, 1))
     y = rng.uniform(-1, 1, size=50)
     lam = 0.5
-    reg = DPGBRegressor.dpboost_paper(epsilon=np.inf, leaf_noise="average", n_estimators=1, max_depth=1,
-                        learning_rate=1.0, l2_regularization=lam, feature_bounds=(-1, 1),
-                        target_bounds=(-1, 1), random_state=0).fit(X, y)
+    reg = DPGBRegressor.dpboost_paper(epsilon=np.inf, leaf_noise="average", n_estimators=1,
+                                      max_depth=1,
+                                      learning_rate=1.0, l2_regularization=lam, feature_bounds=(-1,
+                                                                                                1),
+                                      target_bounds=(-1, 1), random_state=0).fit(X, y)
     prediction = reg.predict(X)
     leaves = np.unique(prediction)
     assert leaves.size == 2  # the argmax split separates the records
@@ -503,7 +510,8 @@ def test_min_child_weight_above_every_released_weight_zeroes_the_model(binary):
               "feature_bounds": (-1, 1), "target_bounds": (0, 1), "random_state": 0}
     reg = DPGBRegressor.dpboost_paper(min_child_weight=1e9, **common).fit(X, y)
     np.testing.assert_array_equal(reg.predict(X), 0.5)  # the target range's midpoint: score 0
-    assert DPGBRegressor.dpboost_paper(min_child_weight=0.0, **common).fit(X, y).predict(X).std() > 0
+    assert DPGBRegressor.dpboost_paper(min_child_weight=0.0, **common).fit(X,
+                                                                           y).predict(X).std() > 0
     # the cost is that of the released statistics alone: min_child_weight adds no ledger entry
     assert reg.privacy_ledger_ == DPGBRegressor.dpboost_paper(**common).fit(X, y).privacy_ledger_
 
@@ -586,15 +594,18 @@ def test_softmax_multiclass_grows_round_by_round(binary):
     losses = [-np.log(p[np.arange(y.size), y]).mean() for p in softmax.staged_predict_proba(X)]
     assert (np.diff(losses) <= 1e-9).all()
     # private: the ledger is the plan's, in the plan's order, at the logistic loss's sensitivities
-    private = DPGBClassifier.dpboost_paper(epsilon=2.0, delta=1e-5, leaf_noise="gaussian", loss="softmax",
-                             **common).fit(X, y)
-    logistic = DPGBClassifier.dpboost_paper(epsilon=2.0, delta=1e-5, leaf_noise="gaussian", loss="logistic",
-                              **common).fit(X, y)
+    private = DPGBClassifier.dpboost_paper(epsilon=2.0, delta=1e-5, leaf_noise="gaussian",
+                                           loss="softmax",
+                                           **common).fit(X, y)
+    logistic = DPGBClassifier.dpboost_paper(epsilon=2.0, delta=1e-5, leaf_noise="gaussian",
+                                            loss="logistic",
+                                            **common).fit(X, y)
     assert private.privacy_ledger_ == logistic.privacy_ledger_
     assert private.privacy_spent_ <= 2.0
     assert private.score(X, y) > 0.6
     # two classes: softmax is the logistic loss
     y2 = (y > 0).astype(int)
     two = {**common, "classes": [0, 1], "epsilon": 1.0}
-    np.testing.assert_array_equal(DPGBClassifier.dpboost_paper(loss="softmax", **two).fit(X, y2).predict_proba(X),
-                                  DPGBClassifier.dpboost_paper(loss="logistic", **two).fit(X, y2).predict_proba(X))
+    softmax = DPGBClassifier.dpboost_paper(loss="softmax", **two).fit(X, y2)
+    logistic = DPGBClassifier.dpboost_paper(loss="logistic", **two).fit(X, y2)
+    np.testing.assert_array_equal(softmax.predict_proba(X), logistic.predict_proba(X))

@@ -46,7 +46,7 @@ def _fit_or_value_error(estimator, X, y):
 def test_classifier_fits_or_refuses_and_predicts_finite(X, seed, epsilon):
     y = np.arange(X.shape[0]) % 2
     clf = DPGBClassifier.dpboost_paper(epsilon=epsilon, n_estimators=3, max_depth=2, classes=[0, 1],
-                         random_state=seed)
+                                       random_state=seed)
     fitted = _fit_or_value_error(clf, X, y)
     if fitted is not None:
         proba = fitted.predict_proba(X)
@@ -69,8 +69,9 @@ def test_regressor_fits_or_refuses_and_predicts_finite(X, y_scale, seed):
 def test_bound_widths_that_overflow_or_underflow_are_refused(bounds):
     # The grid divides by the width: an infinite or subnormal width would give undefined codes.
     X = np.array([[-1e308, 0.0], [0.0, 1e308], [1e308, -1e308]])
-    clf = DPGBClassifier.dpboost_paper(feature_bounds=bounds, classes=[0, 1], n_estimators=2, max_depth=1,
-                         random_state=0)
+    clf = DPGBClassifier.dpboost_paper(feature_bounds=bounds, classes=[0, 1], n_estimators=2,
+                                       max_depth=1,
+                                       random_state=0)
     with pytest.raises(ValueError, match=r"feature_bounds\[0\].*finite, normal positive"):
         clf.fit(X, [0, 1, 0])
 

@@ -65,8 +65,9 @@ def test_json_round_trip_identical_predictions(data, kind):
             DPGBClassifier.from_json(est.to_json()).predict_proba(frame), est.predict_proba(frame))
         cls = DPGBClassifier
     else:
-        est = DPGBRegressor.dpboost_paper(feature_bounds=(-1, 1), target_bounds=(0, 10), n_estimators=6,
-                            max_depth=3, random_state=0).fit(frame, 5 + 5 * X[:, 0])
+        est = DPGBRegressor.dpboost_paper(feature_bounds=(-1, 1), target_bounds=(0, 10),
+                                          n_estimators=6,
+                                          max_depth=3, random_state=0).fit(frame, 5 + 5 * X[:, 0])
         cls = DPGBRegressor
     loaded = cls.from_json(est.to_json())
     np.testing.assert_array_equal(loaded.predict(frame), est.predict(frame))

@@ -22,7 +22,8 @@ def test_verbose_output_is_the_same_on_neighbouring_datasets(neighbours, capsys)
     outputs = []
     for X, y in neighbours:
         DPGBClassifier.dpboost_paper(feature_bounds=(-1, 1), classes=[0, 1], n_estimators=6,
-                       trees_per_ensemble=2, max_depth=2, random_state=0, verbose=1).fit(X, y)
+                                     trees_per_ensemble=2, max_depth=2, random_state=0,
+                                     verbose=1).fit(X, y)
         outputs.append(capsys.readouterr().out)
     assert outputs[0].count("\n") == 3  # one line per ensemble
     # No wall-clock time (it tracks n): the lines are identical, unmasked.
@@ -34,7 +35,8 @@ def test_warnings_carry_no_numbers(neighbours):
     X, y = neighbours[0]
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        DPGBClassifier.dpboost_paper(n_estimators=2, max_depth=2, random_state=0, diagnostics=True).fit(X, y)
+        DPGBClassifier.dpboost_paper(n_estimators=2, max_depth=2, random_state=0,
+                                     diagnostics=True).fit(X, y)
         DPGBRegressor.dpboost_paper(n_estimators=2, max_depth=2, random_state=0).fit(X, X[:, 0])
     messages = [str(w.message) for w in caught if issubclass(w.category, PrivacyLeakWarning)]
     # classes, bounds, diagnostics, seed; bounds, target bounds, seed
@@ -47,7 +49,7 @@ def test_warnings_carry_no_numbers(neighbours):
 def test_sensitivities_use_the_configured_l2_regularization(neighbours, lam):
     X, y = neighbours[0]
     clf = DPGBClassifier.dpboost_paper(feature_bounds=(-1, 1), classes=[0, 1], n_estimators=30,
-                         l2_regularization=lam, random_state=0).fit(X, y)
+                                       l2_regularization=lam, random_state=0).fit(X, y)
     leaves = [e for e in clf.privacy_ledger_ if e.mechanism == "laplace"]
     for e in leaves:
         assert e.sensitivity == pytest.approx(min(1 / (1 + lam), 2 * 0.9**e.tree))
@@ -59,9 +61,10 @@ def test_released_leaves_are_not_exact_statistics(neighbours):
     # The exact leaf values of the first tree (all data, SEQ) are computable; the released ones
     # must differ from them by noise in every leaf, and be bounded by clip + noise otherwise.
     X, y = neighbours[0]
-    clf = DPGBClassifier.dpboost_paper(feature_bounds=(-1, 1), classes=[0, 1], n_estimators=1, max_depth=1,
-                         learning_rate=1.0, budget_allocation="sequential", leaf_clipping=False,
-                         random_state=0).fit(X, y)
+    clf = DPGBClassifier.dpboost_paper(feature_bounds=(-1, 1), classes=[0, 1], n_estimators=1,
+                                       max_depth=1, learning_rate=1.0,
+                                       budget_allocation="sequential", leaf_clipping=False,
+                                       random_state=0).fit(X, y)
     f, b = clf._split_feature[0, 0], clf._split_bin[0, 0]
     codes = clf._binner.transform(X)[:, f]
     g = -np.where(y == 1, 1.0, -1.0)
@@ -76,8 +79,9 @@ def test_splitting_is_not_stopped_by_exact_statistics():
     # that stops on exact counts or gains would leave nodes unsplit and leaves unreleased; here
     # every tree is complete, every node has a drawn split and every leaf a noised value.
     X, y = np.zeros((400, 3)), np.ones(400, dtype=int)
-    clf = DPGBClassifier.dpboost_paper(feature_bounds=(-1, 1), classes=[0, 1], n_estimators=4, max_depth=3,
-                         budget_allocation="sequential", random_state=0).fit(X, y)
+    clf = DPGBClassifier.dpboost_paper(feature_bounds=(-1, 1), classes=[0, 1], n_estimators=4,
+                                       max_depth=3,
+                                       budget_allocation="sequential", random_state=0).fit(X, y)
     assert clf._split_feature.shape == (4, 7) and clf._leaf_value.shape == (4, 8)
     assert ((clf._split_feature >= 0) & (clf._split_feature < 3)).all()
     assert len({tuple(r) for r in clf._split_feature}) > 1  # drawn, not a fixed default

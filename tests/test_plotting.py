@@ -108,8 +108,9 @@ def fitted():
     rng = np.random.default_rng(0)
     X = pd.DataFrame(rng.uniform(-1, 1, size=(1500, 5)), columns=list("abcde"))
     y = (X["d"] + 0.3 * X["b"] > 0).astype(int)
-    return DPGBClassifier.dpboost_paper(epsilon=8.0, n_estimators=10, max_depth=3, feature_bounds=(-1, 1),
-                          classes=[0, 1], random_state=0).fit(X, y)
+    return DPGBClassifier.dpboost_paper(epsilon=8.0, n_estimators=10, max_depth=3,
+                                        feature_bounds=(-1, 1),
+                                        classes=[0, 1], random_state=0).fit(X, y)
 
 
 def test_feature_importances_bars_sorted_largest_on_top(fitted):
@@ -129,8 +130,9 @@ def test_feature_importances_bars_sorted_largest_on_top(fitted):
 
 def test_feature_importances_without_names():
     X = np.random.default_rng(1).uniform(-1, 1, size=(200, 2))
-    clf = DPGBClassifier.dpboost_paper(epsilon=8.0, n_estimators=3, max_depth=2, feature_bounds=(-1, 1),
-                         classes=[0, 1], random_state=0).fit(X, (X[:, 0] > 0).astype(int))
+    clf = DPGBClassifier.dpboost_paper(epsilon=8.0, n_estimators=3, max_depth=2,
+                                       feature_bounds=(-1, 1), classes=[0, 1],
+                                       random_state=0).fit(X, (X[:, 0] > 0).astype(int))
     labels = [t.get_text() for t in plot_feature_importances(clf).get_yticklabels()]
     assert sorted(labels) == ["x0", "x1"]
 

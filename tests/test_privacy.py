@@ -122,10 +122,12 @@ _FITTED_PUBLIC = {"n_features_in_", "feature_bounds_", "categories_", "classes_"
 
 
 @pytest.mark.parametrize("estimator", [
-    DPGBClassifier.dpboost_paper(feature_bounds=(-1, 1), classes=[0, 1], n_estimators=5, max_depth=2,
-                   random_state=0),
-    DPGBRegressor.dpboost_paper(feature_bounds=(-1, 1), target_bounds=(-2, 2), n_estimators=5, max_depth=2,
-                  random_state=0),
+    DPGBClassifier.dpboost_paper(feature_bounds=(-1, 1), classes=[0, 1], n_estimators=5,
+                                 max_depth=2,
+                                 random_state=0),
+    DPGBRegressor.dpboost_paper(feature_bounds=(-1, 1), target_bounds=(-2, 2), n_estimators=5,
+                                max_depth=2,
+                                random_state=0),
 ])
 def test_pickled_model_holds_only_public_and_released_values(data, estimator):
     # Rule 4: whatever leaves fit is a public input, a split choice, a released leaf or the ledger.

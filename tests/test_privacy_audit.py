@@ -220,9 +220,10 @@ def _hessian_sketch_pair(monkeypatch, n_features=8):
     X = np.full((20, n_features), 0.25)
     for data in (X, np.vstack([X, np.full((1, n_features), 0.75)])):
         DPGBRegressor.dpboost_paper(epsilon=1.0, delta=GAUSS_DELTA, leaf_noise="gaussian",
-                      split_candidates="hessian", n_estimators=1, max_depth=1,
-                      budget_allocation="sequential", feature_bounds=(0, 1),
-                      target_bounds=(0, 1), random_state=0).fit(data, np.zeros(len(data)))
+                                    split_candidates="hessian", n_estimators=1, max_depth=1,
+                                    budget_allocation="sequential", feature_bounds=(0, 1),
+                                    target_bounds=(0, 1), random_state=0).fit(data,
+                                                                              np.zeros(len(data)))
     (d, claimed), (d2, _) = captured
     moved = np.flatnonzero(d != d2)
     assert moved.size == n_features and (d2[moved] - d[moved] == 1.0).all()
@@ -276,7 +277,8 @@ def test_grower_releases_exactly_the_audited_pair(monkeypatch):
     ((values, sensitivity),) = released
     assert sensitivity == AVERAGE_SENSITIVITY
     left = X_binned[:, f[0]] <= b[0]
-    np.testing.assert_allclose(values, [[g[left].sum(), left.sum()], [g[~left].sum(), (~left).sum()]],
+    np.testing.assert_allclose(values, [[g[left].sum(), left.sum()], [g[~left].sum(),
+                                                                      (~left).sum()]],
                                rtol=1e-6)
 
 
@@ -316,7 +318,8 @@ N_TREE = 60_000
 def _tiny():
     X = np.zeros((20, 2), dtype=np.uint8, order="F")
     X2 = np.asfortranarray(np.vstack([X, [[3, 3]]]).astype(np.uint8))
-    return (X, np.zeros(20, dtype=np.float32)), (X2, np.append(np.zeros(20), -1.0).astype(np.float32))
+    return (X, np.zeros(20, dtype=np.float32)), (X2, np.append(np.zeros(20),
+                                                               -1.0).astype(np.float32))
 
 
 def _tree_ids(dataset, max_depth, seed, sensitivity_factor=1.0):
@@ -366,9 +369,10 @@ N_FIT = 20_000
 def _fit_ids(X, y, seed):
     out = np.empty(N_FIT, dtype=np.int64)
     for r in range(N_FIT):
-        reg = DPGBRegressor.dpboost_paper(epsilon=1.0, n_estimators=3, max_depth=1, learning_rate=1.0,
-                            budget_allocation="sequential", feature_bounds=(0, 1),
-                            target_bounds=(-1, 1), max_bins=4, random_state=seed * 1_000_003 + r)
+        reg = DPGBRegressor.dpboost_paper(epsilon=1.0, n_estimators=3, max_depth=1,
+                                          learning_rate=1.0, budget_allocation="sequential",
+                                          feature_bounds=(0, 1), target_bounds=(-1, 1),
+                                          max_bins=4, random_state=seed * 1_000_003 + r)
         out[r] = np.digitize(reg.fit(X, y).predict([[1.0, 1.0]])[0], np.linspace(-3, 3, 13))
     return out
 

@@ -142,8 +142,8 @@ _PARAMETERS_DOC = """
         Depth of every tree, in [1, 10]. Trees are complete: every node splits (PRIVACY.md rule 3).
     learning_rate : float, default=0.3 (classifier), 0.1 (regressor)
         Shrinkage eta in (0, 1]. The regressor's is lower because its leaf noise goes straight
-        into the RMSE (``bench_blocks_grid.py --candidates``). It is also the ratio of geometric leaf clipping and of the EoE
-        record shares (Li et al. 2020, Sec. 3).
+        into the RMSE (``bench_blocks_grid.py --candidates``). It is also the ratio of geometric
+        leaf clipping and of the EoE record shares (Li et al. 2020, Sec. 3).
     l2_regularization : float, default=1.0
         lambda >= 0 in the gain (Eq. 3) and the leaf value (Eq. 4).
     max_bins : int, default=32
@@ -847,7 +847,8 @@ class DPGBRegressor(RegressorMixin, _BaseDPGB):
     configuration, as the classifier's with learning rate 0.1; :meth:`dpboost_paper` gives
     DPBoost's setting (Li et al. 2020).
 """ + _PARAMETERS_DOC.replace("{extra}", """target_bounds : tuple of float, default=None
-        Public ``(lower, upper)`` of the target. None: read from ``y`` with a PrivacyLeakWarning.""")
+        Public ``(lower,
+                  upper)`` of the target. None: read from ``y`` with a PrivacyLeakWarning.""")
         + _ATTRIBUTES_DOC + """    target_bounds_ : tuple of float
         The target bounds used.
 
