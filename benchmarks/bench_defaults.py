@@ -32,8 +32,8 @@ def main():
             err, auc = [], []
             for seed in seeds:
                 clf = DPGBClassifier.dpboost_paper(epsilon=eps, max_bins=bins,
-                                                   feature_bounds=bounds,
-                                                   classes=[0, 1], random_state=seed).fit(X, y)
+                                                   feature_bounds=bounds, classes=[0, 1],
+                                                   random_state=seed).fit(X, y)
                 err.append(1.0 - clf.score(X_test, y_test))
                 auc.append(roc_auc_score(y_test, clf.predict_proba(X_test)[:, 1]))
             rows.append({"max_bins": bins, "epsilon": eps, "seeds": len(seeds),

@@ -110,8 +110,8 @@ def test_fitted_ledger_equals_plan_with_sketch(estimator, delta):
               "categorical_features": [2], "categories": {2: [0.0, 1.0]}}
     X[:, 2] = rng.integers(0, 2, size=400)
     if estimator == "classifier":
-        est = DPGBClassifier.dpboost_paper(classes=[0, 1], **params).fit(X, (X[:,
-                                                                               0] > 1).astype(int))
+        est = DPGBClassifier.dpboost_paper(classes=[0, 1], **params)
+        est.fit(X, (X[:, 0] > 1).astype(int))
     else:
         est = DPGBRegressor.dpboost_paper(target_bounds=(0, 20), **params).fit(X, X[:, 0])
     plan = plan_budget(epsilon=1.0, n_estimators=4, max_depth=2, learning_rate=0.1,
@@ -148,8 +148,8 @@ def test_sketch_puts_candidates_where_the_data_is():
 def test_sketched_model_round_trips_through_json_and_reports_the_sketch():
     rng = np.random.default_rng(4)
     X = rng.exponential(1.0, size=(500, 3))
-    clf = DPGBClassifier.dpboost_paper(epsilon=2.0, split_candidates="sketch", feature_bounds=(0,
-                                                                                               30),
+    clf = DPGBClassifier.dpboost_paper(epsilon=2.0, split_candidates="sketch",
+                                       feature_bounds=(0, 30),
                                        classes=[0, 1], n_estimators=5, max_depth=3, random_state=0)
     clf.fit(X, (X[:, 0] > 1).astype(int))
     loaded = DPGBClassifier.from_json(clf.to_json())

@@ -46,8 +46,8 @@ def test_fitted_ledger_equals_plan(strategy, epsilon, estimator):
     common = dict(epsilon=epsilon, n_estimators=7, max_depth=2, budget_allocation=strategy,
                   trees_per_ensemble=3, feature_bounds=(-1, 1), random_state=0)
     if estimator == "classifier":
-        est = DPGBClassifier.dpboost_paper(classes=[0, 1], **common).fit(X, (X[:,
-                                                                               0] > 0).astype(int))
+        est = DPGBClassifier.dpboost_paper(classes=[0, 1], **common)
+        est.fit(X, (X[:, 0] > 0).astype(int))
     else:
         est = DPGBRegressor.dpboost_paper(target_bounds=(-1, 1), **common).fit(X, X[:, 1])
     plan = _plan(epsilon=epsilon, n_estimators=7, max_depth=2, budget_allocation=strategy,

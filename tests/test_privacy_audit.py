@@ -222,8 +222,8 @@ def _hessian_sketch_pair(monkeypatch, n_features=8):
         DPGBRegressor.dpboost_paper(epsilon=1.0, delta=GAUSS_DELTA, leaf_noise="gaussian",
                                     split_candidates="hessian", n_estimators=1, max_depth=1,
                                     budget_allocation="sequential", feature_bounds=(0, 1),
-                                    target_bounds=(0, 1), random_state=0).fit(data,
-                                                                              np.zeros(len(data)))
+                                    target_bounds=(0, 1),
+                                    random_state=0).fit(data, np.zeros(len(data)))
     (d, claimed), (d2, _) = captured
     moved = np.flatnonzero(d != d2)
     assert moved.size == n_features and (d2[moved] - d[moved] == 1.0).all()
@@ -277,8 +277,8 @@ def test_grower_releases_exactly_the_audited_pair(monkeypatch):
     ((values, sensitivity),) = released
     assert sensitivity == AVERAGE_SENSITIVITY
     left = X_binned[:, f[0]] <= b[0]
-    np.testing.assert_allclose(values, [[g[left].sum(), left.sum()], [g[~left].sum(),
-                                                                      (~left).sum()]],
+    np.testing.assert_allclose(values, [[g[left].sum(), left.sum()],
+                                        [g[~left].sum(), (~left).sum()]],
                                rtol=1e-6)
 
 
@@ -318,8 +318,8 @@ N_TREE = 60_000
 def _tiny():
     X = np.zeros((20, 2), dtype=np.uint8, order="F")
     X2 = np.asfortranarray(np.vstack([X, [[3, 3]]]).astype(np.uint8))
-    return (X, np.zeros(20, dtype=np.float32)), (X2, np.append(np.zeros(20),
-                                                               -1.0).astype(np.float32))
+    return ((X, np.zeros(20, dtype=np.float32)),
+            (X2, np.append(np.zeros(20), -1.0).astype(np.float32)))
 
 
 def _tree_ids(dataset, max_depth, seed, sensitivity_factor=1.0):

@@ -58,8 +58,8 @@ def leaf_sensitivity(l2_regularization, clip_bound=math.inf, gradient_bound=GRAD
     """Sensitivity of one leaf value.
 
     ``min(g* / (1 + lambda), 2 * clip_bound)``: Lemma 2 of Li et al. 2020 bounds an unclipped leaf
-    ``-sum g / (n + lambda)`` by ``g* / (1 + lambda)``; a leaf clipped to ``[-c,
-                                                                             c]`` moves by at most
+    ``-sum g / (n + lambda)`` by ``g* / (1 + lambda)``; a leaf clipped to ``[-c, c]`` moves by
+    at most
     ``2 c`` (Corollary 2).
     """
     return min(gradient_bound / (1.0 + l2_regularization), 2.0 * clip_bound)

@@ -847,8 +847,7 @@ class DPGBRegressor(RegressorMixin, _BaseDPGB):
     configuration, as the classifier's with learning rate 0.1; :meth:`dpboost_paper` gives
     DPBoost's setting (Li et al. 2020).
 """ + _PARAMETERS_DOC.replace("{extra}", """target_bounds : tuple of float, default=None
-        Public ``(lower,
-                  upper)`` of the target. None: read from ``y`` with a PrivacyLeakWarning.""")
+        Public ``(lower, upper)`` of the target. None: read from ``y`` with a PrivacyLeakWarning.""")
         + _ATTRIBUTES_DOC + """    target_bounds_ : tuple of float
         The target bounds used.
 
