@@ -109,7 +109,7 @@ def _gain(sum_left, n_left, sum_right, n_right, lam=0.1):
 
 
 def test_lemma_1_gain_sensitivity_is_three_and_tight():
-    # The construction of PRIVACY.md: n_L = 1e4, sum_L g = -1e4, add g = +1 on the right... and
+    # The construction of docs/privacy.md, Split selection: n_L = 1e4, sum_L g = -1e4, add g = +1 on the right... and
     # the worst of adding to either side.
     worst = 0.0
     for n_left in [1, 10, 10_000]:

@@ -88,3 +88,18 @@ def test_empty_and_non_numeric_input_fit_noise_only():
         assert clf.predict_proba(np.zeros((2, clf.n_features_in_))).shape == (2, 2)
     with pytest.raises(ValueError, match="0 feature"):
         DPGBClassifier(**kw).fit(np.empty((3, 0)), [0, 1, 0])  # the schema: no column at all
+
+
+def test_cells_that_break_conversion_are_missing_not_errors():
+    # A Python int too large for a float (OverflowError) and an unhashable cell in a categorical
+    # column (TypeError in a dict lookup) raised from fit: whether fit raised depended on one
+    # record's value. Both are now "not a number" / "not in the list": missing.
+    kw = dict(classes=[0, 1], feature_bounds=(0, 3), n_estimators=2, max_depth=2,
+              categorical_features=[1], categories={1: ["a", "b"]}, random_state=0)
+    X = np.array([[1.0, "a"], [1.0, "b"], [2.0, "b"]], dtype=object)
+    hostile = X.copy()
+    hostile[0, 0], hostile[1, 1] = 10**400, ["b"]
+    missing = X.copy()
+    missing[0, 0], missing[1, 1] = np.nan, None
+    assert (DPGBClassifier(**kw).fit(hostile, [0, 1, 0]).to_json()
+            == DPGBClassifier(**kw).fit(missing, [0, 1, 0]).to_json())

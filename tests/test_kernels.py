@@ -96,7 +96,7 @@ def test_thresholds_are_bin_edges(data):
 
 
 def test_bin_edges_do_not_depend_on_data():
-    # PRIVACY.md rule 1: the grid is a function of public bounds only; D and D' bin identically.
+    # docs/privacy.md, rule 1: the grid is a function of public bounds only; D and D' bin identically.
     rng = np.random.default_rng(1)
     D = rng.uniform(-1, 1, size=(100, 3))
     D_prime = np.vstack([D, [[0.99, -0.99, 1e6]]])

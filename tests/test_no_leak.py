@@ -1,4 +1,4 @@
-"""Nothing un-noised leaves fit (PRIVACY.md rule 4): verbose output, warnings, fitted values."""
+"""Nothing un-noised leaves fit (docs/privacy.md, rule 4): verbose output, warnings, fitted values."""
 
 import re
 import warnings

@@ -1,4 +1,4 @@
-"""Privacy rules of PRIVACY.md checked on the fitted estimators (not statistical audits)."""
+"""Privacy rules of docs/privacy.md checked on the fitted estimators (not statistical audits)."""
 
 import pickle
 import warnings

@@ -62,7 +62,7 @@ def amplify_pure(epsilon, sampling_rate):
     """Epsilon of an epsilon-DP mechanism run on a Poisson sample of rate gamma.
 
     ``log(1 + gamma (e^eps - 1))`` under add/remove (Balle, Barthe & Gaboardi 2018, Thm. 8;
-    PRIVACY.md, DP-XGBoost), computed in log space (no overflow at any epsilon or rate).
+    docs/privacy.md, Amplification by subsampling), computed in log space (no overflow at any epsilon or rate).
     """
     if epsilon == 0 or sampling_rate == 1:
         return epsilon
@@ -125,7 +125,7 @@ def _dp_event(entry):
 
     if entry.mechanism == "exponential":
         # An eps-DP exponential mechanism is eps-bounded-range, hence eps^2/8-zCDP
-        # (Cesar & Rogers 2021, Lemma 3.2; PRIVACY.md, DP-XGB).
+        # (Cesar & Rogers 2021, Lemma 3.2; docs/privacy.md, Renyi accounting).
         return dp_accounting.ZCDpEvent(entry.epsilon**2 / 8.0)
     if entry.mechanism == "laplace":
         return dp_accounting.LaplaceDpEvent(1.0 / entry.epsilon)

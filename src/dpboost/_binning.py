@@ -2,7 +2,7 @@
 
 The grid depends only on ``feature_bounds`` and ``max_bins``; the sketch's thresholds are
 post-processing of a Laplace-noised histogram released (and accounted) by the estimator
-(PRIVACY.md, rule 1: bin edges and split candidates never come from exact data quantiles). This
+(docs/privacy.md, rule 1: bin edges and split candidates never come from exact data quantiles). This
 module never sees ``y`` and draws no randomness.
 """
 
@@ -191,7 +191,7 @@ def sketch_thresholds(noisy_counts, lower, upper, max_bins):
     """Quantile thresholds from released fine histograms (DP-XGBoost's sketch; post-processing).
 
     Grislain & Gonzalvez (2021) feed a Laplace-noised histogram to a quantile sketch
-    (PRIVACY.md, DP-XGBoost). Threshold ``b`` is the ``(b + 1) / max_bins`` quantile of the
+    (docs/privacy.md, Split-candidate sketches). Threshold ``b`` is the ``(b + 1) / max_bins`` quantile of the
     released counts mixed with :data:`SKETCH_UNIFORM_SHARE` of uniform mass (piecewise uniform
     inside each fine bin). A feature whose released counts are all non-positive gets the
     equal-width grid.
@@ -214,7 +214,7 @@ def sketch_thresholds(noisy_counts, lower, upper, max_bins):
 
 def hessian_sketch_boundaries(noisy_weights, n_candidates, noise_std=0.0):
     """Split candidates of each feature from its released Hessian histogram on the fine grid:
-    DP-TR's adaptive Hessian sketch (Maddock et al. 2022; PRIVACY.md, DP-XGB). Post-processing.
+    DP-TR's adaptive Hessian sketch (Maddock et al. 2022; docs/privacy.md, Split-candidate sketches). Post-processing.
 
     Candidate ``k`` is the fine-bin boundary nearest to the ``k / (n_candidates + 1)`` quantile of
     the Hessian weight (mixed with :data:`SKETCH_UNIFORM_SHARE` of uniform mass): regions of
@@ -354,14 +354,21 @@ def encode_categorical(X, lists):
     """
     if not lists:
         return X
-    if hasattr(X, "iloc"):
-        X = X.copy()
-        for j, values in lists.items():
-            lookup = {v: float(i) for i, v in enumerate(values)}
-            X.isetitem(j, X.iloc[:, j].astype(object).map(lookup).astype(np.float64).to_numpy())
-        return X
-    X = np.array(X, dtype=object)
+    frame = hasattr(X, "iloc")
+    X = X.copy() if frame else np.array(X, dtype=object)
     for j, values in lists.items():
         lookup = {v: float(i) for i, v in enumerate(values)}
-        X[:, j] = [lookup.get(v, np.nan) for v in X[:, j]]
+
+        def code(v):
+            try:
+                return lookup.get(v, np.nan)
+            except TypeError:  # an unhashable cell is in no list: missing, like any unknown
+                return np.nan
+
+        cells = X.iloc[:, j].to_numpy(dtype=object) if frame else X[:, j]
+        codes = np.fromiter((code(v) for v in cells), dtype=np.float64, count=len(cells))
+        if frame:
+            X.isetitem(j, codes)
+        else:
+            X[:, j] = codes
     return X

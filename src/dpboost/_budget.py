@@ -16,8 +16,10 @@ from ._common import GRADIENT_BOUND
 #: Share of each tree's zCDP budget spent on split selection under Renyi accounting; the rest goes
 #: to the leaves (DP-XGB, "Revisiting differentially private XGBoost", Sec. 4: 0.7 : 0.3).
 SELECTION_SHARE = 0.7
-#: Share of epsilon spent on the private quantile sketch of the split candidates, when asked for
-#: (DP-TR's sketch : selection : leaf = 0.1 : 0.6 : 0.3; PRIVACY.md, DP-XGB).
+#: Share of the budget spent on a private sketch of the split candidates, when asked for (after
+#: DP-TR's sketch : selection : leaf = 0.1 : 0.6 : 0.3). The trees share the rest by their own
+#: split (SELECTION_SHARE under Renyi accounting, so 0.1 : 0.63 : 0.27; half and half under pure
+#: DP; all to the leaves with random splits); docs/privacy.md, Budget split.
 SKETCH_SHARE = 0.1
 #: Ledger scope of the sketch: released once, before the first tree, sequentially composed.
 SKETCH_SCOPE = {"group": -1, "tree": -1, "level": 0}
@@ -29,7 +31,7 @@ _MAX_SHRINKS = 128
 
 
 def gain_sensitivity(gradient_bound=GRADIENT_BOUND):
-    """Sensitivity of the split gain, ``3 g*^2`` (Li et al. 2020, Lemma 1; PRIVACY.md).
+    """Sensitivity of the split gain, ``3 g*^2`` (Li et al. 2020, Lemma 1; docs/privacy.md, Split selection).
 
     Holds under add/remove of one record with ``|g| <= g*`` for every ``lambda >= 0``.
     """
@@ -45,7 +47,7 @@ MIN_LEAF_CLIP = 2.0**-52
 def leaf_clip_bound(position, learning_rate, gradient_bound=GRADIENT_BOUND):
     """Geometric leaf clipping threshold ``g* (1 - eta)^t_e`` (Li et al. 2020, Sec. 3.1, GLC).
 
-    ``position`` is the 0-based position of the tree inside its ensemble (PRIVACY.md: the authors'
+    ``position`` is the 0-based position of the tree inside its ensemble (docs/privacy.md, Leaves: the authors'
     code, not Algorithm 2's global index). A bound below ``MIN_LEAF_CLIP * g*`` (``eta = 1``, or
     many trees at a large eta) is exactly 0: the leaf is released as the constant 0
     (sensitivity 0, see ``_mechanisms``).
@@ -63,6 +65,49 @@ def leaf_sensitivity(l2_regularization, clip_bound=math.inf, gradient_bound=GRAD
     ``2 c`` (Corollary 2).
     """
     return min(gradient_bound / (1.0 + l2_regularization), 2.0 * clip_bound)
+
+
+def gaussian_leaf_sensitivity(hessian_bound, gradient_bound=GRADIENT_BOUND):
+    """L2 sensitivity of one leaf's (gradient sum, Hessian sum), ``sqrt(g*^2 + h*^2)``.
+
+    One record adds ``(g, h)`` with ``|g| <= g*``, ``0 <= h <= h*`` to exactly one leaf (DP-XGB,
+    "Revisiting differentially private XGBoost", Sec. 3; docs/privacy.md, Leaves).
+    """
+    return math.hypot(gradient_bound, hessian_bound)
+
+
+def average_leaf_sensitivity(gradient_bound=GRADIENT_BOUND):
+    """L1 sensitivity of one leaf's (gradient sum, record count), ``g* + 1``.
+
+    One record moves the sum by at most g* and the count by 1 (DP-XGBoost's noisy average,
+    Grislain & Gonzalvez 2021; docs/privacy.md, Leaves).
+    """
+    return gradient_bound + 1.0
+
+
+def quantile_sketch_sensitivity(n_features):
+    """L1 sensitivity of the fine count histograms of ``n_features`` features, ``n_features``.
+
+    One record adds 1 to one fine bin of each feature (none for a missing value) (Grislain &
+    Gonzalvez 2021; docs/privacy.md, Split-candidate sketches).
+    """
+    return float(n_features)
+
+
+def hessian_sketch_sensitivity(n_features, hessian_bound, norm):
+    """Sensitivity of the fine Hessian histograms of ``n_features`` features.
+
+    One record adds at most h* to one fine bin of each feature: ``h* n`` in L1 (Laplace, pure DP)
+    and ``h* sqrt(n)`` in L2 (Gaussian) (DP-TR's adaptive Hessian sketch, Maddock et al. 2022;
+    docs/privacy.md, Split-candidate sketches).
+
+    Parameters
+    ----------
+    n_features : int
+    hessian_bound : float
+    norm : {"l1", "l2"}
+    """
+    return hessian_bound * (math.sqrt(n_features) if norm == "l2" else n_features)
 
 
 @dataclass(frozen=True)
@@ -279,8 +324,8 @@ def plan_budget(*, epsilon, n_estimators, max_depth, learning_rate, l2_regulariz
         one record adds at most h* to one fine bin of each feature, so the L1 sensitivity is
         ``h* n`` (Laplace, pure DP) and the L2 sensitivity ``h* sqrt(n)`` (Gaussian, Renyi
         accounting). The releases share ``SKETCH_SHARE`` of the budget (of epsilon, or of the
-        zCDP budget of the sequentially composed trees); the trees share the rest (DP-XGB's
-        sketch : selection : leaf = 0.1 : 0.6 : 0.3, PRIVACY.md).
+        zCDP budget of the sequentially composed trees); the trees share the rest
+        (docs/privacy.md, Budget split).
     hessian_sketch_rounds : int, default=1
         Releases per output, at most ``n_estimators``.
 
@@ -294,7 +339,7 @@ def plan_budget(*, epsilon, n_estimators, max_depth, learning_rate, l2_regulariz
     if sketch_features:
         private = math.isfinite(epsilon)
         sketch = LedgerEntry(mechanism="laplace" if private else "exact",
-                             epsilon=SKETCH_SHARE * epsilon, sensitivity=float(sketch_features),
+                             epsilon=SKETCH_SHARE * epsilon, sensitivity=quantile_sketch_sensitivity(sketch_features),
                              n_nodes=1, **SKETCH_SCOPE)
     rounds = min(hessian_sketch_rounds, n_estimators) if hessian_sketch_features else 0
     sketch_trees = tuple(int(t) for t in np.arange(rounds) * n_estimators // max(rounds, 1))
@@ -303,8 +348,8 @@ def plan_budget(*, epsilon, n_estimators, max_depth, learning_rate, l2_regulariz
     def hessian_sketches(epsilon_each, noise_multiplier):
         mechanism = ("gaussian" if noise_multiplier > 0 else
                      "laplace" if math.isfinite(epsilon_each) else "exact")
-        sensitivity = hessian_bound * (math.sqrt(hessian_sketch_features) if noise_multiplier > 0
-                                       else hessian_sketch_features)
+        sensitivity = hessian_sketch_sensitivity(hessian_sketch_features, hessian_bound,
+                                                 "l2" if noise_multiplier > 0 else "l1")
         return tuple(LedgerEntry(mechanism=mechanism, epsilon=epsilon_each,
                                  sensitivity=sensitivity, group=-2 - i, tree=-1, level=i,
                                  n_nodes=1, noise_multiplier=noise_multiplier)
@@ -335,13 +380,13 @@ def plan_budget(*, epsilon, n_estimators, max_depth, learning_rate, l2_regulariz
             if gaussian:
                 # A public bound on the released Newton leaf, g* / h*: post-processing.
                 clip = GRADIENT_BOUND / hessian_bound
-                sensitivity = math.hypot(GRADIENT_BOUND, hessian_bound)
+                sensitivity = gaussian_leaf_sensitivity(hessian_bound)
             elif leaf_noise == "average":
                 # GLC bounds the released average (post-processing), g* (a mean gradient's bound)
                 # without it; the sensitivity is that of the (sum, count) pair either way.
                 clip = (leaf_clip_bound(int(positions[t]), learning_rate) if leaf_clipping
                         else GRADIENT_BOUND)
-                sensitivity = GRADIENT_BOUND + 1.0
+                sensitivity = average_leaf_sensitivity()
             else:
                 clip = (leaf_clip_bound(int(positions[t]), learning_rate) if leaf_clipping
                         else math.inf)

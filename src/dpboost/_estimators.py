@@ -97,7 +97,7 @@ _PARAMETERS_DOC = """
     min_child_weight : float or "auto", default="auto"
         A leaf whose released weight (noisy Hessian sum with ``"gaussian"``, noisy count with
         ``"average"``) is below it gets the value 0. Decided on released values only, so it costs
-        nothing more; it never removes a split candidate (PRIVACY.md rule 2), unlike XGBoost's.
+        nothing more; it never removes a split candidate (docs/privacy.md, rule 2), unlike XGBoost's.
         A number > 0 needs ``leaf_noise`` "gaussian" or "average". ``"auto"``, resolved at each
         ``fit`` from that fit's epsilon (so ``set_params(epsilon=...)`` and searches over epsilon
         stay consistent): the released weight of about 200 / epsilon records (``200 h* /
@@ -107,7 +107,7 @@ _PARAMETERS_DOC = """
         Each tree is grown on a Poisson sample of its records, each kept with probability
         ``subsample`` in (0, 1] (XGBoost's name). Pure DP: the tree may spend
         ``log(1 + (e^eps_t - 1) / subsample)`` on its sample for a cost of eps_t (amplification
-        by subsampling, Balle et al. 2018; PRIVACY.md). With ``delta > 0`` trees whose releases
+        by subsampling, Balle et al. 2018; docs/privacy.md, Accounting). With ``delta > 0`` trees whose releases
         are all Gaussian (``split_selection="random"``, ``leaf_noise="gaussian"``) are accounted
         as Poisson-sampled Gaussian mechanisms; other trees get no amplification.
     split_selection : {"exponential", "cyclical", "random"}, default="random"
@@ -139,7 +139,7 @@ _PARAMETERS_DOC = """
     n_estimators : int, default=100
         Number of trees T, >= 1.
     max_depth : int, default=6
-        Depth of every tree, in [1, 10]. Trees are complete: every node splits (PRIVACY.md rule 3).
+        Depth of every tree, in [1, 10]. Trees are complete: every node splits (docs/privacy.md, rule 3).
     learning_rate : float, default=0.3 (classifier), 0.1 (regressor)
         Shrinkage eta in (0, 1]. The regressor's is lower because its leaf noise goes straight
         into the RMSE (``bench_blocks_grid.py --candidates``). It is also the ratio of geometric
@@ -275,8 +275,11 @@ class _BaseDPGB(BaseEstimator):
         Raises
         ------
         ValueError
-            Invalid parameter, non-finite input, bounds of the wrong shape or with
-            ``lower >= upper``, labels outside ``classes``; always before any noise is drawn.
+            Invalid parameter or combination, bounds of the wrong shape or with
+            ``lower >= upper``, a wrong shape of ``X`` or ``y``: facts of the parameters and the
+            schema, always before any noise is drawn. Never for a value of a record (README,
+            "The data domain"): a label outside ``classes`` or a target that is not a number
+            leaves its record out, a cell that is not a number is missing.
         """
         warn_reproducible_noise(self.random_state)
         min_child_weight = self._min_child_weight()
@@ -421,7 +424,7 @@ class _BaseDPGB(BaseEstimator):
         missing_left = np.empty((n_trees, 2**depth - 1), dtype=np.bool_)
         leaf_value = np.empty((n_trees, 2**depth), dtype=np.float64)
         filtered = np.zeros(n_trees)
-        # One row of scores per output; F0 = 0 (PRIVACY.md): a data mean would leak.
+        # One row of scores per output; F0 = 0 (docs/privacy.md, rule 15): a data mean would leak.
         raw = np.zeros((y_scaled.shape[1], n_samples))
         y_rows = np.ascontiguousarray(y_scaled.T)
         softmax = self._loss == "softmax" and raw.shape[0] > 1

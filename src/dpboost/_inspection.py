@@ -1,7 +1,7 @@
 """Inspection from released values only: feature importances, a privacy report, tree text, JSON.
 
 Everything here reads public inputs, the split choices and the released (noised) leaf values, and
-the ledger; nothing reads the training data (PRIVACY.md rule 4).
+the ledger; nothing reads the training data (docs/privacy.md, rule 4).
 """
 
 import json

@@ -46,7 +46,7 @@ def softmax_loss_gradients(raw_predictions, y_scaled, out, hessians_out):
 
     ``p_i = softmax(F_i)`` over the K outputs; each class's tree uses the diagonal Hessian, as
     XGBoost and LightGBM do. ``g`` in [-1, 1] and ``h`` in [0, 1/4], the logistic loss's bounds,
-    so the sensitivities are the same (PRIVACY.md, DP-XGB).
+    so the sensitivities are the same (docs/privacy.md, Losses).
 
     Parameters
     ----------

@@ -343,7 +343,7 @@ def poisson_sample(n_records, rate, noise):
 def partition_records(n_records, shares, noise):
     """Assign every record independently to a position with probability ``shares[position]``.
 
-    An independent categorical draw per record (PRIVACY.md, EoE): a record's tree never depends on
+    An independent categorical draw per record (docs/privacy.md, Record selection): a record's tree never depends on
     other records, so the trees of a group see disjoint records and compose in parallel exactly
     under add/remove.
 

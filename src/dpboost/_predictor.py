@@ -1,6 +1,6 @@
 """Flat arrays of complete binary trees and Numba prediction on binned data.
 
-Every tree grows depth-wise to ``max_depth`` (PRIVACY.md, rule 3), so each is a complete binary tree
+Every tree grows depth-wise to ``max_depth`` (docs/privacy.md, rule 3), so each is a complete binary tree
 stored in heap order: internal node ``k`` has children ``2k + 1`` and ``2k + 2``; the
 ``2**max_depth`` leaves follow the ``2**max_depth - 1`` internal nodes.
 """

@@ -156,7 +156,7 @@ def check_classes(classes):
 def _float_or_nan(value):
     try:
         return float(value)
-    except (TypeError, ValueError):
+    except Exception:  # noqa: BLE001 - whatever a cell's __float__ raises, it is not a number
         return math.nan
 
 
