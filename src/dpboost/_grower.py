@@ -5,6 +5,8 @@ every (feature, bin boundary) candidate; then every leaf releases its clipped va
 noise. Kernels compute, ``_mechanisms`` draws, the ledger records.
 """
 
+import math
+
 import numba
 import numpy as np
 
@@ -104,7 +106,9 @@ def grow_tree(X_binned, sample_indices, gradients, *, budget, max_depth, n_bins,
         # does not depend on how many candidates it has (categories, sketch).
         of_feature = candidates // n_boundaries
         feature_weights = np.repeat(1.0 / np.bincount(of_feature)[of_feature], 2)
-    parent = np.empty((n_columns, 0, n_bins + 1, 2), dtype=SUM_DTYPE)
+    parent = no_parent = np.empty((n_columns, 0, n_bins + 1, 2), dtype=SUM_DTYPE)
+    no_side = np.empty(0, dtype=np.uint8)
+    private = math.isfinite(budget.epsilon_level)
     for level in range(max_depth):
         n_nodes = 2**level
         level_scope = {**scope, "level": level}
@@ -112,15 +116,23 @@ def grow_tree(X_binned, sample_indices, gradients, *, budget, max_depth, n_bins,
             choice = uniform_choice(n_nodes, n_choices, noise=noise, ledger=ledger,
                                     scope=level_scope, weights=feature_weights)
         else:
-            # Below the root only the smaller child of each parent is built from its samples,
-            # the sibling by subtraction. The sizes only steer this computation: they are never
-            # released and change no result.
-            sizes = np.diff(node_start)
-            side = (sizes[1::2] < sizes[0::2]).astype(np.uint8)
             hist = np.empty((n_columns, n_nodes, n_bins + 1, 2), dtype=SUM_DTYPE)
-            n_built = n_selected if level == 0 else int(np.minimum(sizes[0::2], sizes[1::2]).sum())
-            build_level_histograms(candidate_columns, indices, grads, node_start, parent, side,
-                                   _threads_for(n_built * n_columns), hist)
+            if private:
+                # Every node from its own samples (in row order), never by subtraction: a
+                # sibling computed as parent - child rounds differently from its direct sum, so
+                # a record could move the gains of a node it is not in (found by
+                # tests/test_replay.py; docs/privacy.md, rule 8).
+                side, from_parent, n_built = no_side, no_parent, n_selected
+            else:
+                # Without noise, only the smaller child of each parent is built from its samples,
+                # the sibling by subtraction (at most half the work).
+                sizes = np.diff(node_start)
+                side = (sizes[1::2] < sizes[0::2]).astype(np.uint8)
+                from_parent = parent
+                n_built = (n_selected if level == 0
+                           else int(np.minimum(sizes[0::2], sizes[1::2]).sum()))
+            build_level_histograms(candidate_columns, indices, grads, node_start, from_parent,
+                                   side, _threads_for(n_built * n_columns), hist)
             gains = np.empty((n_nodes, n_columns, n_boundaries, 2), dtype=SUM_DTYPE)
             compute_gains(hist, l2_regularization, _threads_for(gains.size), gains)
             utilities = (gains.reshape(n_nodes, -1) if candidates is None else
@@ -154,7 +166,10 @@ def grow_tree(X_binned, sample_indices, gradients, *, budget, max_depth, n_bins,
         denominator = leaf_count + l2_regularization
         # Eq. 4, V = -sum g / (n + lambda); an empty leaf with lambda = 0 has value 0, not 0/0.
         value = np.divide(-leaf_sum, denominator, out=np.zeros(n_leaves), where=denominator > 0)
-        value = np.clip(value, -budget.leaf_clip, budget.leaf_clip)
+        # A bound of 0 makes the leaf the constant 0 (sensitivity 0): clip(v, -0.0, 0.0) would
+        # keep the sign of the exact sum, so the mechanism gets zeros (docs/privacy.md, rule 9).
+        value = (np.zeros(n_leaves) if budget.leaf_clip == 0
+                 else np.clip(value, -budget.leaf_clip, budget.leaf_clip))
         leaf_value = laplace_mechanism(value, epsilon=budget.epsilon_leaf,
                                        sensitivity=budget.leaf_sensitivity, noise=noise,
                                        ledger=ledger, scope=leaf_scope)

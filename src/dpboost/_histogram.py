@@ -38,7 +38,8 @@ def build_level_histograms(X_binned, sample_indices, gradients, node_start, pare
         every node is built from its samples.
     side : ndarray of shape (n_nodes // 2,), dtype=uint8
         0 to build the left child of parent ``p`` from its samples, 1 the right one (the grower
-        picks the smaller; sizes only steer the work and change no result).
+        picks the smaller, and only without noise: a subtracted sibling rounds differently from
+        its direct sum, so private trees pass no parent and build every node).
     n_threads : int
         1 runs on the calling thread: a parallel region costs microseconds on a quiet machine
         and milliseconds on a busy one, more than a small level's work. Any other value runs

@@ -186,8 +186,10 @@ def float_cells(values):
 def numeric_cells(X, categorical):
     """``X`` with every column not in ``categorical`` read as numbers by :func:`float_cells`.
 
-    Columns of a numeric dtype pass as they are. Which columns are converted depends on the
-    dtypes only (the schema), and the warning names columns, never values.
+    Columns of a numeric dtype pass as they are. Silently: pandas (and ``np.array``) infer a
+    column's dtype from its values, so a warning keyed to "this column is not numeric" would
+    appear or not with one record (found by ``tests/test_replay.py``). Declare categorical
+    columns in ``categorical_features`` with their public ``categories``.
 
     Parameters
     ----------
@@ -199,11 +201,6 @@ def numeric_cells(X, categorical):
     Returns
     -------
     X : ndarray of dtype float64, or the DataFrame with those columns converted
-
-    Warns
-    -----
-    UserWarning
-        A column of a non-numeric dtype is not declared categorical.
     """
     if hasattr(X, "iloc"):
         from pandas.api.types import is_numeric_dtype
@@ -214,25 +211,11 @@ def numeric_cells(X, categorical):
             X = X.copy()
             for j in converted:
                 X.isetitem(j, float_cells(X.iloc[:, j].to_numpy(dtype=object)))
-            _warn_not_numeric([str(X.columns[j]) for j in converted])
         return X
     if hasattr(X, "tocsr") or not hasattr(X, "__len__"):
         return X  # sparse input or a scalar: validate_data refuses it with the usual message
     X = np.asarray(X)
-    if X.dtype.kind in "biuf":
-        return X
-    if X.ndim == 2 and X.dtype.kind != "O":
-        _warn_not_numeric([f"x{j}" for j in range(X.shape[1]) if j not in categorical])
-    return float_cells(X)
-
-
-def _warn_not_numeric(columns):
-    if columns:
-        warnings.warn(
-            f"columns {', '.join(columns)} have a non-numeric dtype and are not declared in "
-            "categorical_features: their values are read as numbers and anything else as "
-            "missing. Declare categorical columns (with their public categories).",
-            UserWarning, stacklevel=4)
+    return X if X.dtype.kind in "biuf" else float_cells(X)
 
 
 def label_codes(y, classes):
