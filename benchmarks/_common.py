@@ -42,6 +42,16 @@ def machine_facts():
     }
 
 
+def require_shared(dataset):
+    """Exit with the missing paths unless every shared file of ``dataset`` (a public schema of
+    ``dpboost._datasets``) is in :data:`SHARED`."""
+    from dpboost._datasets import SCHEMAS
+
+    missing = [str(SHARED / f) for f in SCHEMAS[dataset].files if not (SHARED / f).exists()]
+    if missing:
+        sys.exit("needs " + " and ".join(missing))
+
+
 def write_results(name, rows):
     """Write ``rows`` (list of dicts) to ``results/<name>.csv`` and machine facts beside them."""
     RESULTS.mkdir(exist_ok=True)

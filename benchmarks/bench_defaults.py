@@ -8,10 +8,9 @@ Run: ``python benchmarks/bench_defaults.py [--quick]``; writes results/defaults_
 """
 
 import argparse
-import sys
 
 import numpy as np
-from _common import SHARED, print_table, write_results
+from _common import SHARED, print_table, require_shared, write_results
 from sklearn.metrics import roc_auc_score
 
 from dpboost import DPGBClassifier
@@ -22,8 +21,7 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="2 seeds instead of 5")
     args = parser.parse_args()
-    if not (SHARED / "adult_train.csv.gz").exists():
-        sys.exit(f"needs {SHARED}/adult_train.csv.gz and adult_test.csv.gz")
+    require_shared("adult")
     X, y, X_test, y_test, bounds, _ = load_encoded("adult", SHARED)
     seeds = range(2 if args.quick else 5)
     rows = []

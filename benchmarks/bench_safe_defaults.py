@@ -10,11 +10,10 @@ Run: ``python benchmarks/bench_safe_defaults.py [--quick]``; writes results/safe
 """
 
 import argparse
-import sys
 import time
 
 import numpy as np
-from _common import SHARED, print_table, write_results
+from _common import SHARED, print_table, require_shared, write_results
 from sklearn.metrics import roc_auc_score
 
 from dpboost import DPGBClassifier
@@ -25,8 +24,7 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="2 fits per cell instead of 5")
     args = parser.parse_args()
-    if not (SHARED / "adult_train.csv.gz").exists():
-        sys.exit(f"needs {SHARED}/adult_train.csv.gz and adult_test.csv.gz")
+    require_shared("adult")
     X, y, X_test, y_test = load("adult", SHARED, random_state=0)
     public = estimator_params("adult", X.columns)
     majority = min(np.mean(y_test), 1 - np.mean(y_test))

@@ -103,12 +103,17 @@ def test_every_file_column_has_a_public_bound_or_list(frames, name):
         assert np.all(np.isfinite(params["feature_bounds"]))
 
 
+def _column_values(frames, name, column):
+    """``(file, values)`` of a numeric column in each shared file, missing values left out."""
+    for file, X in frames[name].items():
+        yield file, X[column].dropna().to_numpy(dtype=np.float64)
+
+
 @needs_data
 @pytest.mark.parametrize("name, column", NUMERIC)
 def test_bound_is_not_a_data_extreme(frames, name, column):
     lower, upper = SCHEMAS[name].bounds[column]
-    for file, X in frames[name].items():
-        values = X[column].dropna().to_numpy(dtype=np.float64)
+    for file, values in _column_values(frames, name, column):
         for side, bound, extreme in (("lower", lower, values.min()),
                                      ("upper", upper, values.max())):
             if (name, column, side) in DOCUMENTED_EXTREMES:
@@ -123,8 +128,7 @@ def test_bound_is_not_a_data_extreme(frames, name, column):
 @pytest.mark.parametrize("name, column", NUMERIC)
 def test_bounds_clip_few_values(frames, name, column):
     lower, upper = SCHEMAS[name].bounds[column]
-    for file, X in frames[name].items():
-        values = X[column].dropna().to_numpy(dtype=np.float64)
+    for file, values in _column_values(frames, name, column):
         clipped = np.mean((values < lower) | (values > upper))
         assert clipped <= MAX_CLIPPED_SHARE, (f"{name}.{column}: {clipped:.2%} of {file} "
                                               f"outside [{lower}, {upper}]")

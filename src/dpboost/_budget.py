@@ -12,6 +12,7 @@ import numpy as np
 
 from ._accounting import LedgerEntry, compose, deamplify_pure
 from ._common import GRADIENT_BOUND
+from ._mechanisms import noise_scale
 
 #: Share of each tree's zCDP budget spent on split selection under Renyi accounting; the rest goes
 #: to the leaves (DP-XGB, "Revisiting differentially private XGBoost", Sec. 4: 0.7 : 0.3).
@@ -200,23 +201,10 @@ class BudgetPlan:
         Raises
         ------
         ValueError
-            Names the release and its scale.
+            Names the release and its scale (:func:`dpboost._mechanisms.noise_scale`).
         """
-        tiny = np.finfo(np.float64).tiny
         for e in self.entries:
-            if e.mechanism == "laplace":
-                scale = e.sensitivity / e.epsilon
-            elif e.mechanism == "exponential":
-                scale = 2.0 * e.sensitivity / e.epsilon
-            elif e.mechanism == "gaussian":
-                scale = e.noise_multiplier * e.sensitivity
-            else:
-                continue
-            if e.sensitivity > 0 and not tiny <= scale < math.inf:
-                raise ValueError(
-                    f"the {e.mechanism} release of tree {e.tree}, level {e.level} would have "
-                    f"noise scale {scale!r}, not a positive normal float: epsilon, delta, "
-                    "subsample or n_estimators are too extreme to plan.")
+            noise_scale(e)
         return self
 
     @property

@@ -51,6 +51,7 @@ from ._mechanisms import (
     gaussian_mechanism,
     laplace_mechanism,
     make_noise,
+    noise_scale,
     partition_records,
     poisson_sample,
 )
@@ -289,8 +290,8 @@ class _BaseDPGB(BaseEstimator):
             data_dependent("categories (of " + ", ".join(from_data) + ")", None)
         # An empty training set is a dataset like any other (its neighbour holds one record):
         # fit releases noise only, never raises for it.
-        X = validate_data(self, numeric_cells(encode_categorical(X, lists), lists),
-                          dtype=np.float64, ensure_all_finite=False, ensure_min_samples=0)
+        X = validate_data(self, _cells_as_numbers(X, lists), dtype=np.float64,
+                          ensure_all_finite=False, ensure_min_samples=0)
         y = column_or_1d(y, warn=True)
         check_consistent_length(X, y)
         # Records outside the data domain (a label outside the public classes, a missing
@@ -402,12 +403,13 @@ class _BaseDPGB(BaseEstimator):
                                           noise_multiplier=release.noise_multiplier,
                                           sensitivity=release.sensitivity, noise=noise,
                                           ledger=ledger, scope=scope)
-            noise_std = release.noise_multiplier * release.sensitivity
         else:
             released = laplace_mechanism(weights.reshape(1, -1), epsilon=release.epsilon,
                                          sensitivity=release.sensitivity, noise=noise,
                                          ledger=ledger, scope=scope)
-            noise_std = math.sqrt(2.0) * release.sensitivity / release.epsilon
+        # A Laplace variable's standard deviation is sqrt(2) times its scale.
+        noise_std = noise_scale(release) * (1.0 if release.mechanism == "gaussian"
+                                            else math.sqrt(2.0))
         boundaries = hessian_sketch_boundaries(released.reshape(weights.shape),
                                                self.max_bins - 1, noise_std)
         kept = ([] if candidates is None else
@@ -620,9 +622,8 @@ class _BaseDPGB(BaseEstimator):
     def _prediction_inputs(self, X):
         """Binned ``X`` and a zero score buffer of shape (n_outputs, n_samples)."""
         check_is_fitted(self)
-        X = validate_data(self, numeric_cells(encode_categorical(X, self.categories_),
-                                              self.categories_),
-                          dtype=np.float64, ensure_all_finite=False, reset=False)
+        X = validate_data(self, _cells_as_numbers(X, self.categories_), dtype=np.float64,
+                          ensure_all_finite=False, reset=False)
         X_binned = self._binner.transform(X, order="C")
         n_outputs = self._split_feature.shape[0] // self.n_estimators
         return X_binned, np.zeros((n_outputs, X_binned.shape[0]))
@@ -648,6 +649,12 @@ class _BaseDPGB(BaseEstimator):
         for t in range(self.n_estimators):
             self._add_trees(X_binned, slice(t, t + 1), out)
             yield out.T.copy()
+
+
+def _cells_as_numbers(X, lists):
+    """``X`` with categorical cells as their codes in the public ``lists`` and every other cell
+    as a number or missing: the same per-cell treatment for ``fit`` and ``predict``."""
+    return numeric_cells(encode_categorical(X, lists), lists)
 
 
 def _initial_candidates(binner, n_features, lists):

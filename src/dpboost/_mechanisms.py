@@ -182,12 +182,40 @@ def make_noise(random_state):
     return NumpyNoise(np.random.default_rng(random_state))
 
 
-def _checked_scale(sensitivity, scale, name):
-    """``scale``, refused unless it is a positive normal float (or the sensitivity is 0)."""
-    if sensitivity > 0 and not (np.finfo(np.float64).tiny <= scale < math.inf):
-        raise ValueError(f"the {name} mechanism's noise scale {scale!r} for sensitivity "
-                         f"{sensitivity!r} is not a positive normal float; choose parameters "
-                         "whose budgets are neither vanishing nor astronomically large.")
+def noise_scale(entry):
+    """The noise scale of a release: the one formula the mechanisms draw with and the planner
+    checks before any data is read.
+
+    ``2 sensitivity / epsilon`` for the exponential mechanism (McSherry & Talwar 2007),
+    ``sensitivity / epsilon`` for Laplace, ``noise_multiplier * sensitivity`` for Gaussian; 0 for
+    the releases without noise (``"argmax"``, ``"exact"`` at epsilon = inf, ``"uniform"``).
+
+    Parameters
+    ----------
+    entry : LedgerEntry
+
+    Returns
+    -------
+    scale : float
+
+    Raises
+    ------
+    ValueError
+        The scale is not a positive normal float while the sensitivity is positive: noise on a
+        vanishing (subnormal) or infinite scale is not the distribution it claims to be.
+    """
+    if entry.mechanism in ("argmax", "exact", "uniform"):
+        return 0.0
+    if entry.mechanism == "gaussian":
+        scale = entry.noise_multiplier * entry.sensitivity
+    else:
+        factor = 2.0 if entry.mechanism == "exponential" else 1.0
+        scale = factor * entry.sensitivity / entry.epsilon
+    if entry.sensitivity > 0 and not np.finfo(np.float64).tiny <= scale < math.inf:
+        raise ValueError(
+            f"the {entry.mechanism} release of tree {entry.tree}, level {entry.level} would have "
+            f"noise scale {scale!r}, not a positive normal float: epsilon, delta, subsample or "
+            "n_estimators are too extreme to plan.")
     return scale
 
 
@@ -219,9 +247,8 @@ def exponential_mechanism(utilities, *, epsilon, sensitivity, noise, ledger, sco
                           sensitivity=sensitivity, n_nodes=utilities.shape[0], **scope)
     if not private:
         return np.argmax(utilities, axis=1)
-    scale = _checked_scale(sensitivity, 2.0 * sensitivity / epsilon, "exponential")
     noise.observe(entry, utilities)
-    return noise.exponential(utilities, scale)
+    return noise.exponential(utilities, noise_scale(entry))
 
 
 def uniform_choice(n_nodes, n_candidates, *, noise, ledger, scope, weights=None):
@@ -284,7 +311,7 @@ def laplace_mechanism(values, *, epsilon, sensitivity, noise, ledger, scope):
                           sensitivity=sensitivity, n_nodes=values.shape[0], **scope)
     if not private:
         return values.copy()
-    scale = _checked_scale(sensitivity, sensitivity / epsilon, "Laplace")
+    scale = noise_scale(entry)
     noise.observe(entry, values)
     if sensitivity == 0:
         return np.zeros(values.shape)
@@ -315,9 +342,8 @@ def gaussian_mechanism(values, *, noise_multiplier, sensitivity, noise, ledger, 
     """
     entry = ledger.record(mechanism="gaussian", epsilon=math.inf, sensitivity=sensitivity,
                           n_nodes=values.shape[0], noise_multiplier=noise_multiplier, **scope)
-    scale = _checked_scale(sensitivity, noise_multiplier * sensitivity, "Gaussian")
     noise.observe(entry, values)
-    return noise.gaussian(values, scale)
+    return noise.gaussian(values, noise_scale(entry))
 
 
 def poisson_sample(n_records, rate, noise):
