@@ -44,8 +44,8 @@ def machine_facts():
 
 def require_shared(dataset):
     """Exit with the missing paths unless every shared file of ``dataset`` (a public schema of
-    ``dpboost._datasets``) is in :data:`SHARED`."""
-    from dpboost._datasets import SCHEMAS
+    ``dpboost.datasets``) is in :data:`SHARED`."""
+    from dpboost.datasets import SCHEMAS
 
     missing = [str(SHARED / f) for f in SCHEMAS[dataset].files if not (SHARED / f).exists()]
     if missing:

@@ -19,7 +19,7 @@ import math
 import warnings
 from unittest import mock
 
-import _datasets
+import _loaders
 import _paper
 import numpy as np
 from _common import (
@@ -56,11 +56,11 @@ def _exact(field):
 
 def run(names, epsilons, n_folds, max_rows):
     rows = []
-    for name in _datasets.available(names):
-        data = _datasets.load(name)
+    for name in _loaders.available(names):
+        data = _loaders.load(name)
         metric = _paper.metric_name(data)
         variants = list(VARIANTS if data["task"] == "regression" else ["DPBoost"]) + list(EXACT)
-        for fold, X, y, X_test, y_test in _datasets.splits(data, n_folds, max_train=max_rows,
+        for fold, X, y, X_test, y_test in _loaders.splits(data, n_folds, max_train=max_rows,
                                                            max_test=max_rows):
             for epsilon in epsilons:
                 for variant in variants:
@@ -109,9 +109,9 @@ def plot(rows, path):
 
 
 def main():
-    args = paper_parser(__doc__, _datasets.DATASETS).parse_args()
+    args = paper_parser(__doc__, _loaders.DATASETS).parse_args()
     quick = args.quick
-    names = ("adult", "abalone", "california", "house_16H") if quick else tuple(_datasets.DATASETS)
+    names = ("adult", "abalone", "california", "house_16H") if quick else tuple(_loaders.DATASETS)
     epsilons = (1.0, 4.0, 10.0) if quick else (1.0, 2.0, 4.0, 6.0, 8.0, 10.0)
     rows = run(args.datasets or names, epsilons, 2 if quick else 5, 20_000 if quick else None)
     name = result_name("ablation", args)

@@ -27,7 +27,7 @@ import itertools
 import logging
 from collections import defaultdict
 
-import _datasets
+import _loaders
 import _paper
 import numpy as np
 from _common import RESULTS, paper_parser, print_table, result_name, write_results
@@ -103,9 +103,9 @@ def resolve(params, epsilon):
 
 def run(names, epsilons, n_folds, configs):
     rows = []
-    for name in _datasets.available(names):
-        data = _datasets.load(name)
-        for fold, X, y, X_test, y_test in _datasets.splits(data, n_folds):
+    for name in _loaders.available(names):
+        data = _loaders.load(name)
+        for fold, X, y, X_test, y_test in _loaders.splits(data, n_folds):
             for epsilon in epsilons:
                 for config, (method, params) in configs.items():
                     model = _paper.make_model(data, method, epsilon, seed=fold, n_jobs=1,
@@ -189,7 +189,7 @@ def check_table1(names, quick):
 
 
 def main():
-    parser = paper_parser(__doc__, _datasets.DATASETS)
+    parser = paper_parser(__doc__, _loaders.DATASETS)
     parser.add_argument("--candidates", action="store_true",
                         help="the preset candidates instead of the block grid")
     parser.add_argument("--table1", nargs="+", metavar="NAME",

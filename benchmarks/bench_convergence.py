@@ -10,7 +10,7 @@ epsilon 20 in total), at most 20,000 training rows.
 
 import math
 
-import _datasets
+import _loaders
 import _paper
 import numpy as np
 from _common import (
@@ -31,9 +31,9 @@ def run(names, n_ensembles, max_rows):
     n_trees = n_ensembles * TREES_PER_ENSEMBLE
     epsilon = EPSILON_PER_ENSEMBLE * n_ensembles
     rows = []
-    for name in _datasets.available(names):
-        data = _datasets.load(name)
-        _, X, y, X_test, y_test = next(_datasets.splits(data, 1, max_train=max_rows,
+    for name in _loaders.available(names):
+        data = _loaders.load(name)
+        _, X, y, X_test, y_test = next(_loaders.splits(data, 1, max_train=max_rows,
                                                         max_test=max_rows))
         for method in ["DPBoost", "SEQ", "PARA", "NP"]:
             model = _paper.make_model(data, method, epsilon, seed=0, n_estimators=n_trees)
@@ -68,7 +68,7 @@ def plot(rows, path):
 
 
 def main():
-    args = paper_parser(__doc__, _datasets.DATASETS).parse_args()
+    args = paper_parser(__doc__, _loaders.DATASETS).parse_args()
     quick = args.quick
     rows = run(args.datasets or ("adult", "cod_rna", "covtype15k"), 4 if quick else 20,
                20_000 if quick else None)

@@ -14,7 +14,7 @@ from _common import SHARED, print_table, require_shared, write_results
 from sklearn.metrics import roc_auc_score
 
 from dpboost import DPGBClassifier
-from dpboost._datasets import load_encoded
+from dpboost.datasets import load_encoded
 
 
 def main():

@@ -10,7 +10,7 @@ epsilon 1/4/10, two folds, at most 20,000 training rows (a few minutes on 2 core
 
 import math
 
-import _datasets
+import _loaders
 import _paper
 import numpy as np
 from _common import (
@@ -29,10 +29,10 @@ QUICK_DATASETS = ("adult", "cod_rna", "covtype15k", "abalone", "california")
 
 def run(names, epsilons, n_folds, max_rows):
     rows = []
-    for name in _datasets.available(names):
-        data = _datasets.load(name)
+    for name in _loaders.available(names):
+        data = _loaders.load(name)
         metric = _paper.metric_name(data)
-        for fold, X, y, X_test, y_test in _datasets.splits(data, n_folds, max_train=max_rows,
+        for fold, X, y, X_test, y_test in _loaders.splits(data, n_folds, max_train=max_rows,
                                                            max_test=max_rows):
             runs = [("NP", math.inf)] + [(m, e) for m in _paper.METHODS for e in epsilons]
             for method, epsilon in runs:
@@ -84,9 +84,9 @@ def plot(rows, path):
 
 
 def main():
-    args = paper_parser(__doc__, _datasets.DATASETS).parse_args()
+    args = paper_parser(__doc__, _loaders.DATASETS).parse_args()
     quick = args.quick
-    names = QUICK_DATASETS if quick else tuple(_datasets.DATASETS)
+    names = QUICK_DATASETS if quick else tuple(_loaders.DATASETS)
     rows = run(args.datasets or names,
                (1.0, 4.0, 10.0) if quick else EPSILONS, 2 if quick else 5,
                20_000 if quick else None)

@@ -13,7 +13,7 @@ import math
 import time
 import warnings
 
-import _datasets
+import _loaders
 import _paper
 import numpy as np
 from _common import print_table, write_results
@@ -34,9 +34,9 @@ def _datasets_to_time(quick):
     # make_classification's features are standard-normal mixtures: +-8 is a public, generous box.
     yield "make_classification_80k_20", {"X": X[:80_000], "y": y[:80_000], "task": "binary",
                                          "bounds": np.tile([-8.0, 8.0], (20, 1))}
-    names = ("adult", "cod_rna", "abalone") if quick else tuple(_datasets.DATASETS)
-    for name in _datasets.available(names):
-        yield name, _datasets.load(name)
+    names = ("adult", "cod_rna", "abalone") if quick else tuple(_loaders.DATASETS)
+    for name in _loaders.available(names):
+        yield name, _loaders.load(name)
 
 
 def _best_of(repeats, fit):

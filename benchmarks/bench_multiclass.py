@@ -5,7 +5,7 @@ dpboost's DPBoost setting (pure DP, one-vs-rest) and its recommended preset
 preset with one-vs-rest logistic losses instead; either way 7 trees per round, composed
 sequentially. Next to scikit-learn's
 HistGradientBoosting (non-private). DP-EBM has no multiclass. Feature bounds are the
-constants of ``_datasets.BOUNDS``. 5-fold CV. Writes results/multiclass.csv.
+constants of ``_loaders.BOUNDS``. 5-fold CV. Writes results/multiclass.csv.
 
 Run: ``python benchmarks/bench_multiclass.py [--quick]`` (``--quick``: one fold).
 """
@@ -15,7 +15,7 @@ import math
 import time
 import warnings
 
-import _datasets
+import _loaders
 import numpy as np
 import pandas as pd
 from _common import SHARED, print_table, write_results
@@ -32,7 +32,7 @@ def main():
     frame = pd.read_csv(SHARED / "covtype_kaggle15k.csv.gz")
     X = frame.drop(columns="target").to_numpy(dtype=np.float64)
     y = frame["target"].to_numpy()
-    bounds = np.array(list(_datasets.BOUNDS["covtype15k"].values()))
+    bounds = np.array(list(_loaders.BOUNDS["covtype15k"].values()))
     classes = list(range(1, 8))
     methods = {
         "DPBoost setting": lambda e, s: DPGBClassifier.dpboost_paper(

@@ -16,7 +16,7 @@ import math
 import time
 import warnings
 
-import _datasets
+import _loaders
 import _paper
 from _common import paper_parser, print_table, result_name, write_results
 from sklearn.ensemble import (
@@ -54,9 +54,9 @@ def run(names, epsilons, n_folds, max_rows):
     if DPExplainableBoostingClassifier is None:
         print("skipping DP-EBM: interpret-core is not installed (pip install -e '.[bench]')")
     rows = []
-    for name in _datasets.available(names):
-        data = _datasets.load(name)
-        for fold, X, y, X_test, y_test in _datasets.splits(data, n_folds, max_train=max_rows,
+    for name in _loaders.available(names):
+        data = _loaders.load(name)
+        for fold, X, y, X_test, y_test in _loaders.splits(data, n_folds, max_train=max_rows,
                                                            max_test=max_rows):
             runs = [("HGB (non-private)", math.inf, lambda data=data, fold=fold: _hgb(data, fold))]
             for epsilon in epsilons:
@@ -85,9 +85,9 @@ def run(names, epsilons, n_folds, max_rows):
 
 
 def main():
-    args = paper_parser(__doc__, _datasets.DATASETS).parse_args()
+    args = paper_parser(__doc__, _loaders.DATASETS).parse_args()
     quick = args.quick
-    names = ("adult", "abalone", "california") if quick else tuple(_datasets.DATASETS)
+    names = ("adult", "abalone", "california") if quick else tuple(_loaders.DATASETS)
     rows = run(args.datasets or names, (1.0, 4.0) if quick else (1.0, 2.0, 4.0, 10.0),
                1 if quick else 5, 20_000 if quick else None)
     name = result_name("peers", args)

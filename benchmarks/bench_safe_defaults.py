@@ -1,6 +1,6 @@
 """The default estimator against issue "Safe by default"'s bar, as a new user gets it.
 
-Adult (official split) read with ``pd.read_csv`` and the public schema of ``dpboost._datasets``;
+Adult (official split) read with ``pd.read_csv`` and the public schema of ``dpboost.datasets``;
 ``DPGBClassifier(epsilon=...)`` with nothing else set, secure noise (``random_state=None``,
 OpenDP's samplers), 5 fits per epsilon; DPBoost's setting (``dpboost_paper``) beside it. The bar:
 at epsilon 1, ROC AUC >= 0.89 and test error <= 0.16; at epsilon 0.5, below the majority class's
@@ -17,7 +17,7 @@ from _common import SHARED, print_table, require_shared, write_results
 from sklearn.metrics import roc_auc_score
 
 from dpboost import DPGBClassifier
-from dpboost._datasets import estimator_params, load
+from dpboost.datasets import estimator_params, load
 
 
 def main():

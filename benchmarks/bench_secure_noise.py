@@ -12,7 +12,7 @@ from _common import SHARED, print_table, write_results
 from sklearn.datasets import make_classification
 
 from dpboost import DPGBClassifier
-from dpboost._datasets import load_encoded
+from dpboost.datasets import load_encoded
 from dpboost._mechanisms import SecureNoise
 
 

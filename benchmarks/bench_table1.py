@@ -23,7 +23,7 @@ Adult's training file (and two seeds on MagicTelescope / House_16H), so "best of
 maximum over 6 configurations, not over 70 shapes; one variant was added later (see below).
 32 equal-width bins between the bounds.
 
-Datasets (``_datasets.load``; the preparation is the dataset definition, as in the paper, and is
+Datasets (``_loaders.load``; the preparation is the dataset definition, as in the paper, and is
 not differentially private):
 
 - adult: the official UCI split (32,561 / 16,281 rows, missing values kept as NaN), not random
@@ -36,7 +36,7 @@ not differentially private):
   data, computed once as the dataset's definition, as Grinsztajn and the paper do; it is not
   part of the DP guarantee). Our California has the raw StatLib columns (total_rooms, ...) rather
   than scikit-learn's derived ratios; our house_16H has all 22,784 rows (Grinsztajn's: 13,488).
-- Bounds for all but Adult are ``_datasets.BOUNDS``: constants written once from each file's
+- Bounds for all but Adult are ``_loaders.BOUNDS``: constants written once from each file's
   0.5 % / 99.5 % quantiles (read from the data; the column ``bounds`` of the results says
   "data quantiles"). The paper likewise takes min / max as public (footnote 9).
 
@@ -70,7 +70,7 @@ configuration, with the paper's numbers). Run: ``python benchmarks/bench_table1.
 import logging
 import math
 
-import _datasets
+import _loaders
 import _paper
 import numpy as np
 from _common import RESULTS, paper_parser, print_table, result_name, write_results
@@ -121,12 +121,12 @@ def configurations():
 
 def prepare(name):
     """One dataset as a binary task (module docstring): balanced, binarised, ``day`` dropped."""
-    data = _datasets.load(name)
+    data = _loaders.load(name)
     if data["task"] == "regression":
         data["y"] = (data["y"] > np.median(data["y"])).astype(np.int64)
         data["task"], data["target_bounds"] = "binary", None
     if name == "electricity":
-        keep = [j for j, column in enumerate(_datasets.BOUNDS[name]) if column != "day"]
+        keep = [j for j, column in enumerate(_loaders.BOUNDS[name]) if column != "day"]
         data["X"], data["bounds"] = data["X"][:, keep], data["bounds"][keep]
     if name in ("magic", "electricity"):
         rng = np.random.default_rng(0)
@@ -143,7 +143,7 @@ def prepare(name):
 def splits(data, n_splits):
     """Yield ``(split, X_train, y_train, X_test, y_test)``: the official split or random 70:30."""
     if "X_test" in data:
-        yield from _datasets.splits(data, n_splits)
+        yield from _loaders.splits(data, n_splits)
         return
     shuffle = ShuffleSplit(n_splits=n_splits, test_size=0.3, random_state=0)
     for split, (train, test) in enumerate(shuffle.split(data["X"])):
@@ -152,7 +152,7 @@ def splits(data, n_splits):
 
 def run(names, n_splits, n_seeds, configs):
     rows = []
-    for name in _datasets.available(names):
+    for name in _loaders.available(names):
         data = prepare(name)
         for split, X, y, X_test, y_test in splits(data, n_splits):
             common = {"dataset": name, "epsilon": EPSILON, "split": split, "n_train": len(y),

@@ -1,4 +1,4 @@
-"""The public schemas of ``dpboost._datasets`` are public: no bound is read off the shared files.
+"""The public schemas of ``dpboost.datasets`` are public: no bound is read off the shared files.
 
 A bound equal to a column's exact minimum or maximum in a shared file is what reading the data
 gives (Adult's capital_loss once had 4356, the training file's maximum). It is allowed only where
@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from dpboost._datasets import SCHEMAS, estimator_params, read_csv
+from dpboost.datasets import SCHEMAS, estimator_params, read_csv
 
 SHARED = Path(__file__).parents[1].parent / "shared" / "datasets"
 

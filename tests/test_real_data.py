@@ -9,7 +9,7 @@ from sklearn.metrics import roc_auc_score
 
 from dpboost import DPGBClassifier, PrivacyLeakWarning, ReproducibleNoiseWarning
 from dpboost.__main__ import main as cli
-from dpboost._datasets import NA_VALUES, SCHEMAS, estimator_params, load_encoded
+from dpboost.datasets import NA_VALUES, SCHEMAS, estimator_params, load_encoded
 
 pd = pytest.importorskip("pandas")
 

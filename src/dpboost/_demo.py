@@ -3,7 +3,7 @@ privacy–utility table.
 
 The data goes from ``pd.read_csv`` straight to the estimator, string columns and missing values
 included; every bound and category list comes from the dataset's public documentation
-(:mod:`dpboost._datasets`), never from the data, so the models are differentially private with
+(:mod:`dpboost.datasets`), never from the data, so the models are differentially private with
 respect to the records.
 """
 
@@ -15,7 +15,7 @@ import numpy as np
 from sklearn.metrics import roc_auc_score
 from sklearn.model_selection import train_test_split
 
-from ._datasets import SCHEMAS, estimator_params, load, read_csv
+from .datasets import SCHEMAS, estimator_params, load, read_csv
 from ._estimators import DPGBClassifier
 from ._validation import PrivacyLeakWarning, ReproducibleNoiseWarning
 
@@ -52,7 +52,7 @@ def _load(args):
         return (f"{args.dataset} ({split}, read with pd.read_csv)", X, y, X_test, y_test,
                 estimator_params(args.dataset, X.columns),
                 "public bounds and category lists of the published documentation "
-                "(dpboost._datasets); none read from the data")
+                "(dpboost.datasets); none read from the data")
     from sklearn.datasets import load_breast_cancer
 
     data = load_breast_cancer(as_frame=True)

@@ -1,6 +1,6 @@
 """The benchmark datasets of ../shared/datasets: loading, encoding, bounds, splits.
 
-Feature bounds. Adult uses the public bounds and UCI category lists of ``dpboost._datasets``. For
+Feature bounds. Adult uses the public bounds and UCI category lists of ``dpboost.datasets``. For
 the other datasets no data dictionary is at hand, so :data:`BOUNDS` holds constants written once from
 each file's 0.5 % and 99.5 % quantiles, rounded outward to two significant digits. They stand in for
 a data dictionary: the benchmark models are differentially private *given* these bounds, as in the
@@ -20,7 +20,7 @@ import pandas as pd
 from _common import SHARED
 from sklearn.model_selection import KFold
 
-from dpboost._datasets import load_encoded
+from dpboost.datasets import load_encoded
 
 N_HASH_BUCKETS = 32
 
