@@ -9,16 +9,16 @@ import numpy as np
 import pytest
 
 from dpboost import DPGBClassifier, DPGBRegressor
-from dpboost._binning import (
+from dpboost._binning import BoundsBinner
+from dpboost._budget import HESSIAN_SKETCH_ROUNDS, SKETCH_SHARE, plan_budget
+from dpboost._candidates import (
     HESSIAN_SKETCH_BINS,
     SKETCH_UNIFORM_SHARE,
-    BoundsBinner,
     category_boundaries,
     fine_histograms,
     hessian_sketch_boundaries,
     sketch_thresholds,
 )
-from dpboost._budget import HESSIAN_SKETCH_ROUNDS, SKETCH_SHARE, plan_budget
 
 
 def test_fine_histograms_match_numpy_and_one_record_moves_one_bin_per_feature():
@@ -141,7 +141,7 @@ def test_sketch_puts_candidates_where_the_data_is():
     # seeds 0-2: 0.993-0.997 with the sketch, the majority rate 0.627 on the grid
     grid_score, sketch, score = _skewed_fits("sketch", 100)
     assert score > 0.95 > 0.7 > grid_score
-    thresholds = sketch._binner.thresholds()
+    thresholds = sketch._forest.binner.thresholds()
     assert (thresholds[:, :16] < 2.0).all()  # half of the candidates below 2 % of the range
 
 
@@ -153,9 +153,9 @@ def test_sketched_model_round_trips_through_json_and_reports_the_sketch():
                                        classes=[0, 1], n_estimators=5, max_depth=3, random_state=0)
     clf.fit(X, (X[:, 0] > 1).astype(int))
     loaded = DPGBClassifier.from_json(clf.to_json())
-    np.testing.assert_array_equal(loaded._binner.thresholds(), clf._binner.thresholds())
+    np.testing.assert_array_equal(loaded._forest.binner.thresholds(), clf._forest.binner.thresholds())
     # rows on and next to the released thresholds bin the same way after loading
-    probe = np.repeat(clf._binner.thresholds()[:, :8].T, 2, axis=0)
+    probe = np.repeat(clf._forest.binner.thresholds()[:, :8].T, 2, axis=0)
     probe[1::2] = np.nextafter(probe[1::2], -np.inf)
     np.testing.assert_array_equal(loaded.predict_proba(probe), clf.predict_proba(probe))
     np.testing.assert_array_equal(loaded.predict_proba(X), clf.predict_proba(X))
@@ -225,11 +225,11 @@ def test_categorical_splits_fall_between_categories(split_selection):
         budget_allocation="sequential", feature_bounds=(-3, 3), classes=[0, 1],
         categorical_features=[0], categories={0: [0.0, 1.0, 2.0, 3.0]},
         split_selection=split_selection, random_state=0).fit(X, y)
-    allowed = category_boundaries(clf._binner, 0, 4)
-    on_category = clf._split_feature == 0
+    allowed = category_boundaries(clf._forest.binner, 0, 4)
+    on_category = clf._forest.split_feature == 0
     # random: a feature uniformly, then one of its candidates (about half of the 140 nodes)
     assert on_category.sum() >= (50 if split_selection == "random" else 20)
-    assert np.isin(clf._split_bin[on_category], allowed).all()
+    assert np.isin(clf._forest.split_bin[on_category], allowed).all()
 
 
 @pytest.mark.parametrize("delta", [0.0, 1e-5])
@@ -286,10 +286,10 @@ def test_fitted_ledger_equals_plan_with_hessian_sketch(estimator, delta):
     assert est.privacy_ledger_ == plan.entries
     assert est.privacy_spent_ == plan.epsilon <= 1.0
     assert len(plan.hessian_sketches) == (5 if estimator == "classifier" else 1)
-    assert est._binner.max_bins == HESSIAN_SKETCH_BINS
+    assert est._forest.binner.max_bins == HESSIAN_SKETCH_BINS
     # categorical splits only between the two categories
-    assert np.isin(est._split_bin[est._split_feature == 2],
-                   category_boundaries(est._binner, 2, 2)).all()
+    assert np.isin(est._forest.split_bin[est._forest.split_feature == 2],
+                   category_boundaries(est._forest.binner, 2, 2)).all()
 
 
 def test_hessian_sketch_puts_candidates_where_the_data_is():
@@ -298,8 +298,8 @@ def test_hessian_sketch_puts_candidates_where_the_data_is():
     grid_score, hessian, score = _skewed_fits("hessian", 20)
     assert score > 0.95 > 0.8 > grid_score
     # the first trees' roots split x0 near 0.3 (fine boundary 3); the grid cannot
-    assert (hessian._split_feature[:5, 0] == 0).all()
-    assert (np.abs(hessian._split_bin[:5, 0].astype(int) - 3) <= 4).all()
+    assert (hessian._forest.split_feature[:5, 0] == 0).all()
+    assert (np.abs(hessian._forest.split_bin[:5, 0].astype(int) - 3) <= 4).all()
 
 
 def test_hessian_sketched_model_round_trips_through_json():
@@ -311,6 +311,6 @@ def test_hessian_sketched_model_round_trips_through_json():
                                      max_depth=3, random_state=0)
     clf.fit(X, (X[:, 0] > 1).astype(int))
     loaded = DPGBClassifier.from_json(clf.to_json())
-    assert loaded._binner.max_bins == HESSIAN_SKETCH_BINS
+    assert loaded._forest.binner.max_bins == HESSIAN_SKETCH_BINS
     np.testing.assert_array_equal(loaded.predict_proba(X), clf.predict_proba(X))
     assert "5 releases of the split-candidate sketch (tree -1)" in clf.privacy_report()

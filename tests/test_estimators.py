@@ -121,10 +121,10 @@ def test_np_mode_finds_exhaustive_best_split():
                     + g[~left].sum() ** 2 / ((~left).sum() + lam))
             if gain > best_gain + 1e-12:
                 best, best_gain = (f, b), gain
-    assert (clf._split_feature[0, 0], clf._split_bin[0, 0]) == best
+    assert (clf._forest.split_feature[0, 0], clf._forest.split_bin[0, 0]) == best
     left = codes[:, best[0]] <= best[1]
     expected = [-g[left].sum() / (left.sum() + lam), -g[~left].sum() / ((~left).sum() + lam)]
-    np.testing.assert_allclose(clf._leaf_value[0], expected)
+    np.testing.assert_allclose(clf._forest.leaf_value[0], expected)
 
 
 def test_same_seed_same_model_different_seed_different_model(binary):
@@ -251,7 +251,7 @@ def test_missing_values_and_infinities(binary):
     clf = _clf(epsilon=np.inf).fit(X, y)
     assert np.isfinite(clf.decision_function(X)).all()
     assert clf.score(X[1::3], y[1::3]) > 0.9  # rows with x0 observed
-    codes = clf._binner.transform(np.array([[np.nan, np.inf, -np.inf, 0.0, 0.0]]))
+    codes = clf._forest.binner.transform(np.array([[np.nan, np.inf, -np.inf, 0.0, 0.0]]))
     np.testing.assert_array_equal(codes[0, :3], [clf.max_bins, clf.max_bins - 1, 0])
     inf_rows = np.array([[np.inf, -np.inf, 0, 0, 0], [1.0, -1.0, 0, 0, 0]])
     np.testing.assert_array_equal(clf.predict(inf_rows[:1]), clf.predict(inf_rows[1:]))
@@ -264,8 +264,8 @@ def test_missing_direction_is_chosen_by_the_mechanism(binary):
     rows = (y == 1) & (np.arange(len(y)) % 2 == 0)
     X[rows, 0] = np.nan
     clf = _clf(epsilon=np.inf, n_estimators=1, max_depth=1).fit(X, y)
-    assert clf._split_feature[0, 0] == 0
-    assert not clf._missing_left[0, 0]
+    assert clf._forest.split_feature[0, 0] == 0
+    assert not clf._forest.missing_left[0, 0]
 
 
 def test_bad_labels_raise(binary):
@@ -346,7 +346,7 @@ def test_multiclass_one_vs_rest(binary):
     private = _clf(epsilon=3.0, classes=[0, 1, 2], n_estimators=4).fit(X, y)
     assert private.privacy_spent_ == pytest.approx(3.0) and private.privacy_spent_ <= 3.0
     assert {e.epsilon for e in private.privacy_ledger_ if e.mechanism == "laplace"} == {0.5}
-    assert private._leaf_value.shape[0] == 3 * 4
+    assert private._forest.leaf_value.shape[0] == 3 * 4
 
 
 def test_one_observed_class_trains_when_classes_are_public(binary):
@@ -464,7 +464,7 @@ def test_default_estimator_is_the_preset(binary, cls):
         explicit = clone(est).set_params(epsilon=eps, min_child_weight=200 * h / eps).fit(X, y)
         np.testing.assert_array_equal(auto.predict(X), explicit.predict(X))
         zero = clone(est).set_params(epsilon=eps, min_child_weight=0.0).fit(X, y)
-        assert not np.array_equal(auto._leaf_value, zero._leaf_value)
+        assert not np.array_equal(auto._forest.leaf_value, zero._forest.leaf_value)
 
 
 @pytest.mark.parametrize("cls", [DPGBClassifier, DPGBRegressor])
@@ -535,16 +535,16 @@ def test_bad_subsample_and_min_child_weight_raise(binary, params, match):
 
 
 def test_subsample_grows_each_tree_on_a_poisson_sample(binary, monkeypatch):
-    import dpboost._estimators as estimators_module
+    import dpboost._boosting as boosting_module
 
     sizes = []
-    real = estimators_module.grow_tree
+    real = boosting_module.grow_tree
 
     def recording(X_binned, sample_indices, *args, **kwargs):
         sizes.append(sample_indices.size)
         return real(X_binned, sample_indices, *args, **kwargs)
 
-    monkeypatch.setattr(estimators_module, "grow_tree", recording)
+    monkeypatch.setattr(boosting_module, "grow_tree", recording)
     X, y = binary
     gamma, n_trees = 0.3, 40
     # No noise and no GDF: every tree sees exactly its Poisson sample of all 3000 records.
@@ -561,7 +561,7 @@ def test_subsample_grows_each_tree_on_a_poisson_sample(binary, monkeypatch):
 
 
 def test_softmax_loss_gradients_and_probabilities():
-    from dpboost._loss import margin_to_proba, softmax_loss_gradients
+    from dpboost._loss import SoftmaxLoss, softmax_loss_gradients
 
     rng = np.random.default_rng(5)
     F = rng.normal(0, 20, size=(4, 50))  # large scores: no overflow
@@ -574,7 +574,7 @@ def test_softmax_loss_gradients_and_probabilities():
     np.testing.assert_allclose(h, p * (1 - p), atol=1e-6)
     assert (np.abs(g) <= 1).all() and (h >= 0).all() and (h <= 0.25).all()
     np.testing.assert_allclose(g.sum(axis=0), 0, atol=1e-5)  # a record's gradients sum to 0
-    np.testing.assert_allclose(margin_to_proba(F.T, "softmax"), p.T)
+    np.testing.assert_allclose(SoftmaxLoss().proba(F.T), p.T)
 
 
 def test_softmax_multiclass_grows_round_by_round(binary):

@@ -5,6 +5,7 @@ import json
 import numpy as np
 import pytest
 
+import dpboost
 from dpboost import DPGBClassifier, DPGBRegressor
 
 
@@ -27,8 +28,8 @@ def test_importances_are_released_split_counts(data):
     clf = _clf(epsilon=8.0).fit(X, y)
     imp = clf.feature_importances_
     assert imp.shape == (4,) and imp.sum() == pytest.approx(1.0)
-    np.testing.assert_allclose(imp * clf._split_feature.size,
-                               np.bincount(clf._split_feature.ravel(), minlength=4))
+    np.testing.assert_allclose(imp * clf._forest.split_feature.size,
+                               np.bincount(clf._forest.split_feature.ravel(), minlength=4))
     assert imp.argmax() == 1  # the informative feature, at a generous epsilon
 
 
@@ -49,7 +50,7 @@ def test_export_text_shows_every_split_and_leaf(data):
     text = clf.export_text(2)
     assert text.count("value:") == 8 and text.count(" < ") == 7 and text.count(" >= ") == 7
     leaves = [float(line.split("value:")[1]) for line in text.splitlines() if "value:" in line]
-    np.testing.assert_allclose(leaves, clf._leaf_value[2], rtol=1e-5)
+    np.testing.assert_allclose(leaves, clf._forest.leaf_value[2], rtol=1e-5)
 
 
 @pytest.mark.parametrize("kind", ["classifier", "regressor", "dp-xgb classifier"])
@@ -83,7 +84,8 @@ def test_json_holds_only_public_and_released_values(data):
     doc = json.loads(clf.to_json())
     assert set(doc["fitted"]) == {"n_features_in_", "feature_bounds_", "categories_",
                                   "privacy_spent_", "privacy_ledger_", "split_feature", "split_bin",
-                                  "missing_left", "leaf_value", "classes_"}
+                                  "missing_left", "leaf_value", "bin_codes", "classes_"}
+    assert doc["dpboost_version"] == dpboost.__version__
     assert "filtered_fraction" not in clf.to_json()
 
 

@@ -257,7 +257,8 @@ def test_range_sums_match_bincount():
 
 @pytest.mark.parametrize(("depth", "n_rows"), [(1, 300), (3, 303), (3, 2), (6, 1001),
                                              (6, 40_003)])
-def test_predict_binned_matches_naive(depth, n_rows):
+@pytest.mark.parametrize("n_threads", [1, 2])
+def test_predict_binned_matches_naive(depth, n_rows, n_threads):
     # Row counts that are not multiples of 4 exercise the kernel's tail.
     rng = np.random.default_rng(5)
     X_binned = rng.integers(0, 11, size=(n_rows, 12), dtype=np.uint8)  # 10 = missing code
@@ -267,9 +268,9 @@ def test_predict_binned_matches_naive(depth, n_rows):
     miss = rng.random((n_trees, 2**depth - 1)) < 0.5
     leaves = rng.normal(size=(n_trees, 2**depth))
     out = np.full(n_rows, 0.5)
-    predict_binned(X_binned, feat, thr, miss, 10, leaves, out)
+    predict_binned(X_binned, feat, thr, miss, 10, leaves, n_threads, out)
     np.testing.assert_allclose(out, 0.5 + _naive_predict(X_binned, feat, thr, miss, 10, leaves))
     # Fortran-ordered input (the training layout) gives the same predictions.
     out_f = np.full(n_rows, 0.5)
-    predict_binned(np.asfortranarray(X_binned), feat, thr, miss, 10, leaves, out_f)
+    predict_binned(np.asfortranarray(X_binned), feat, thr, miss, 10, leaves, n_threads, out_f)
     np.testing.assert_array_equal(out_f, out)

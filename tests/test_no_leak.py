@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from dpboost import DPGBClassifier, DPGBRegressor, PrivacyLeakWarning, ReproducibleNoiseWarning
-from dpboost._binning import SKETCH_RESOLUTION, fine_histograms
+from dpboost._candidates import SKETCH_RESOLUTION, fine_histograms
 
 
 @pytest.fixture(scope="module")
@@ -65,13 +65,13 @@ def test_released_leaves_are_not_exact_statistics(neighbours):
                                        max_depth=1, learning_rate=1.0,
                                        budget_allocation="sequential", leaf_clipping=False,
                                        random_state=0).fit(X, y)
-    f, b = clf._split_feature[0, 0], clf._split_bin[0, 0]
-    codes = clf._binner.transform(X)[:, f]
+    f, b = clf._forest.split_feature[0, 0], clf._forest.split_bin[0, 0]
+    codes = clf._forest.binner.transform(X)[:, f]
     g = -np.where(y == 1, 1.0, -1.0)
     exact = [-g[codes <= b].sum() / ((codes <= b).sum() + 0.1),
              -g[codes > b].sum() / ((codes > b).sum() + 0.1)]
-    assert (np.abs(clf._leaf_value[0] - exact) > 1e-9).all()
-    np.testing.assert_allclose(clf._leaf_value[0], exact, atol=30 * (1 / 1.1) / 0.5)
+    assert (np.abs(clf._forest.leaf_value[0] - exact) > 1e-9).all()
+    np.testing.assert_allclose(clf._forest.leaf_value[0], exact, atol=30 * (1 / 1.1) / 0.5)
 
 
 def test_splitting_is_not_stopped_by_exact_statistics():
@@ -82,10 +82,10 @@ def test_splitting_is_not_stopped_by_exact_statistics():
     clf = DPGBClassifier.dpboost_paper(feature_bounds=(-1, 1), classes=[0, 1], n_estimators=4,
                                        max_depth=3,
                                        budget_allocation="sequential", random_state=0).fit(X, y)
-    assert clf._split_feature.shape == (4, 7) and clf._leaf_value.shape == (4, 8)
-    assert ((clf._split_feature >= 0) & (clf._split_feature < 3)).all()
-    assert len({tuple(r) for r in clf._split_feature}) > 1  # drawn, not a fixed default
-    assert (clf._leaf_value != 0).all()
+    assert clf._forest.split_feature.shape == (4, 7) and clf._forest.leaf_value.shape == (4, 8)
+    assert ((clf._forest.split_feature >= 0) & (clf._forest.split_feature < 3)).all()
+    assert len({tuple(r) for r in clf._forest.split_feature}) > 1  # drawn, not a fixed default
+    assert (clf._forest.leaf_value != 0).all()
     levels = {(e.tree, e.level) for e in clf.privacy_ledger_ if e.mechanism == "exponential"}
     assert levels == {(t, d) for t in range(4) for d in range(3)}
 
@@ -114,12 +114,12 @@ def _exact_statistics(model, calls, X, y, sketch_inputs):
         g = g.astype(np.float64)
         codes = X_binned[rows]
         node = np.zeros(rows.size, dtype=np.int64)
-        n_internal = model._split_feature.shape[1]
+        n_internal = model._forest.split_feature.shape[1]
         for k in range(n_internal):
-            f, b, m = (model._split_feature[t, k], model._split_bin[t, k],
-                       model._missing_left[t, k])
+            f, b, m = (model._forest.split_feature[t, k], model._forest.split_bin[t, k],
+                       model._forest.missing_left[t, k])
             here = node == k
-            missing = here & (codes[:, f] == model._binner.max_bins)
+            missing = here & (codes[:, f] == model._forest.binner.max_bins)
             left = here & ~missing & (codes[:, f] <= b) | (missing if m else np.zeros_like(here))
             right = here & ~left
             node[left], node[right] = 2 * k + 1, 2 * k + 2
@@ -173,10 +173,11 @@ def test_inspection_outputs_show_no_exact_statistic(categorical_frame, setting, 
     # tree received; a printed number equal to one of them (to its printed precision) is a leak.
     import json
 
-    import dpboost._estimators as estimators_module
+    import dpboost._boosting as boosting_module
+    import dpboost._candidates as candidates_module
 
     X, y = categorical_frame
-    calls, grow = [], estimators_module.grow_tree
+    calls, grow = [], boosting_module.grow_tree
 
     def spy(X_binned, rows, gradients, **kw):
         hessians = kw.get("hessians")
@@ -184,14 +185,14 @@ def test_inspection_outputs_show_no_exact_statistic(categorical_frame, setting, 
                       None if hessians is None else hessians.copy()))
         return grow(X_binned, rows, gradients, **kw)
 
-    monkeypatch.setattr(estimators_module, "grow_tree", spy)
-    sketch_inputs, release = [], estimators_module.gaussian_mechanism
+    monkeypatch.setattr(boosting_module, "grow_tree", spy)
+    sketch_inputs, release = [], candidates_module.gaussian_mechanism
 
     def sketch_spy(values, **kw):
         sketch_inputs.append(values.copy())
         return release(values, **kw)
 
-    monkeypatch.setattr(estimators_module, "gaussian_mechanism", sketch_spy)
+    monkeypatch.setattr(candidates_module, "gaussian_mechanism", sketch_spy)
     params = {"epsilon": 8.0, "n_estimators": 4, "max_depth": 2, "feature_bounds": (-1, 1),
               "classes": [0, 1], "categorical_features": ["colour"],
               "categories": {"colour": ["red", "green", "blue", "black"]}, "random_state": 0}

@@ -7,7 +7,7 @@ import warnings
 import numpy as np
 import pytest
 
-import dpboost._estimators as estimators_module
+import dpboost._boosting as boosting_module
 from dpboost import DPGBClassifier, DPGBRegressor, LedgerEntry, ReproducibleNoiseWarning
 from dpboost._budget import plan_budget
 
@@ -24,13 +24,13 @@ def data():
 def grown(monkeypatch):
     """Record what every tree received from the boosting loop."""
     calls = []
-    original = estimators_module.grow_tree
+    original = boosting_module.grow_tree
 
     def spy(X_binned, sample_indices, gradients, **kw):
         calls.append((kw["budget"], sample_indices.copy(), gradients.copy()))
         return original(X_binned, sample_indices, gradients, **kw)
 
-    monkeypatch.setattr(estimators_module, "grow_tree", spy)
+    monkeypatch.setattr(boosting_module, "grow_tree", spy)
     return calls
 
 
@@ -93,8 +93,8 @@ def test_leaf_clipping_bounds_released_leaves(data):
     clf = _fit(X, y, epsilon=1e6, learning_rate=0.3, trees_per_ensemble=12)
     for t in range(12):
         bound = 0.3 * (1 - 0.3) ** t
-        assert np.abs(clf._leaf_value[t]).max() <= bound + 1e-3
-    assert np.abs(clf._leaf_value[0]).max() > 0.2  # the first tree is not clipped to nothing
+        assert np.abs(clf._forest.leaf_value[t]).max() <= bound + 1e-3
+    assert np.abs(clf._forest.leaf_value[0]).max() > 0.2  # the first tree is not clipped to nothing
 
 
 def test_neighbouring_datasets_share_grid_and_candidates(data):
@@ -103,7 +103,7 @@ def test_neighbouring_datasets_share_grid_and_candidates(data):
     extreme = np.array([[1e9, -1e9, 0.5, 0.0]])
     a = _fit(X, y, epsilon=1.0)
     b = _fit(np.vstack([X, extreme]), np.append(y, 1), epsilon=1.0)
-    np.testing.assert_array_equal(a._binner.thresholds(), b._binner.thresholds())
+    np.testing.assert_array_equal(a._forest.binner.thresholds(), b._forest.binner.thresholds())
     np.testing.assert_array_equal(a.feature_bounds_, b.feature_bounds_)
     assert [e.sensitivity for e in a.privacy_ledger_] == [e.sensitivity for e in b.privacy_ledger_]
 
@@ -118,8 +118,9 @@ def test_initial_score_is_zero(data, grown):
 
 # categories_: the public category lists (or, with a PrivacyLeakWarning, lists read from the data).
 _FITTED_PUBLIC = {"n_features_in_", "feature_bounds_", "categories_", "classes_", "target_bounds_",
-                  "privacy_spent_", "privacy_ledger_", "_binner", "_split_feature", "_split_bin",
-                  "_missing_left", "_leaf_value"}
+                  "privacy_spent_", "privacy_ledger_", "_forest"}
+#: The forest: the grid, split choices, released leaves and the number of stages.
+_FOREST_FIELDS = {"binner", "split_feature", "split_bin", "missing_left", "leaf_value", "n_stages"}
 
 
 @pytest.mark.parametrize("estimator", [
@@ -137,12 +138,13 @@ def test_pickled_model_holds_only_public_and_released_values(data, estimator):
     model = pickle.loads(pickle.dumps(estimator.fit(X, target)))
     fitted = {k for k in vars(model) if k.endswith("_") or k.startswith("_")}
     assert fitted <= _FITTED_PUBLIC, fitted - _FITTED_PUBLIC
-    assert model._split_feature.dtype == np.int32 and model._split_bin.dtype == np.uint8
+    assert set(vars(model._forest)) == _FOREST_FIELDS
+    assert model._forest.split_feature.dtype == np.int32 and model._forest.split_bin.dtype == np.uint8
     assert all(isinstance(e, LedgerEntry) for e in model.privacy_ledger_)
     # Leaf values are the Laplace releases shrunk by the learning rate: a different seed changes
     # every one of them (an exact statistic would repeat).
     other = estimator.set_params(random_state=1).fit(X, target)
-    assert (model._leaf_value != other._leaf_value).all()
+    assert (model._forest.leaf_value != other._forest.leaf_value).all()
 
 
 def test_default_random_state_uses_secure_noise_and_differs_between_fits(data, monkeypatch):
@@ -161,7 +163,7 @@ def test_default_random_state_uses_secure_noise_and_differs_between_fits(data, m
     a = _fit(X, y, random_state=None, n_estimators=3, max_depth=2)
     b = _fit(X, y, random_state=None, n_estimators=3, max_depth=2)
     assert len(calls) == 2 * 3 * 2  # every level of every tree of both fits
-    assert not np.array_equal(a._leaf_value, b._leaf_value)
+    assert not np.array_equal(a._forest.leaf_value, b._forest.leaf_value)
     assert a.privacy_spent_ == b.privacy_spent_ == 1.0
 
 
@@ -172,9 +174,9 @@ def test_random_splits_do_not_depend_on_the_data(data):
     kw = {"split_selection": "random", "random_state": 7, "budget_allocation": "sequential"}
     a = _fit(X, y, **kw)
     b = _fit(X[: len(X) // 2], 1 - y[: len(y) // 2], **kw)
-    np.testing.assert_array_equal(a._split_feature, b._split_feature)
-    np.testing.assert_array_equal(a._split_bin, b._split_bin)
-    np.testing.assert_array_equal(a._missing_left, b._missing_left)
+    np.testing.assert_array_equal(a._forest.split_feature, b._forest.split_feature)
+    np.testing.assert_array_equal(a._forest.split_bin, b._forest.split_bin)
+    np.testing.assert_array_equal(a._forest.missing_left, b._forest.missing_left)
     uniform = [e for e in a.privacy_ledger_ if e.mechanism == "uniform"]
     assert len(uniform) == 12 * 3 and all(e.epsilon == 0 for e in uniform)
     assert a.privacy_spent_ == pytest.approx(1.0)
@@ -184,7 +186,7 @@ def test_cyclical_tree_t_splits_on_feature_t_mod_d(data):
     X, y = data
     clf = _fit(X, y, split_selection="cyclical")
     for t in range(clf.n_estimators):
-        assert (clf._split_feature[t] == t % X.shape[1]).all()
+        assert (clf._forest.split_feature[t] == t % X.shape[1]).all()
 
 
 @pytest.mark.parametrize("leaf_noise", ["laplace", "average"])
@@ -201,7 +203,7 @@ def test_a_leaf_released_with_sensitivity_zero_is_the_constant_zero(data, leaf_n
               classes=[0, 1], loss="square")
     for random_state in (None, 0):
         clf = DPGBClassifier(random_state=random_state, **kw).fit(X, y)
-        later = clf._leaf_value[1:]
+        later = clf._forest.leaf_value[1:]
         assert (later == 0).all() and not np.signbit(later).any()
         negative_zero = re.compile(r"-0(\.0+)?(?![.\d])")  # -0.0 or -0, not -0.031
         assert not negative_zero.search(clf.to_json())

@@ -14,11 +14,11 @@ import pytest
 from scipy import stats
 
 import dpboost._budget as budget_module
-import dpboost._estimators as estimators_module
+import dpboost._candidates as candidates_module
 from dpboost import DPGBRegressor
 from dpboost._accounting import LedgerEntry, PrivacyLedger, compose_rdp, deamplify_pure
-from dpboost._binning import fine_histograms
 from dpboost._budget import gain_sensitivity, leaf_sensitivity, plan_budget
+from dpboost._candidates import fine_histograms
 from dpboost._grower import grow_tree
 from dpboost._mechanisms import (
     exponential_mechanism,
@@ -215,7 +215,7 @@ def test_audit_flags_sketch_with_per_feature_sensitivity():
 # sum of the moved coordinates over sqrt(k) is a Gaussian shifted by the sensitivity.
 def _hessian_sketch_pair(monkeypatch, n_features=8):
     captured = []
-    monkeypatch.setattr(estimators_module, "gaussian_mechanism",
+    monkeypatch.setattr(candidates_module, "gaussian_mechanism",
                         lambda values, **kw: captured.append((values.ravel().copy(), kw)) or values)
     X = np.full((20, n_features), 0.25)
     for data in (X, np.vstack([X, np.full((1, n_features), 0.75)])):
@@ -273,7 +273,7 @@ def test_grower_releases_exactly_the_audited_pair(monkeypatch):
     X_binned = np.asfortranarray(np.repeat([[0, 0], [3, 3]], 10, axis=0).astype(np.uint8))
     f, b, m, value = grow_tree(X_binned, np.arange(20, dtype=np.int32), g, budget=plan.trees[0],
                                max_depth=1, n_bins=4, l2_regularization=0.1, noise=make_noise(0),
-                               ledger=PrivacyLedger())
+                               ledger=PrivacyLedger(), n_threads=1)
     ((values, sensitivity),) = released
     assert sensitivity == AVERAGE_SENSITIVITY
     left = X_binned[:, f[0]] <= b[0]
@@ -337,9 +337,10 @@ def _tree_ids(dataset, max_depth, seed, sensitivity_factor=1.0):
     ids = np.empty(N_TREE, dtype=np.int64)
     for r in range(N_TREE):
         f, b, m, v = grow_tree(X_binned, idx, g, budget=tb, max_depth=max_depth, n_bins=4,
-                               l2_regularization=0.1, noise=noise, ledger=PrivacyLedger())
+                               l2_regularization=0.1, noise=noise, ledger=PrivacyLedger(),
+                               n_threads=1)
         value = np.zeros(1)
-        predict_binned(point, f[None], b[None], m[None], 4, v[None], value)
+        predict_binned(point, f[None], b[None], m[None], 4, v[None], 1, value)
         split = (f[0] * 3 + b[0]) * 2 + int(m[0])
         ids[r] = split * 8 + np.digitize(value[0], [-2, -1, -0.5, 0, 0.5, 1, 2])
     return ids

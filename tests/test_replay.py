@@ -47,8 +47,8 @@ import numpy as np
 import pytest
 
 import dpboost
+import dpboost._boosting
 import dpboost._budget
-import dpboost._estimators
 from dpboost import DPGBClassifier, DPGBRegressor
 from dpboost._mechanisms import NoiseSource, NumpyNoise
 
@@ -455,7 +455,7 @@ def _mask_times(text):
 def _outputs(est, probe):
     """Everything a user can read from a fitted estimator, as comparable values."""
     out = {"to_json": est.to_json(),
-           "export_text": [est.export_text(t) for t in range(est._split_feature.shape[0])],
+           "export_text": [est.export_text(t) for t in range(est._forest.split_feature.shape[0])],
            "privacy_report": est.privacy_report(),
            "feature_importances_": est.feature_importances_,
            "predict": est.predict(probe)}
@@ -1094,7 +1094,7 @@ def test_harness_flags_an_understated_leaf_sensitivity(monkeypatch):
         trees = tuple(dc_replace(t, leaf_sensitivity=t.leaf_sensitivity / 10) for t in plan.trees)
         return dc_replace(plan, trees=trees)
 
-    monkeypatch.setattr(dpboost._estimators, "plan_budget", understated)
+    monkeypatch.setattr(dpboost._boosting, "plan_budget", understated)
     D, D_prime = _pure_data()
     with pytest.raises(AssertionError, match=r"\(a\) call #\d+ \(laplace.*level 2\).*L1, "
                                              r"exceeds the declared sensitivity 0\.2"):
@@ -1103,7 +1103,7 @@ def test_harness_flags_an_understated_leaf_sensitivity(monkeypatch):
 
 @pytest.mark.parametrize("leak, match", [
     ("attribute", r"\(b\) estimator\['n_training_records_'\]: 200 != 201"),
-    ("sign", r"\(b\) .*_leaf_value.*0\.0 != -0\.0"),
+    ("sign", r"\(b\) .*leaf_value.*0\.0 != -0\.0"),
     ("warning", r"\(b\) warnings differ: \[\('UserWarning', '200 records'\)\] on D, "
                 r"\[\('UserWarning', '201 records'\)\] on D'"),
     ("stdout", r"\(b\) verbose output differs"),
@@ -1118,7 +1118,7 @@ def test_harness_flags_a_value_released_without_noise(monkeypatch, leak, match):
         if leak == "attribute":
             self.n_training_records_ = n
         elif leak == "sign":
-            self._leaf_value[0, 0] = math.copysign(0.0, -(n % 2))
+            self._forest.leaf_value[0, 0] = math.copysign(0.0, -(n % 2))
         elif leak == "warning":
             warnings.warn(f"{n} records", UserWarning)
         elif leak == "raise":

@@ -31,3 +31,32 @@ MAX_BINS = 255
 #: into [-1, 1] and gradients are filtered (GDF) or clipped to this bound, which is what every
 #: sensitivity below relies on.
 GRADIENT_BOUND = 1.0
+
+
+# The model's layout, written once (docs/architecture.md). Every tree is complete (docs/privacy.md,
+# rule 3) and stored in heap order: internal node k has children 2k + 1 and 2k + 2, and the
+# 2**max_depth leaves follow the 2**max_depth - 1 internal nodes. A split candidate is a boundary
+# ``feature * (n_bins - 1) + bin`` (bins <= bin go left) with a side for the missing-value code:
+# candidate code ``boundary * 2 + m``, m = 0 missing left, 1 missing right.
+
+
+def n_internal_nodes(max_depth):
+    """Internal nodes of a complete tree of depth ``max_depth``: ``2**max_depth - 1``."""
+    return 2**max_depth - 1
+
+
+def boundary_index(feature, bin_, n_bins):
+    """Boundary ``feature * (n_bins - 1) + bin_`` of a grid of ``n_bins`` bins per feature."""
+    return feature * (n_bins - 1) + bin_
+
+
+def boundary_feature(boundary, n_bins):
+    """The feature of a boundary index (inverse of :func:`boundary_index`)."""
+    return boundary // (n_bins - 1)
+
+
+def decode_candidates(code, n_bins):
+    """(feature int32, bin uint8, missing_left bool) arrays of candidate codes."""
+    boundary = code // 2
+    return (boundary_feature(boundary, n_bins).astype(np.int32),
+            (boundary % (n_bins - 1)).astype(X_BINNED_DTYPE), code % 2 == 0)

@@ -15,9 +15,9 @@ import numpy as np
 from sklearn.metrics import roc_auc_score
 from sklearn.model_selection import train_test_split
 
-from .datasets import SCHEMAS, estimator_params, load, read_csv
 from ._estimators import DPGBClassifier
 from ._validation import PrivacyLeakWarning, ReproducibleNoiseWarning
+from .datasets import SCHEMAS, estimator_params, load, read_csv
 
 
 def _load(args):

@@ -7,10 +7,17 @@ noise. Kernels compute, ``_mechanisms`` draws, the ledger records.
 
 import math
 
-import numba
 import numpy as np
 
-from ._common import NODE_DTYPE, SUM_DTYPE, X_BINNED_DTYPE
+from ._common import (
+    NODE_DTYPE,
+    SUM_DTYPE,
+    X_BINNED_DTYPE,
+    boundary_feature,
+    boundary_index,
+    decode_candidates,
+    n_internal_nodes,
+)
 from ._histogram import build_level_histograms
 from ._mechanisms import (
     exponential_mechanism,
@@ -21,15 +28,15 @@ from ._mechanisms import (
 from ._splitting import compute_gains, partition_level, range_sums
 
 
-def _threads_for(work):
+def _threads_for(work, n_threads):
     """Threads for a kernel call of ``work`` element operations: 1 (on the calling thread, no
     parallel region) below ~64k, where a region's start-up (microseconds, milliseconds on a busy
     machine) would cost more than it saves. Never changes a result."""
-    return numba.get_num_threads() if work >= 65536 else 1
+    return n_threads if work >= 65536 else 1
 
 
 def grow_tree(X_binned, sample_indices, gradients, *, budget, max_depth, n_bins,
-              l2_regularization, noise, ledger, hessians=None, feature=None,
+              l2_regularization, noise, ledger, n_threads, hessians=None, feature=None,
               min_child_weight=0.0, candidates=None):
     """Grow one complete tree of depth ``max_depth`` on the selected samples.
 
@@ -49,6 +56,8 @@ def grow_tree(X_binned, sample_indices, gradients, *, budget, max_depth, n_bins,
     l2_regularization : float
     noise : NoiseSource
     ledger : PrivacyLedger
+    n_threads : int
+        Threads of the kernels (>= 1); the tree does not depend on it.
     hessians : ndarray of shape (n_selected,), dtype=float32, default=None
         Hessians of the selected rows for Gaussian leaves; None means 1 (square loss).
     feature : int, default=None
@@ -72,7 +81,7 @@ def grow_tree(X_binned, sample_indices, gradients, *, budget, max_depth, n_bins,
     leaf_value : ndarray of shape (2**max_depth,), dtype=float64
         Released leaf values before shrinkage.
     """
-    n_internal = 2**max_depth - 1
+    n_internal = n_internal_nodes(max_depth)
     split_feature = np.empty(n_internal, dtype=np.int32)
     split_bin = np.empty(n_internal, dtype=X_BINNED_DTYPE)
     missing_left = np.empty(n_internal, dtype=np.bool_)
@@ -86,7 +95,7 @@ def grow_tree(X_binned, sample_indices, gradients, *, budget, max_depth, n_bins,
     spare = (np.empty_like(sample_indices), np.empty_like(gradients))
     right = np.empty(n_selected, dtype=np.uint8)
     # Partition chunks of at least 16k samples (one per thread at most).
-    n_chunks = max(1, min(numba.get_num_threads(), n_selected // 16384))
+    n_chunks = max(1, min(n_threads, n_selected // 16384))
     node_start = np.array([0, n_selected], dtype=np.int64)
 
     n_boundaries = n_bins - 1
@@ -94,17 +103,18 @@ def grow_tree(X_binned, sample_indices, gradients, *, budget, max_depth, n_bins,
     # ``first`` is the global index of the first boundary whose gains are computed.
     candidate_columns, first = ((X_binned, 0) if feature is None else
                                 (np.asfortranarray(X_binned[:, feature:feature + 1]),
-                                 feature * n_boundaries))
+                                 boundary_index(feature, 0, n_bins)))
     n_columns = candidate_columns.shape[1]
     if feature is not None:
         own = np.arange(first, first + n_boundaries)
-        candidates = own if candidates is None else candidates[candidates // n_boundaries == feature]
+        candidates = (own if candidates is None
+                      else candidates[boundary_feature(candidates, n_bins) == feature])
     n_choices = 2 * (n_columns * n_boundaries if candidates is None else candidates.size)
     feature_weights = None
     if candidates is not None and budget.split_selection == "random":
         # Random splits pick a feature uniformly, then one of its candidates: a feature's share
         # does not depend on how many candidates it has (categories, sketch).
-        of_feature = candidates // n_boundaries
+        of_feature = boundary_feature(candidates, n_bins)
         feature_weights = np.repeat(1.0 / np.bincount(of_feature)[of_feature], 2)
     parent = no_parent = np.empty((n_columns, 0, n_bins + 1, 2), dtype=SUM_DTYPE)
     no_side = np.empty(0, dtype=np.uint8)
@@ -132,9 +142,9 @@ def grow_tree(X_binned, sample_indices, gradients, *, budget, max_depth, n_bins,
                 n_built = (n_selected if level == 0
                            else int(np.minimum(sizes[0::2], sizes[1::2]).sum()))
             build_level_histograms(candidate_columns, indices, grads, node_start, from_parent,
-                                   side, _threads_for(n_built * n_columns), hist)
+                                   side, _threads_for(n_built * n_columns, n_threads), hist)
             gains = np.empty((n_nodes, n_columns, n_boundaries, 2), dtype=SUM_DTYPE)
-            compute_gains(hist, l2_regularization, _threads_for(gains.size), gains)
+            compute_gains(hist, l2_regularization, _threads_for(gains.size, n_threads), gains)
             utilities = (gains.reshape(n_nodes, -1) if candidates is None else
                          gains.reshape(n_nodes, -1, 2)[:, candidates - first].reshape(n_nodes, -1))
             choice = exponential_mechanism(
@@ -143,10 +153,7 @@ def grow_tree(X_binned, sample_indices, gradients, *, budget, max_depth, n_bins,
             parent = hist
         if candidates is not None:
             choice = 2 * candidates[choice // 2] + choice % 2
-        # Candidate index = (feature * (n_bins - 1) + bin) * 2 + (0: missing left, 1: right).
-        level_feature = (choice // (2 * n_boundaries)).astype(np.int32)
-        level_bin = (choice // 2 % n_boundaries).astype(X_BINNED_DTYPE)
-        level_missing_left = choice % 2 == 0
+        level_feature, level_bin, level_missing_left = decode_candidates(choice, n_bins)
         nodes = slice(n_nodes - 1, 2 * n_nodes - 1)
         split_feature[nodes], split_bin[nodes] = level_feature, level_bin
         missing_left[nodes] = level_missing_left

@@ -43,7 +43,8 @@ def build_level_histograms(X_binned, sample_indices, gradients, node_start, pare
     n_threads : int
         1 runs on the calling thread: a parallel region costs microseconds on a quiet machine
         and milliseconds on a busy one, more than a small level's work. Any other value runs
-        the features in parallel on Numba's threads. The result does not depend on it.
+        the feature pairs in ``n_threads`` strided parallel chunks (at most that many threads
+        busy, whatever Numba's global setting). The result does not depend on it.
     out : ndarray of shape (n_features, n_nodes, n_codes, 2), dtype=float64
         Overwritten: ``out[f, j, b, 0]`` gradient sum, ``out[f, j, b, 1]`` sample count.
     """
@@ -55,9 +56,10 @@ def build_level_histograms(X_binned, sample_indices, gradients, node_start, pare
             _pair_histograms(X_binned, 2 * q, sample_indices, gradients, node_start, parent,
                              side, out)
     else:
-        for q in prange(n_pairs):
-            _pair_histograms(X_binned, 2 * q, sample_indices, gradients, node_start, parent,
-                             side, out)
+        for c in prange(n_threads):
+            for q in range(c, n_pairs, n_threads):
+                _pair_histograms(X_binned, 2 * q, sample_indices, gradients, node_start, parent,
+                                 side, out)
 
 
 @njit(cache=True, inline="always")

@@ -9,6 +9,8 @@ form (softmax) has the same bounds per class.
 
 import numpy as np
 
+from ._budget import HESSIAN_SKETCH_ROUNDS
+
 
 def square_loss_gradients(raw_predictions, y_scaled, out):
     """Write ``g_i = F(x_i) - y_i`` into ``out``.
@@ -91,31 +93,95 @@ def unscale_target(raw_predictions, target_bounds):
     return lower + (np.asarray(raw_predictions) + 1.0) * (upper - lower) / 2.0
 
 
-def margin_to_proba(raw_predictions, loss="square"):
-    """Class probabilities from margins on -1 / +1 labels.
+class SquareLoss:
+    """DPBoost's square loss on labels in [-1, 1] (Li et al. 2020, Sec. 4): ``g = F - y``, ``h = 1``.
 
-    The square loss estimates ``E[y | x] = 2 p - 1``, so ``p = (F + 1) / 2`` clipped to [0, 1];
-    the logistic loss's F is the log-odds, ``p = sigma(F)``.
-
-    Parameters
+    Attributes
     ----------
-    raw_predictions : ndarray of shape (n, n_outputs)
-        One output: the positive class of a binary problem. Several: one-vs-rest margins, whose
-        probabilities are normalised to sum to 1 (uniform where they are all 0).
-    loss : {"square", "logistic", "softmax"}, default="square"
-        ``"softmax"`` with several outputs: ``softmax(F)``; with one, as ``"logistic"``.
-
-    Returns
-    -------
-    proba : ndarray of shape (n, 2) for one output, else (n, n_outputs), dtype=float64
+    hessian_bound : float
+        h*, the bound on one record's Hessian (docs/privacy.md, Losses).
+    has_hessians : bool
+        False: the Hessian is the constant 1, so trees use counts.
+    hessian_sketch_rounds : int
+        Releases of the adaptive Hessian sketch per output: 1, as the Hessians never change.
+    couples_outputs : bool
+        Whether one output's gradients depend on the others' scores.
     """
-    if loss == "softmax" and raw_predictions.shape[1] > 1:
+
+    name = "square"
+    hessian_bound = 1.0
+    has_hessians = False
+    hessian_sketch_rounds = 1
+    couples_outputs = False
+
+    def gradients(self, raw_predictions, y_rows, gradients, hessians, output):
+        """Write output ``output``'s gradients (rows of the (n_outputs, n) arrays)."""
+        square_loss_gradients(raw_predictions[output], y_rows[output], gradients[output])
+
+    def proba(self, raw_predictions):
+        """Class probabilities: ``p = clip((F + 1) / 2, 0, 1)`` (``E[y | x] = 2 p - 1``); with
+        several outputs (one-vs-rest) normalised to sum to 1 (uniform where all are 0).
+
+        Parameters
+        ----------
+        raw_predictions : ndarray of shape (n, n_outputs)
+
+        Returns
+        -------
+        proba : ndarray of shape (n, 2) for one output, else (n, n_outputs), dtype=float64
+        """
+        return _one_vs_rest(np.clip((np.asarray(raw_predictions) + 1.0) / 2.0, 0.0, 1.0))
+
+
+class LogisticLoss(SquareLoss):
+    """The log-loss on -1 / +1 labels (DP-XGB): ``g = sigma(F) - (y + 1) / 2`` in [-1, 1],
+    ``h = sigma(F) (1 - sigma(F))`` <= 1/4; one-vs-rest with several outputs."""
+
+    name = "logistic"
+    hessian_bound = 0.25
+    has_hessians = True
+    hessian_sketch_rounds = HESSIAN_SKETCH_ROUNDS
+
+    def gradients(self, raw_predictions, y_rows, gradients, hessians, output):
+        logistic_loss_gradients(raw_predictions[output], y_rows[output], gradients[output],
+                                hessians[output])
+
+    def proba(self, raw_predictions):
+        """``p = sigma(F)``, as :meth:`SquareLoss.proba` otherwise."""
+        return _one_vs_rest(sigmoid(raw_predictions))
+
+
+class SoftmaxLoss(LogisticLoss):
+    """The multinomial log-loss of K > 2 classes, ``p = softmax(F)``, ``g_k = p_k - y_k``,
+    ``h_k = p_k (1 - p_k)``: the logistic loss's bounds, so the same sensitivities."""
+
+    name = "softmax"
+    couples_outputs = True
+
+    def gradients(self, raw_predictions, y_rows, gradients, hessians, output):
+        """At output 0 (the first tree of a boosting round) every output's gradients, from the
+        scores after the previous round; nothing at the others."""
+        if output == 0:
+            softmax_loss_gradients(raw_predictions, y_rows, gradients, hessians)
+
+    def proba(self, raw_predictions):
         shifted = np.exp(raw_predictions - raw_predictions.max(axis=1, keepdims=True))
         return shifted / shifted.sum(axis=1, keepdims=True)
-    if loss in ("logistic", "softmax"):
-        p = sigmoid(raw_predictions)
-    else:
-        p = np.clip((np.asarray(raw_predictions) + 1.0) / 2.0, 0.0, 1.0)
+
+
+#: The loss classes by the estimators' ``loss`` names.
+LOSSES = {"square": SquareLoss, "logistic": LogisticLoss, "softmax": SoftmaxLoss}
+
+
+def make_loss(name, n_outputs):
+    """The loss object of a ``loss`` parameter: ``"softmax"`` with one output (two classes) is
+    the logistic loss."""
+    return LogisticLoss() if name == "softmax" and n_outputs == 1 else LOSSES[name]()
+
+
+def _one_vs_rest(p):
+    """``[1 - p, p]`` for one output; several are normalised to sum to 1 (uniform where all
+    are 0)."""
     if p.shape[1] == 1:
         return np.column_stack([1.0 - p[:, 0], p[:, 0]])
     total = p.sum(axis=1, keepdims=True)

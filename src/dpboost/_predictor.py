@@ -1,17 +1,89 @@
-"""Flat arrays of complete binary trees and Numba prediction on binned data.
+"""The fitted model: a :class:`Forest` of complete trees, and Numba prediction on binned data.
 
-Every tree grows depth-wise to ``max_depth`` (docs/privacy.md, rule 3), so each is a complete binary tree
-stored in heap order: internal node ``k`` has children ``2k + 1`` and ``2k + 2``; the
-``2**max_depth`` leaves follow the ``2**max_depth - 1`` internal nodes.
+The node layout (heap order, leaves after the internal nodes) is ``_common``'s. A forest is what
+boosting returns and what the estimator, inspection and persistence read: released split choices
+and leaf values on a public (or privately released) grid, nothing else.
 """
+
+from dataclasses import dataclass
 
 import numpy as np
 from numba import njit, prange
 
+from ._common import X_BINNED_DTYPE, n_internal_nodes
+
+
+@dataclass
+class Forest:
+    """Trees of every output of a boosted model, tree ``k * n_stages + t`` being stage ``t``
+    of output ``k``.
+
+    Parameters
+    ----------
+    split_feature : ndarray of shape (n_trees, 2**max_depth - 1), dtype=int32
+    split_bin : ndarray of shape (n_trees, 2**max_depth - 1), dtype=uint8
+        Bins ``<= split_bin`` go left.
+    missing_left : ndarray of shape (n_trees, 2**max_depth - 1), dtype=bool
+    leaf_value : ndarray of shape (n_trees, 2**max_depth), dtype=float64
+        Released leaf values after shrinkage.
+    binner : BoundsBinner
+        The grid the codes refer to (``binner.max_bins`` is the missing-value code).
+    n_stages : int
+        Boosting stages (``n_estimators``); ``n_trees = n_outputs * n_stages``.
+    """
+
+    split_feature: np.ndarray
+    split_bin: np.ndarray
+    missing_left: np.ndarray
+    leaf_value: np.ndarray
+    binner: object
+    n_stages: int
+
+    @classmethod
+    def empty(cls, n_outputs, n_stages, max_depth, binner):
+        """A forest of ``n_outputs * n_stages`` trees of depth ``max_depth`` to fill."""
+        n_trees, n_internal = n_outputs * n_stages, n_internal_nodes(max_depth)
+        return cls(np.empty((n_trees, n_internal), dtype=np.int32),
+                   np.empty((n_trees, n_internal), dtype=X_BINNED_DTYPE),
+                   np.empty((n_trees, n_internal), dtype=np.bool_),
+                   np.empty((n_trees, n_internal + 1), dtype=np.float64), binner, n_stages)
+
+    @property
+    def n_outputs(self):
+        return self.split_feature.shape[0] // self.n_stages
+
+    def set_tree(self, tree, split_feature, split_bin, missing_left, leaf_value):
+        """Store tree ``tree`` (its arrays as :func:`~dpboost._grower.grow_tree` returns them)."""
+        self.split_feature[tree], self.split_bin[tree] = split_feature, split_bin
+        self.missing_left[tree], self.leaf_value[tree] = missing_left, leaf_value
+
+    def add_trees(self, X_binned, trees, n_threads, out):
+        """Add the predictions of trees ``trees`` (indices) to ``out`` of shape (n_samples,)."""
+        predict_binned(X_binned, self.split_feature[trees], self.split_bin[trees],
+                       self.missing_left[trees], self.binner.max_bins, self.leaf_value[trees],
+                       n_threads, out)
+
+    def raw_predict(self, X_binned, n_threads):
+        """Scores of every output, shape (n_samples, n_outputs)."""
+        out = np.zeros((self.n_outputs, X_binned.shape[0]))
+        for k in range(self.n_outputs):
+            self.add_trees(X_binned, slice(k * self.n_stages, (k + 1) * self.n_stages),
+                           n_threads, out[k])
+        return out.T
+
+    def staged_raw_predict(self, X_binned, n_threads):
+        """Scores after each stage, shape (n_samples, n_outputs) each (copies)."""
+        out = np.zeros((self.n_outputs, X_binned.shape[0]))
+        for t in range(self.n_stages):
+            for k in range(self.n_outputs):
+                self.add_trees(X_binned, slice(k * self.n_stages + t, k * self.n_stages + t + 1),
+                               n_threads, out[k])
+            yield out.T.copy()
+
 
 @njit(parallel=True, cache=True)
 def predict_binned(X_binned, split_feature, split_bin, missing_left, missing_code, leaf_value,
-                   out):
+                   n_threads, out):
     """Add the predictions of the given trees to ``out`` (parallel over rows).
 
     Every tree is complete, so a row takes exactly ``depth`` steps, each without a branch: the
@@ -33,6 +105,9 @@ def predict_binned(X_binned, split_feature, split_bin, missing_left, missing_cod
         The missing-value code (``max_bins``, larger than every ``split_bin``).
     leaf_value : ndarray of shape (n_trees, 2**max_depth), dtype=float64
         Released (noised, shrunk) leaf values.
+    n_threads : int
+        Rows go in ``n_threads`` contiguous parallel chunks (1, or a small job: on the calling
+        thread, no parallel region). The result does not depend on it.
     out : ndarray of shape (n_samples,), dtype=float64
         Accumulated in place.
     """
@@ -47,12 +122,13 @@ def predict_binned(X_binned, split_feature, split_bin, missing_left, missing_cod
             node[t, k] = (split_feature[t, k] * 512 + (256 if missing_left[t, k] else 0)
                           + split_bin[t, k])
     n_quads = (X_binned.shape[0] + 3) // 4
-    if n_quads * n_trees < 4096:  # small: on the calling thread, no parallel region
+    if n_threads == 1 or n_quads * n_trees < 4096:  # on the calling thread
         for q in range(n_quads):
             _predict_quad(X_binned, node, depth, missing_code, leaf_value, 4 * q, out)
     else:
-        for q in prange(n_quads):
-            _predict_quad(X_binned, node, depth, missing_code, leaf_value, 4 * q, out)
+        for c in prange(n_threads):
+            for q in range(c * n_quads // n_threads, (c + 1) * n_quads // n_threads):
+                _predict_quad(X_binned, node, depth, missing_code, leaf_value, 4 * q, out)
 
 
 @njit(cache=True, inline="always")

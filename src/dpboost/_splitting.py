@@ -22,8 +22,9 @@ def compute_gains(hist, l2_regularization, n_threads, out):
     l2_regularization : float
         lambda >= 0 (an empty child contributes 0, also when lambda = 0).
     n_threads : int
-        1 runs on the calling thread (no parallel region); otherwise parallel over (node,
-        feature) pairs, each writing its own ``out[j, f]``. The result does not depend on it.
+        1 runs on the calling thread (no parallel region); otherwise the (node, feature) pairs
+        in ``n_threads`` strided parallel chunks, each pair writing its own ``out[j, f]``. The
+        result does not depend on it.
     out : ndarray of shape (n_nodes, n_features, max_bins - 1, 2), dtype=float64
         Overwritten with the gains.
     """
@@ -33,9 +34,10 @@ def compute_gains(hist, l2_regularization, n_threads, out):
             _node_feature_gains(hist[jf % n_features, jf // n_features], l2_regularization,
                                 out[jf // n_features, jf % n_features])
     else:
-        for jf in prange(n_nodes * n_features):
-            _node_feature_gains(hist[jf % n_features, jf // n_features], l2_regularization,
-                                out[jf // n_features, jf % n_features])
+        for c in prange(n_threads):
+            for jf in range(c, n_nodes * n_features, n_threads):
+                _node_feature_gains(hist[jf % n_features, jf // n_features], l2_regularization,
+                                    out[jf // n_features, jf % n_features])
 
 
 @njit(cache=True, inline="always")

@@ -1,19 +1,29 @@
-"""Parameter constraints, checks of public inputs (bounds, classes), and the data domain.
+"""Parameter constraints, the public inputs of a fit, and the data domain.
+
+Every check of a parameter or public input, and every ``PrivacyLeakWarning``, lives here;
+:func:`public_inputs` returns them as one :class:`PublicInputs` record (bounds, category lists,
+classes or target bounds, and which of them were read from the data).
 
 The data domain (what one record may hold) and the per-record treatment of everything outside
-it live here: a cell that is not a number is missing, a label outside the public classes or a
-missing target removes its record. Each decision reads one record only, so it is DP-safe under
-add/remove of a record; no check here reads the data and raises, and no message quotes a value.
+it live here too: a cell that is not a number is missing, a label outside the public classes or
+a missing target removes its record. Each decision reads one record only, so it is DP-safe under
+add/remove of a record; no check here reads the data and raises (but for bounds that were read
+from the data, already announced by a warning), and no message quotes a value.
 """
 
 import math
 import warnings
+from dataclasses import dataclass
 from numbers import Integral, Real
 
+import numba
 import numpy as np
 from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.validation import check_consistent_length, column_or_1d, validate_data
 
 from ._common import MAX_BINS
+from ._loss import scale_target
 from ._mechanisms import NoiseSource
 
 
@@ -77,6 +87,11 @@ def check_mechanisms(leaf_noise, delta, l2_regularization, min_child_weight=0.0)
     if leaf_noise == "gaussian" and l2_regularization == 0:
         raise ValueError("leaf_noise='gaussian' needs l2_regularization > 0: the released leaf "
                          "-G / max(H + lambda, lambda) divides by lambda.")
+
+
+def n_threads(n_jobs):
+    """Threads for ``n_jobs`` on this machine (:func:`check_n_jobs` with Numba's thread count)."""
+    return check_n_jobs(n_jobs, numba.config.NUMBA_NUM_THREADS)
 
 
 def check_n_jobs(n_jobs, max_threads):
@@ -255,7 +270,8 @@ def data_dependent(name, value):
     warnings.warn(
         f"{name} was not given and is computed from the training data; the model is not "
         f"differentially private with respect to it. Pass {name} from public knowledge.",
-        PrivacyLeakWarning, stacklevel=3)
+        # At the user's call of fit: fit's wrapper, fit, fit_inputs, the resolver, here.
+        PrivacyLeakWarning, stacklevel=6)
     return value
 
 
@@ -266,10 +282,341 @@ def warn_reproducible_noise(random_state):
             "random_state is set: the noise is reproducible by anyone who knows the seed, so the "
             "model is not differentially private as released. Use random_state=None for "
             "releases; filter ReproducibleNoiseWarning to opt in for experiments.",
-            ReproducibleNoiseWarning, stacklevel=4)
+            ReproducibleNoiseWarning, stacklevel=5)
 
 
 def warn_diagnostics():
     """Warn that ``diagnostics=True`` stores exact statistics of the training data."""
     warnings.warn("diagnostics=True stores filtered_fraction_, an exact statistic of the training "
-                  "data that is not differentially private.", PrivacyLeakWarning, stacklevel=3)
+                  "data that is not differentially private.", PrivacyLeakWarning, stacklevel=5)
+
+
+def resolve_categorical(X, categorical_features, categories):
+    """Indices of the categorical columns and their category lists.
+
+    Parameters
+    ----------
+    X : array-like or pandas.DataFrame of shape (n_samples, n_features)
+    categorical_features : None, "from_dtype", array-like of int, str or bool
+        As scikit-learn's HistGradientBoosting: indices, column names, a boolean mask, or
+        ``"from_dtype"`` (the DataFrame's ``category`` columns, and its string columns).
+    categories : None or dict
+        Public category list per column (key: column name or index). A ``category`` column
+        without an entry takes its dtype's categories, but is reported in ``from_data``: pandas
+        reads them off the values unless they were declared, which the code cannot tell.
+
+    Returns
+    -------
+    lists : dict of int -> ndarray of shape (n_categories,), dtype=object
+        Column index -> category list, in the order that defines the codes.
+    from_data : list of str
+        Columns whose list had to be read from the data (the caller warns).
+
+    Raises
+    ------
+    ValueError
+        An unknown column name or index, or a mask of the wrong length.
+    """
+    if categorical_features is None:
+        return {}, []
+    columns = list(getattr(X, "columns", range(np.shape(X)[1])))
+    dtypes = getattr(X, "dtypes", None)
+
+    def index_of(key):
+        if isinstance(key, str):
+            if key not in columns:
+                raise ValueError(f"categorical_features names {key!r}, which is not a column of X.")
+            return columns.index(key)
+        if not 0 <= int(key) < len(columns):
+            raise ValueError(f"categorical_features index {key} is outside [0, {len(columns)}).")
+        return int(key)
+
+    if isinstance(categorical_features, str) and categorical_features == "from_dtype":
+        if dtypes is None:
+            return {}, []
+        indices = [j for j, t in enumerate(dtypes)
+                   if str(t) == "category" or str(t) == "object" or str(t).startswith("str")]
+    else:
+        keys = np.asarray(categorical_features)
+        if keys.dtype == bool:
+            if keys.shape != (len(columns),):
+                raise ValueError(f"categorical_features mask has shape {keys.shape}; X has "
+                                 f"{len(columns)} columns.")
+            indices = list(np.flatnonzero(keys))
+        else:
+            indices = [index_of(k) for k in keys.tolist()]
+    given = {index_of(k): v for k, v in (categories or {}).items()}
+    lists, from_data = {}, []
+    for j in indices:
+        column = X.iloc[:, j] if hasattr(X, "iloc") else np.asarray(X, dtype=object)[:, j]
+        if j in given:
+            values = list(given[j])
+        elif str(getattr(column, "dtype", "")) == "category":
+            # pandas builds a category dtype's list from the values unless the user declared
+            # it, and the code cannot tell which: only ``categories`` counts as public.
+            values = list(column.cat.categories)
+            from_data.append(str(columns[j]))
+        else:
+            values = sorted({v for v in column if v == v and v is not None}, key=str)
+            from_data.append(str(columns[j]))
+        lists[j] = np.array(values, dtype=object)
+    return lists, from_data
+
+
+def encode_categorical(X, lists):
+    """``X`` as float64 with each categorical column replaced by the position of its value in the
+    public list; values not in the list and missing values become NaN (the missing-value bin).
+
+    Parameters
+    ----------
+    X : array-like or pandas.DataFrame of shape (n_samples, n_features)
+    lists : dict of int -> ndarray, dtype=object
+        From :func:`resolve_categorical`.
+
+    Returns
+    -------
+    X_encoded : same container as X (a DataFrame stays a DataFrame, with its column names)
+    """
+    if not lists:
+        return X
+    frame = hasattr(X, "iloc")
+    X = X.copy() if frame else np.array(X, dtype=object)
+    for j, values in lists.items():
+        lookup = {v: float(i) for i, v in enumerate(values)}
+
+        def code(v):
+            try:
+                return lookup.get(v, np.nan)
+            except TypeError:  # an unhashable cell is in no list: missing, like any unknown
+                return np.nan
+
+        cells = X.iloc[:, j].to_numpy(dtype=object) if frame else X[:, j]
+        codes = np.fromiter((code(v) for v in cells), dtype=np.float64, count=len(cells))
+        if frame:
+            X.isetitem(j, codes)
+        else:
+            X[:, j] = codes
+    return X
+
+
+def cells_as_numbers(X, categories):
+    """``X`` with categorical cells as their codes in the public ``categories`` and every other
+    cell as a number or missing: the same per-cell treatment for ``fit`` and ``predict``."""
+    return numeric_cells(encode_categorical(X, categories), categories)
+
+
+@dataclass(frozen=True)
+class PublicInputs:
+    """What a fit takes as public: the inputs the guarantee is stated for.
+
+    Attributes
+    ----------
+    feature_bounds : ndarray of shape (n_features, 2), dtype=float64
+        Per feature ``(lower, upper)``; categorical rows ``(-0.5, n_categories - 0.5)``.
+    categories : dict of int -> ndarray of shape (n_categories,), dtype=object
+        Category list of each categorical column, in code order.
+    numeric : ndarray of shape (n_numeric,), dtype=int64
+        Indices of the numeric features.
+    target : dict
+        ``{"classes_": ndarray}`` (classifier) or ``{"target_bounds_": (lower, upper)}``.
+    data_derived : tuple of str
+        The inputs read from the data instead (each announced by a PrivacyLeakWarning).
+    """
+
+    feature_bounds: np.ndarray
+    categories: dict
+    numeric: np.ndarray
+    target: dict
+    data_derived: tuple
+
+
+def public_categories(X, categorical_features, categories):
+    """The category lists of a fit (:func:`resolve_categorical`), warning for any list read
+    from the data."""
+    lists, from_data = resolve_categorical(X, categorical_features, categories)
+    if from_data:
+        data_dependent("categories (of " + ", ".join(from_data) + ")", None)
+    return lists, tuple(f"categories[{c}]" for c in from_data)
+
+
+def encode_classes(y, classes):
+    """Which records train, their labels as -1 / +1 per output, and the classes.
+
+    Two classes: one output, +1 for ``classes[1]``. K > 2 classes: one-vs-rest (or the softmax's
+    one-hot), output k is +1 for ``classes[k]``. With public ``classes`` a record whose label is
+    not one of them (NaN included) is left out.
+
+    Parameters
+    ----------
+    y : ndarray of shape (n_samples,)
+    classes : array-like or None
+        The public labels; None reads them from ``y`` with a PrivacyLeakWarning.
+
+    Returns
+    -------
+    keep : ndarray of shape (n_samples,), dtype=bool
+    y_scaled : ndarray of shape (n_kept, n_outputs), dtype=float64
+    target : dict
+        ``{"classes_": sorted classes}``.
+    derived : tuple of str
+
+    Raises
+    ------
+    ValueError
+        Invalid ``classes``; without ``classes``, a ``y`` of one class (data-derived, announced).
+    """
+    derived = ()
+    if classes is None:
+        check_classification_targets(y)
+        classes = np.unique(y)
+        if classes.size < 2:
+            raise ValueError("y has only one class; DPGBClassifier needs two classes "
+                             "(pass the public classes=[...] to train anyway).")
+        classes = data_dependent("classes", classes)
+        derived = ("classes",)
+    else:
+        classes = check_classes(classes)
+    code = label_codes(y, classes)
+    keep = code >= 0
+    positive = np.arange(1, 2) if classes.size == 2 else np.arange(classes.size)
+    y_scaled = np.where(code[keep, None] == positive[None, :], 1.0, -1.0)
+    return keep, y_scaled, {"classes_": classes}, derived
+
+
+def encode_targets(y, target_bounds):
+    """Which records train, their targets clipped and scaled into [-1, 1], and the bounds.
+
+    A target that is not a number (NaN, None, a string) leaves its record out; +-inf and values
+    outside ``target_bounds`` are clipped to it.
+
+    Returns
+    -------
+    keep : ndarray of shape (n_samples,), dtype=bool
+    y_scaled : ndarray of shape (n_kept, 1), dtype=float64
+    target : dict
+        ``{"target_bounds_": (lower, upper)}``.
+    derived : tuple of str
+    """
+    y = float_cells(y)
+    keep = ~np.isnan(y)
+    y = y[keep]
+    derived = ()
+    if target_bounds is None:
+        finite = y[np.isfinite(y)]
+        lower, upper = ((float(finite.min()), float(finite.max())) if finite.size
+                        else (0.0, 1.0))
+        bounds = data_dependent("target_bounds", (lower, upper if upper > lower else lower + 1.0))
+        derived = ("target_bounds",)
+    else:
+        bounds = check_target_bounds(target_bounds)
+    return keep, scale_target(y, bounds)[:, None], {"target_bounds_": bounds}, derived
+
+
+def resolve_feature_bounds(X, feature_bounds, categories):
+    """The bounds of a fit: ``feature_bounds`` checked, or read from ``X`` with a
+    PrivacyLeakWarning (if any feature is numeric); categorical rows set from the lists.
+
+    Returns
+    -------
+    bounds : ndarray of shape (n_features, 2), dtype=float64
+    derived : tuple of str
+
+    Raises
+    ------
+    ValueError
+        Bounds of the wrong shape or with ``lower >= upper``; an empty category list; bounds
+        read from the data that do not span a finite, normal width (the message names the
+        column, never a value).
+    """
+    derived = ()
+    if feature_bounds is None:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)  # an all-missing column
+            finite = np.where(np.isfinite(X), X, np.nan)
+            lower, upper = np.nanmin(finite, axis=0), np.nanmax(finite, axis=0)
+        # A constant column still needs a non-empty interval (and an all-missing one, any).
+        lower = np.nan_to_num(lower)
+        upper = np.where(upper > lower, upper, lower + np.maximum(1.0, 1e-6 * np.abs(lower)))
+        bounds = np.column_stack([lower, upper])
+        if len(categories) < X.shape[1]:
+            bounds = data_dependent("feature_bounds", bounds)
+            derived = ("feature_bounds",)
+        with np.errstate(over="ignore", divide="ignore"):
+            width = upper - lower
+            wide = np.flatnonzero(~np.isfinite(width) | ~np.isfinite(1.0 / width))
+        if wide.size:
+            # Read off the data: the message must not quote them.
+            raise ValueError(f"feature_bounds read from the data for column {wide[0]} do "
+                             "not span a finite, normal positive width; pass public "
+                             "feature_bounds.")
+    else:
+        bounds = check_feature_bounds(feature_bounds, X.shape[1]).copy()
+    for j, values in categories.items():
+        if values.size == 0:
+            raise ValueError(f"categories of column {j} is empty: a categorical feature needs "
+                             "at least one public category.")
+        # One code per category; the grid puts each in its own bin when n <= max_bins.
+        bounds[j] = (-0.5, values.size - 0.5)
+    return check_feature_bounds(bounds, X.shape[1]), derived
+
+
+def resolve_min_child_weight(min_child_weight, leaf_noise, epsilon, hessian_bound):
+    """``min_child_weight`` with ``"auto"`` resolved for this fit's epsilon.
+
+    ``"auto"``: the released weight of about 200 / epsilon records, i.e. ``200 h* / epsilon``
+    with Gaussian leaves (their weight is a Hessian sum) and ``200 / epsilon`` with ``"average"``
+    leaves (a count); 0 with Laplace leaves, which release no weight, and without noise. Tuned
+    for 100 trees in ``bench_blocks_grid.py --candidates``.
+    """
+    if min_child_weight != "auto":
+        return float(min_child_weight)
+    if leaf_noise == "laplace" or not math.isfinite(epsilon):
+        return 0.0
+    per_record = hessian_bound if leaf_noise == "gaussian" else 1.0
+    return 200.0 * per_record / float(epsilon)
+
+
+def fit_inputs(estimator, X, y):
+    """Check everything ``fit`` takes before any noise is drawn: the parameters' combinations,
+    the public inputs, and each record's place in the data domain.
+
+    Parameters
+    ----------
+    estimator : DPGBClassifier or DPGBRegressor
+        Its parameters; ``n_features_in_`` and ``feature_names_in_`` are set on it (by
+        scikit-learn's ``validate_data``).
+    X : array-like or DataFrame of shape (n_samples, n_features)
+    y : array-like of shape (n_samples,)
+
+    Returns
+    -------
+    X : ndarray of shape (n_kept, n_features), dtype=float64
+        The records in the data domain, categorical cells as codes, non-numbers as NaN.
+    y_scaled : ndarray of shape (n_kept, n_outputs), dtype=float64
+    inputs : PublicInputs
+
+    Raises
+    ------
+    ValueError
+        Facts of the parameters and the schema only (see the estimators' ``fit``).
+    """
+    warn_reproducible_noise(estimator.random_state)
+    lists, derived = public_categories(X, estimator.categorical_features, estimator.categories)
+    # An empty training set is a dataset like any other (its neighbour holds one record):
+    # fit releases noise only, never raises for it.
+    X = validate_data(estimator, cells_as_numbers(X, lists), dtype=np.float64,
+                      ensure_all_finite=False, ensure_min_samples=0)
+    y = column_or_1d(y, warn=True)
+    check_consistent_length(X, y)
+    # Records outside the data domain (a label outside the public classes, a missing target)
+    # are left out, each by its own value: a per-record decision.
+    if hasattr(estimator, "classes"):
+        keep, y_scaled, target, from_y = encode_classes(y, estimator.classes)
+    else:
+        keep, y_scaled, target, from_y = encode_targets(y, estimator.target_bounds)
+    X = X[keep]
+    bounds, from_X = resolve_feature_bounds(X, estimator.feature_bounds, lists)
+    if estimator.diagnostics:
+        warn_diagnostics()
+    numeric = np.setdiff1d(np.arange(X.shape[1]), list(lists))
+    return X, y_scaled, PublicInputs(bounds, lists, numeric, target, derived + from_y + from_X)

@@ -1,0 +1,271 @@
+"""Split candidates: the grid of each feature, both private sketches, categorical boundaries.
+
+Where the ``max_bins - 1`` candidate thresholds of a numeric feature lie (docs/privacy.md,
+Split-candidate sketches): on the equal-width grid inside the public bounds (free), at quantiles
+of a Laplace-noised fine histogram released once before the trees (DP-XGBoost's sketch), or, for
+DP-TR's adaptive Hessian sketch, on a fine 255-bin grid of which each tree may use the boundaries
+chosen from a released Hessian histogram (released before a few evenly spaced trees, from the
+boosting loop). A categorical feature offers only the boundaries between two of its public
+categories. Every release goes through ``_mechanisms`` with the plan's parameters; everything
+else here is post-processing of released values and public inputs.
+"""
+
+import math
+
+import numpy as np
+
+from ._binning import BoundsBinner, bin_columns
+from ._budget import SKETCH_SCOPE
+from ._common import G_H_DTYPE, SAMPLE_INDEX_DTYPE, boundary_feature, boundary_index
+from ._histogram import build_level_histograms
+from ._mechanisms import gaussian_mechanism, laplace_mechanism, noise_scale
+
+#: Fine grid of the sketch, in fine bins per final bin: a quantile lands within 1/8 of a grid
+#: bin, while the Laplace noise summed into one quantile's cumulative count stays small.
+SKETCH_RESOLUTION = 8
+#: Fine equal-width grid of the adaptive Hessian sketch: every bin code of a uint8 but the
+#: missing-value code; each tree chooses ``max_bins - 1`` of its boundaries.
+HESSIAN_SKETCH_BINS = 255
+#: Share of the uniform density mixed into the sketch's density: every fine bin keeps a positive
+#: weight, so the thresholds are strictly increasing (no duplicate candidates) and no region of
+#: the bounds is left without a candidate when the noise wipes out its counts.
+SKETCH_UNIFORM_SHARE = 0.1
+
+
+def fine_histograms(X, lower, upper, n_fine):
+    """Exact counts of every feature on a fine equal-width grid: the sketch's input.
+
+    Sensitive: the estimator releases them only through the Laplace mechanism. One record adds 1
+    to one bin of each feature (none for a missing value), so the L1 sensitivity of the whole
+    matrix is ``n_features`` under add/remove.
+
+    Parameters
+    ----------
+    X : ndarray of shape (n_samples, n_features), dtype=float64
+        NaN is not counted; values outside the bounds are clipped into the end bins.
+    lower, upper : ndarray of shape (n_features,), dtype=float64
+        Public bounds.
+    n_fine : int
+        Bins per feature, at most 65535.
+
+    Returns
+    -------
+    counts : ndarray of shape (n_features, n_fine), dtype=float64
+    """
+    X = np.asarray(X, dtype=np.float64)
+    codes = np.empty(X.shape, dtype=np.uint16, order="F")
+    bin_columns(X, np.ascontiguousarray(lower), n_fine / (upper - lower), n_fine, codes)
+    return np.array([np.bincount(codes[:, f], minlength=n_fine + 1)[:n_fine]
+                     for f in range(X.shape[1])], dtype=np.float64).reshape(X.shape[1], n_fine)
+
+
+def _quantile_positions(weights, n_quantiles):
+    """Positions, in fine-bin units in ``[0, n_fine]``, of the ``k / (n_quantiles + 1)``
+    quantiles (k = 1 .. n_quantiles) of each row of released fine-grid ``weights``.
+
+    Negative released weights are set to 0, each row is normalised to a density and mixed with the
+    uniform density (share :data:`SKETCH_UNIFORM_SHARE`), so every fine bin keeps a positive
+    weight; a row whose weights are all non-positive is uniform. Post-processing only.
+    """
+    n_features, n_fine = weights.shape
+    weights = np.maximum(weights, 0.0)
+    total = weights.sum(axis=1, keepdims=True)
+    density = np.divide(weights, total, out=np.full_like(weights, 1.0 / n_fine), where=total > 0)
+    density = (1.0 - SKETCH_UNIFORM_SHARE) * density + SKETCH_UNIFORM_SHARE / n_fine
+    cdf = np.zeros((n_features, n_fine + 1))
+    np.cumsum(density, axis=1, out=cdf[:, 1:])
+    cdf[:, -1] = 1.0  # rounding: the last boundary is the upper bound
+    quantiles = np.arange(1, n_quantiles + 1) / (n_quantiles + 1)
+    return np.array([np.interp(quantiles, cdf[f], np.arange(n_fine + 1.0))
+                     for f in range(n_features)]).reshape(n_features, n_quantiles)
+
+
+def sketch_thresholds(noisy_counts, lower, upper, max_bins):
+    """Quantile thresholds from released fine histograms (DP-XGBoost's sketch; post-processing).
+
+    Grislain & Gonzalvez (2021) feed a Laplace-noised histogram to a quantile sketch
+    (docs/privacy.md, Split-candidate sketches). Threshold ``b`` is the ``(b + 1) / max_bins`` quantile of the
+    released counts mixed with :data:`SKETCH_UNIFORM_SHARE` of uniform mass (piecewise uniform
+    inside each fine bin). A feature whose released counts are all non-positive gets the
+    equal-width grid.
+
+    Parameters
+    ----------
+    noisy_counts : ndarray of shape (n_features, n_fine), dtype=float64
+        Released counts on the equal-width fine grid inside the bounds.
+    lower, upper : ndarray of shape (n_features,), dtype=float64
+    max_bins : int
+
+    Returns
+    -------
+    thresholds : ndarray of shape (n_features, max_bins - 1), dtype=float64
+        Strictly increasing per feature, strictly inside the bounds.
+    """
+    position = _quantile_positions(noisy_counts, max_bins - 1)
+    return lower[:, None] + position / noisy_counts.shape[1] * (upper - lower)[:, None]
+
+
+def hessian_sketch_boundaries(noisy_weights, n_candidates, noise_std=0.0):
+    """Split candidates of each feature from its released Hessian histogram on the fine grid:
+    DP-TR's adaptive Hessian sketch (Maddock et al. 2022; docs/privacy.md, Split-candidate sketches). Post-processing.
+
+    Candidate ``k`` is the fine-bin boundary nearest to the ``k / (n_candidates + 1)`` quantile of
+    the Hessian weight (mixed with :data:`SKETCH_UNIFORM_SHARE` of uniform mass): regions of
+    large Hessian weight get many candidates, regions of small weight few, so every bin of the
+    sketch carries about the same curvature.
+
+    Parameters
+    ----------
+    noisy_weights : ndarray of shape (n_features, n_fine), dtype=float64
+        Released Hessian sums per fine bin (missing values excluded).
+    n_candidates : int
+        Candidates per feature before duplicates are merged, at most ``n_fine - 1``.
+    noise_std : float, default=0.0
+        Standard deviation of the noise of each released weight (public, from the plan).
+        Weights below twice it are set to 0: without this, the positive noise of the many
+        empty fine bins would draw candidates to regions without records.
+
+    Returns
+    -------
+    boundaries : list of ndarray of dtype=int64, one per feature
+        Ascending distinct boundary indices ``b`` in ``[0, n_fine - 1)``: candidate ``b`` sends
+        fine bins ``<= b`` left. Fewer than ``n_candidates`` where a fine bin holds more than one
+        quantile's weight.
+    """
+    n_fine = noisy_weights.shape[1]
+    weights = np.where(noisy_weights >= 2.0 * noise_std, noisy_weights, 0.0)
+    position = _quantile_positions(weights, n_candidates)
+    boundary = np.clip(np.rint(position).astype(np.int64), 1, n_fine - 1) - 1
+    return [np.unique(row) for row in boundary]
+
+
+def category_boundaries(binner, feature, n_categories):
+    """The bin boundaries of a categorical feature that separate two categories.
+
+    Category ``i`` has the code ``i`` inside the bounds ``(-0.5, n - 0.5)``; with fewer
+    categories than bins, one category spans several bins, and only the boundaries between two
+    categories are real splits (the others would duplicate one). Public: depends on the number of
+    categories and the grid only.
+
+    Returns
+    -------
+    boundaries : ndarray of shape (n_categories - 1,) or less, dtype=int64
+        Ascending distinct boundary indices; candidate ``b`` sends bins ``<= b`` left.
+    """
+    codes = np.full((n_categories, binner.lower.size), np.nan)
+    codes[:, feature] = np.arange(n_categories)
+    bins = binner.transform(codes, order="C")[:, feature].astype(np.int64)
+    # Categories sharing a bin (more categories than bins) have no boundary between them.
+    return bins[1:][bins[1:] > bins[:-1]] - 1
+
+
+def initial_binner(X, bounds, numeric, max_bins, plan, noise, ledger):
+    """The binner of a fit: the equal-width grid (the Hessian sketch's fine grid with
+    ``plan.hessian_sketches``), or with ``plan.sketch`` the quantile sketch's thresholds.
+
+    Parameters
+    ----------
+    X : ndarray of shape (n_samples, n_features), dtype=float64
+        The training records (read only by the sketch's release).
+    bounds : ndarray of shape (n_features, 2)
+        Public bounds (categorical rows ``(-0.5, n_categories - 0.5)``).
+    numeric : ndarray of int
+        Indices of the numeric features.
+    max_bins : int
+    plan : BudgetPlan
+    noise : NoiseSource
+    ledger : PrivacyLedger
+
+    Returns
+    -------
+    binner : BoundsBinner
+    """
+    binner = BoundsBinner(bounds, HESSIAN_SKETCH_BINS if plan.hessian_sketches else max_bins)
+    if plan.sketch is None:
+        return binner
+    lower, upper = bounds[numeric, 0], bounds[numeric, 1]
+    counts = fine_histograms(X[:, numeric], lower, upper, SKETCH_RESOLUTION * max_bins)
+    # One row: a record changes every feature's histogram, hence L1 sensitivity n_numeric.
+    released = laplace_mechanism(counts.reshape(1, -1), epsilon=plan.sketch.epsilon,
+                                 sensitivity=plan.sketch.sensitivity, noise=noise, ledger=ledger,
+                                 scope=SKETCH_SCOPE)
+    thresholds = binner.thresholds()
+    thresholds[numeric] = sketch_thresholds(released.reshape(counts.shape), lower, upper,
+                                            max_bins)
+    return BoundsBinner(bounds, max_bins, thresholds)
+
+
+def initial_candidates(binner, n_features, categories):
+    """The boundaries every tree may choose from before any Hessian sketch: all of them (None)
+    without categorical features; otherwise, for a categorical feature of two or more
+    categories, only those between two categories (public: the lists' lengths and the grid).
+
+    Returns
+    -------
+    candidates : ndarray of dtype=int64 or None
+        Ascending boundary indices (``_common.boundary_index``).
+    """
+    if not categories:
+        return None
+    n_bins = binner.max_bins
+    per_feature = [category_boundaries(binner, f, categories[f].size)
+                   if f in categories and categories[f].size > 1 else np.arange(n_bins - 1)
+                   for f in range(n_features)]
+    return np.concatenate([boundary_index(f, b, n_bins) for f, b in enumerate(per_feature)])
+
+
+def hessian_sketch_candidates(X_binned, hessians, numeric, candidates, max_bins, release, noise,
+                              ledger, n_threads):
+    """``candidates`` with the numeric features' boundaries replaced by the adaptive Hessian
+    sketch's (DP-TR, Maddock et al. 2022).
+
+    Parameters
+    ----------
+    X_binned : ndarray of shape (n_samples, n_features), dtype=uint8, Fortran order
+        On the sketch's fine grid of :data:`HESSIAN_SKETCH_BINS` bins.
+    hessians : ndarray of shape (n_samples,), dtype=float32, or None
+        Every record's Hessian (None: all 1, the square loss).
+    numeric : ndarray of int
+    candidates : ndarray of dtype=int64 or None
+        The fit's initial candidates (categorical boundaries are kept).
+    max_bins : int
+        Each numeric feature gets at most ``max_bins - 1`` boundaries.
+    release : SketchRelease
+        One entry of ``plan.hessian_sketches``.
+    noise, ledger, n_threads
+        As the grower's.
+
+    Returns
+    -------
+    candidates : ndarray of dtype=int64
+        Ascending boundary indices.
+    """
+    n_bins = HESSIAN_SKETCH_BINS
+    # Every record: the release is composed sequentially with the trees.
+    rows = np.arange(X_binned.shape[0], dtype=SAMPLE_INDEX_DTYPE)
+    weight = np.ones(rows.size, dtype=G_H_DTYPE) if hessians is None else hessians
+    hist = np.empty((X_binned.shape[1], 1, n_bins + 1, 2))
+    build_level_histograms(X_binned, rows, weight, np.array([0, rows.size], dtype=np.int64),
+                           np.empty((X_binned.shape[1], 0, n_bins + 1, 2)),
+                           np.empty(0, dtype=np.uint8), n_threads, hist)
+    # Hessian sums of the numeric features' grid bins (not the missing-value bin).
+    weights = hist[numeric, 0, :n_bins, 0]
+    scope = {"group": release.group, "tree": release.tree, "level": release.level}
+    if release.mechanism == "gaussian":
+        released = gaussian_mechanism(weights.reshape(1, -1),
+                                      noise_multiplier=release.noise_multiplier,
+                                      sensitivity=release.sensitivity, noise=noise,
+                                      ledger=ledger, scope=scope)
+    else:
+        released = laplace_mechanism(weights.reshape(1, -1), epsilon=release.epsilon,
+                                     sensitivity=release.sensitivity, noise=noise,
+                                     ledger=ledger, scope=scope)
+    # A Laplace variable's standard deviation is sqrt(2) times its scale.
+    noise_std = noise_scale(release) * (1.0 if release.mechanism == "gaussian"
+                                        else math.sqrt(2.0))
+    boundaries = hessian_sketch_boundaries(released.reshape(weights.shape), max_bins - 1,
+                                           noise_std)
+    kept = ([] if candidates is None else
+            [candidates[~np.isin(boundary_feature(candidates, n_bins), numeric)]])
+    return np.sort(np.concatenate(
+        kept + [boundary_index(f, b, n_bins) for f, b in zip(numeric, boundaries)]))

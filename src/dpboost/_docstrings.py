@@ -1,0 +1,153 @@
+"""The estimators' shared numpydoc sections: one text for the parameters both classes take.
+
+``{extra}`` in :data:`PARAMETERS` is where each class's own target parameters go.
+"""
+
+PARAMETERS = """
+    Parameters
+    ----------
+    epsilon : float, default=1.0
+        Total privacy budget of ``fit`` under add/remove of one record, in (0, inf]: pure
+        epsilon-DP with ``delta=0``, (epsilon, delta)-DP otherwise. ``np.inf`` trains the
+        non-private NP baseline through the same code: argmax splits, exact leaves, every tree on
+        every record, no gradient filtering or leaf clipping.
+    delta : float, default=1e-5
+        In [0, 1). ``0``: pure DP, DPBoost's accounting (eps / 2 to the levels, eps / 2 to the
+        leaves of each tree). ``> 0``: Renyi-DP accounting (Mironov 2017) with Google's
+        dp-accounting, converted to (epsilon, delta): the exponential mechanism counts as
+        eps^2/8-zCDP (bounded range, Cesar & Rogers 2021), each tree gets the same zCDP budget,
+        70 % to the splits and 30 % to the leaves (DP-XGB), calibrated by bisection so the total
+        is within 1e-3 below ``epsilon``. Choose it public and well below 1 / n_samples.
+    leaf_noise : {"laplace", "gaussian", "average"}, default="gaussian"
+        ``"laplace"``: the clipped leaf value with Laplace noise (DPBoost). ``"gaussian"``: the
+        leaf's gradient and Hessian sums with Gaussian noise of L2 sensitivity ``sqrt(g*^2 + h*^2)``
+        and the Newton leaf ``-G~ / max(H~ + lambda, lambda)`` clipped to ``+-g*/h*`` (DP-XGB);
+        needs ``delta > 0`` and ``l2_regularization > 0``; GLC does not apply. ``"average"``: the
+        leaf's gradient sum and record count with Laplace noise of L1 sensitivity ``g* + 1``, and
+        the noisy average ``-G~ / max(n~ + lambda, 1 + lambda)`` (DP-XGBoost's noisy average);
+        with ``leaf_clipping`` the released value is clipped to GLC's bound, otherwise to g*.
+        Its noise on the leaf value shrinks with the leaf's size, unlike ``"laplace"``'s.
+    min_child_weight : float or "auto", default="auto"
+        A leaf whose released weight (noisy Hessian sum with ``"gaussian"``, noisy count with
+        ``"average"``) is below it gets the value 0. Decided on released values only, so it costs
+        nothing more; it never removes a split candidate (docs/privacy.md, rule 2), unlike XGBoost's.
+        A number > 0 needs ``leaf_noise`` "gaussian" or "average". ``"auto"``, resolved at each
+        ``fit`` from that fit's epsilon (so ``set_params(epsilon=...)`` and searches over epsilon
+        stay consistent): the released weight of about 200 / epsilon records (``200 h* /
+        epsilon`` with Gaussian leaves, h* the loss's Hessian bound; ``200 / epsilon`` with
+        ``"average"``), 0 with Laplace leaves or ``epsilon=inf``.
+    subsample : float, default=1.0
+        Each tree is grown on a Poisson sample of its records, each kept with probability
+        ``subsample`` in (0, 1] (XGBoost's name). Pure DP: the tree may spend
+        ``log(1 + (e^eps_t - 1) / subsample)`` on its sample for a cost of eps_t (amplification
+        by subsampling, Balle et al. 2018; docs/privacy.md, Accounting). With ``delta > 0`` trees whose releases
+        are all Gaussian (``split_selection="random"``, ``leaf_noise="gaussian"``) are accounted
+        as Poisson-sampled Gaussian mechanisms; other trees get no amplification.
+    split_selection : {"exponential", "cyclical", "random"}, default="random"
+        ``"exponential"``: each node picks among every (feature, bin, missing side) candidate
+        with the exponential mechanism (DPBoost). ``"cyclical"``: the same, among the candidates
+        of feature ``t mod n_features`` only, for tree t of each output (DP-XGB). ``"random"``: a
+        uniformly random feature, then a uniformly random candidate of it, independent of the
+        data, so the whole budget goes to the leaves (DP-TR "random boosting", Maddock et al.
+        2022).
+    split_candidates : {"uniform", "sketch", "hessian"}, default="hessian"
+        Where the ``max_bins - 1`` thresholds of each numeric feature lie. ``"uniform"``: the
+        equal-width grid inside ``feature_bounds``, free. ``"sketch"``: quantiles of a private
+        histogram (DP-XGBoost, Grislain & Gonzalvez 2021): the counts of every numeric feature
+        on a grid ``8 * max_bins`` fine are released once with Laplace noise of L1 sensitivity
+        ``n_numeric_features`` at 10 % of ``epsilon`` (an entry of ``privacy_ledger_`` with
+        tree -1), and the thresholds are their quantiles, mixed with 10 % of uniform mass so
+        they are strictly increasing. Helps features whose mass is far from uniform inside their
+        bounds (skewed amounts, generous bounds). ``"hessian"``: DP-TR's adaptive Hessian
+        sketch (Maddock et al. 2022): numeric features are binned on a fine equal-width grid of
+        255 bins; before 5 evenly spaced trees of each output (1 for the square loss, whose
+        Hessians are constant) the Hessian sums of every numeric feature on that grid are
+        released (Gaussian noise of L2 sensitivity ``h* sqrt(n_numeric_features)`` with
+        ``delta > 0``, Laplace of L1 sensitivity ``h* n_numeric_features`` otherwise; together
+        10 % of the budget, entries of ``privacy_ledger_`` with tree -1), and the next trees
+        choose among the ``max_bins - 1`` boundaries of that grid at equal quantiles of the
+        released Hessian weight (mixed with 10 % uniform mass; fewer where one fine bin holds
+        more than a quantile). Categorical features keep their codes, and with any setting a
+        node chooses only among the boundaries between two categories.
+    n_estimators : int, default=100
+        Number of trees T, >= 1.
+    max_depth : int, default=6
+        Depth of every tree, in [1, 10]. Trees are complete: every node splits (docs/privacy.md, rule 3).
+    learning_rate : float, default=0.3 (classifier), 0.1 (regressor)
+        Shrinkage eta in (0, 1]. The regressor's is lower because its leaf noise goes straight
+        into the RMSE (``bench_blocks_grid.py --candidates``). It is also the ratio of geometric
+        leaf clipping and of the EoE record shares (Li et al. 2020, Sec. 3).
+    l2_regularization : float, default=1.0
+        lambda >= 0 in the gain (Eq. 3) and the leaf value (Eq. 4).
+    max_bins : int, default=32
+        Number of equal-width bins per feature inside ``feature_bounds``, in [2, 255]; each node
+        chooses among ``n_features * (max_bins - 1)`` candidates (with
+        ``split_candidates="hessian"``: among at most ``max_bins - 1`` boundaries per numeric
+        feature of the sketch's 255-bin grid).
+    trees_per_ensemble : int, default=50
+        T_e, the trees of one EoE ensemble (used by ``budget_allocation="eoe"``).
+    budget_allocation : {"eoe", "sequential", "parallel"}, default="sequential"
+        ``"eoe"``: DPBoost's Ensemble of Ensembles (Algorithm 2): ``ceil(T / T_e)`` ensembles
+        composed sequentially with ``epsilon / N_e`` each; the trees of one ensemble see disjoint
+        records (each record drawn independently to position t_e with probability
+        ``eta (1 - eta)^t_e / (1 - (1 - eta)^T_e)``). ``"sequential"`` (SEQ): every tree sees every
+        record with ``epsilon / T``. ``"parallel"`` (PARA, Zhao et al. 2018): tree t sees a disjoint
+        ``2^-(t+1)`` share of the records with the whole ``epsilon``.
+    gradient_filtering : bool, default=True
+        GDF (Sec. 3.1): each tree ignores records with ``|g| > 1``. When False, gradients are
+        clipped to [-1, 1] instead, which keeps the same sensitivities.
+    leaf_clipping : bool, default=True
+        GLC (Sec. 3.1): clip leaf values of the tree at ensemble position t_e to
+        ``+-(1 - eta)^t_e`` before noise, so their sensitivity is ``min(1 / (1 + lambda),
+        2 (1 - eta)^t_e)`` (Corollary 2). For SEQ and PARA the position is the tree index.
+    feature_bounds : array-like of shape (n_features, 2) or (2,), default=None
+        Public ``(lower, upper)`` of each feature; values outside are clipped. None: read from
+        the data with a :class:`PrivacyLeakWarning` (not private). Rows of categorical features
+        are ignored (set to ``(-0.5, n_categories - 0.5)``).
+    categorical_features : None, "from_dtype", array-like of int, str or bool, default=None
+        Categorical columns, as scikit-learn's HistGradientBoosting: indices, names, a boolean
+        mask, or ``"from_dtype"`` (a DataFrame's ``category`` and string columns). A value is
+        coded by its position in the column's public category list; values not in the list and
+        missing values go to the missing-value bin. Split candidates follow the list's order
+        ("first k categories vs the rest"), which is public, and go through the same mechanism.
+    categories : dict or None, default=None
+        Public category list per categorical column (key: name or index). A pandas ``category``
+        column without an entry takes its dtype's declared categories; any other column without
+        one has its list read from the data, with a :class:`PrivacyLeakWarning`.
+    {extra}
+    random_state : int, numpy.random.Generator or None, default=None
+        Source of all randomness of ``fit``. None (for every release): OpenDP's exact samplers
+        with the operating system's randomness, safe against floating-point attacks (Mironov
+        2012). An integer or Generator: numpy floating-point noise, reproducible and therefore
+        predictable, for experiments only; ``fit`` emits a :class:`ReproducibleNoiseWarning`
+        (filter it to opt in). A ``NoiseSource`` instance (``dpboost._mechanisms``) is used as
+        it is.
+    verbose : int, default=0
+        With ``verbose >= 1``, print one line per composition group (ensemble, or tree): trees
+        done and epsilon spent, both fixed by the plan (no wall-clock time, which tracks n).
+    diagnostics : bool, default=False
+        Store ``filtered_fraction_``, the exact GDF filtered fraction per tree. It is a statistic
+        of the private data and is not differentially private: it emits a PrivacyLeakWarning.
+    n_jobs : int or None, default=None
+        Threads of the Numba kernels in ``fit`` and ``predict``: None or -1 for all cores (as
+        scikit-learn's HistGradientBoosting), -2 for all but one, ... The model does not depend on it.
+"""
+
+ATTRIBUTES = """
+    Attributes
+    ----------
+    n_features_in_ : int
+    feature_names_in_ : ndarray of shape (n_features_in_,), dtype=object
+        Only when X has string column names.
+    feature_bounds_ : ndarray of shape (n_features_in_, 2), dtype=float64
+        The bounds used: ``feature_bounds``, or those read from the data.
+    categories_ : dict of int -> ndarray of shape (n_categories,), dtype=object
+        Category list of each categorical column (empty dict without categorical features).
+    privacy_spent_ : float
+        Composed epsilon of everything ``fit`` released, pure DP or at ``delta`` (<= ``epsilon``;
+        inf for NP).
+    privacy_ledger_ : list of LedgerEntry
+        One entry per release: split selection of each level and leaf release of each tree.
+    filtered_fraction_ : ndarray of shape (n_estimators,), dtype=float64
+        Only with ``diagnostics=True``: fraction of each tree's records removed by GDF.
+"""

@@ -1,0 +1,116 @@
+"""The fitted model as versioned JSON: public inputs, released values and the ledger only.
+
+Reads and writes a :class:`~dpboost._predictor.Forest`, the fitted public attributes and the
+ledger; never a statistic of the training data (docs/privacy.md, rule 4).
+"""
+
+import json
+
+import numpy as np
+
+from ._accounting import LedgerEntry
+from ._binning import BoundsBinner
+from ._predictor import Forest
+
+#: Version of the JSON model format written by :func:`model_to_json`.
+FORMAT_VERSION = 1
+
+#: Fitted public attributes stored as lists, with the dtype they are rebuilt with.
+_ARRAYS = {"feature_bounds_": np.float64, "feature_names_in_": object, "classes_": None}
+
+
+def model_to_json(estimator_name, params, fitted, forest, ledger):
+    """Serialise a fitted model (format version 1, with the writing library's version).
+
+    Parameters
+    ----------
+    estimator_name : str
+        The estimator's class name, checked when loading.
+    params : dict
+        Its hyper-parameters (``get_params(deep=False)``).
+    fitted : dict
+        Its fitted public attributes: ``n_features_in_``, ``feature_bounds_``, ``categories_``,
+        ``privacy_spent_``, and those it has of ``feature_names_in_``, ``classes_``,
+        ``target_bounds_``.
+    forest : Forest
+    ledger : list of LedgerEntry
+
+    Returns
+    -------
+    text : str
+    """
+    from . import __version__
+
+    params = dict(params, random_state=None)  # a Generator is not serialisable; the fit is done
+    for key in ("feature_bounds", "classes", "target_bounds", "categorical_features"):
+        if params.get(key) is not None and not isinstance(params[key], str):
+            params[key] = np.asarray(params[key]).tolist()
+    if params.get("categories") is not None:
+        # JSON objects only have string keys: keep (key, list) pairs so int keys survive.
+        params["categories"] = [[k, list(v)] for k, v in params["categories"].items()]
+    stored = {name: (np.asarray(value).tolist() if name in _ARRAYS else value)
+              for name, value in fitted.items()}
+    stored["categories_"] = [[j, v.tolist()] for j, v in fitted["categories_"].items()]
+    if "target_bounds_" in fitted:
+        stored["target_bounds_"] = list(fitted["target_bounds_"])
+    stored["privacy_ledger_"] = [vars(e) for e in ledger]
+    stored.update(split_feature=forest.split_feature.tolist(),
+                  split_bin=forest.split_bin.tolist(),
+                  missing_left=forest.missing_left.tolist(),
+                  leaf_value=forest.leaf_value.tolist(), bin_codes=forest.binner.max_bins)
+    if forest.binner.custom_thresholds is not None:
+        # split_candidates="sketch": thresholds released by the sketch (post-processing)
+        stored["bin_thresholds"] = forest.binner.custom_thresholds.tolist()
+    return json.dumps({"format": "dpboost", "version": FORMAT_VERSION,
+                       "dpboost_version": __version__, "estimator": estimator_name,
+                       "params": params, "fitted": stored}, default=_numpy_scalar)
+
+
+def _numpy_scalar(value):
+    """JSON form of numpy scalars (category labels read by pandas are often numpy ints)."""
+    if isinstance(value, np.generic):
+        return value.item()
+    raise TypeError(f"{type(value).__name__} is not JSON serialisable")
+
+
+def model_from_json(text, estimator_name):
+    """Read :func:`model_to_json` output.
+
+    Returns
+    -------
+    params : dict
+    fitted : dict
+        The fitted public attributes, as arrays of their dtypes, and ``privacy_ledger_``.
+    forest : Forest
+
+    Raises
+    ------
+    ValueError
+        Not a dpboost model, another estimator class, or an unknown format version.
+    """
+    doc = json.loads(text)
+    if doc.get("format") != "dpboost" or doc.get("version") != FORMAT_VERSION:
+        raise ValueError(f"not a dpboost model of format version {FORMAT_VERSION}: "
+                         f"format={doc.get('format')!r}, version={doc.get('version')!r}")
+    if doc["estimator"] != estimator_name:
+        raise ValueError(f"the JSON holds a {doc['estimator']}, not a {estimator_name}")
+    params = doc["params"]
+    if params.get("categories") is not None:
+        params["categories"] = {k: v for k, v in params["categories"]}
+    f = doc["fitted"]
+    fitted = {name: f[name] for name in ("n_features_in_", "privacy_spent_")}
+    for name, dtype in _ARRAYS.items():
+        if name in f:
+            fitted[name] = np.array(f[name], dtype=dtype)
+    fitted["categories_"] = {j: np.array(v, dtype=object) for j, v in f.get("categories_", [])}
+    if "target_bounds_" in f:
+        fitted["target_bounds_"] = tuple(f["target_bounds_"])
+    fitted["privacy_ledger_"] = [LedgerEntry(**e) for e in f["privacy_ledger_"]]
+    # Files of the first writers hold no bin_codes when the grid had max_bins bins.
+    binner = BoundsBinner(fitted["feature_bounds_"], f.get("bin_codes", params["max_bins"]),
+                          f.get("bin_thresholds"))
+    split_feature = np.array(f["split_feature"], dtype=np.int32)
+    forest = Forest(split_feature, np.array(f["split_bin"], dtype=np.uint8),
+                    np.array(f["missing_left"], dtype=np.bool_),
+                    np.array(f["leaf_value"], dtype=np.float64), binner, params["n_estimators"])
+    return params, fitted, forest
