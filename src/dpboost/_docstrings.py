@@ -1,6 +1,7 @@
-"""The estimators' shared numpydoc sections: one text for the parameters both classes take.
+"""The estimators' docstrings, written here so that ``_estimators`` holds code only.
 
-``{extra}`` in :data:`PARAMETERS` is where each class's own target parameters go.
+Both classes share :data:`PARAMETERS` and :data:`ATTRIBUTES`; ``{extra}`` is where each class's
+own target parameters go.
 """
 
 PARAMETERS = """
@@ -151,3 +152,50 @@ ATTRIBUTES = """
     filtered_fraction_ : ndarray of shape (n_estimators,), dtype=float64
         Only with ``diagnostics=True``: fraction of each tree's records removed by GDF.
 """
+
+CLASSIFIER = ("""Differentially private gradient-boosted trees for classification.
+
+    The defaults are dpboost's best configuration in its benchmarks (``benchmarks/README.md``):
+    (epsilon, delta)-DP by Renyi accounting, every tree on every record, data-independent random
+    splits (DP-TR, Maddock et al. 2022) among the candidates of DP-TR's adaptive Hessian sketch
+    (10 % of the budget), Gaussian leaf statistics with Newton leaves (DP-XGB), 100 trees of
+    depth 6, the logistic loss (multinomial for K > 2 classes), learning rate 0.3, lambda 1 and
+    ``min_child_weight="auto"``. :meth:`dpboost_paper` gives DPBoost's setting (Li et al. 2020).
+    ``fit`` is (``epsilon``, ``delta``)-DP (pure epsilon-DP with ``delta=0``) with respect to
+    the training records given public ``feature_bounds``, ``classes``, ``categories`` and
+    hyper-parameters. With K > 2 classes, each boosting round adds one tree per class, composed
+    sequentially.
+""" + PARAMETERS.replace("{extra}", """classes : array-like of shape (n_classes,), default=None
+        The public class labels (at least 2). None: read from ``y`` with a PrivacyLeakWarning.
+    loss : {"square", "logistic", "softmax"}, default="softmax"
+        ``"square"``: DPBoost's square loss on -1 / +1 labels, ``p = clip((F + 1) / 2)``.
+        ``"logistic"``: the log-loss (DP-XGB), ``g = p - y`` in [-1, 1], ``h = p (1 - p)`` <= 1/4,
+        ``p = sigma(F)``; gains keep counts in their denominators (sensitivity 3), Laplace leaves
+        keep ``-G / (n + lambda)``, Gaussian leaves take the Newton step. With K > 2 classes both
+        are one-vs-rest. ``"softmax"``: with K > 2 classes the multinomial log-loss, ``p =
+        softmax(F)``, ``g_k = p_k - y_k``, ``h_k = p_k (1 - p_k)`` (same bounds, same budget: K
+        trees per round, composed sequentially); with two classes it is ``"logistic"``.""")
+        + ATTRIBUTES + """    classes_ : ndarray of shape (n_classes,)
+        Sorted class labels; with two, ``classes_[1]`` is the positive class (label +1).
+
+    References
+    ----------
+    Q. Li, Z. Wu, Z. Wen, B. He. Privacy-Preserving Gradient Boosting Decision Trees. AAAI 2020.
+    """)
+
+REGRESSOR = ("""Differentially private gradient-boosted trees for regression.
+
+    Targets are clipped to the public ``target_bounds`` and scaled into [-1, 1] for training with
+    the square loss (Li et al. 2020, Sec. 4); predictions are mapped back to target units and
+    clipped to ``target_bounds`` (post-processing). The defaults are dpboost's best
+    configuration, as the classifier's with learning rate 0.1; :meth:`dpboost_paper` gives
+    DPBoost's setting (Li et al. 2020).
+""" + PARAMETERS.replace("{extra}", """target_bounds : tuple of float, default=None
+        Public ``(lower, upper)`` of the target. None: read from ``y`` with a PrivacyLeakWarning.""")
+        + ATTRIBUTES + """    target_bounds_ : tuple of float
+        The target bounds used.
+
+    References
+    ----------
+    Q. Li, Z. Wu, Z. Wen, B. He. Privacy-Preserving Gradient Boosting Decision Trees. AAAI 2020.
+    """)

@@ -11,11 +11,12 @@ from sklearn.utils._param_validation import StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ._boosting import train
-from ._docstrings import ATTRIBUTES, PARAMETERS
+from ._docstrings import CLASSIFIER, REGRESSOR
 from ._inspection import privacy_report, split_count_importances, tree_text
 from ._loss import LOSSES, make_loss, unscale_target
 from ._persistence import model_from_json, model_to_json
 from ._validation import (
+    DPBOOST_PAPER,
     PARAMETER_CONSTRAINTS,
     cells_as_numbers,
     check_mechanisms,
@@ -33,34 +34,12 @@ class _BaseDPGB(BaseEstimator):
     #: The ``loss`` of an estimator without that parameter.
     _loss_name = "square"
 
-    def __init__(self, *, epsilon, delta, n_estimators, max_depth, learning_rate,
-                 l2_regularization, max_bins, trees_per_ensemble, budget_allocation,
-                 gradient_filtering, leaf_clipping, leaf_noise, min_child_weight, subsample,
-                 split_selection, split_candidates, feature_bounds, categorical_features, categories, random_state,
-                 verbose, diagnostics, n_jobs):
-        self.epsilon = epsilon
-        self.delta = delta
-        self.leaf_noise = leaf_noise
-        self.min_child_weight = min_child_weight
-        self.subsample = subsample
-        self.split_selection = split_selection
-        self.split_candidates = split_candidates
-        self.categorical_features = categorical_features
-        self.categories = categories
-        self.n_estimators = n_estimators
-        self.max_depth = max_depth
-        self.learning_rate = learning_rate
-        self.l2_regularization = l2_regularization
-        self.max_bins = max_bins
-        self.trees_per_ensemble = trees_per_ensemble
-        self.budget_allocation = budget_allocation
-        self.gradient_filtering = gradient_filtering
-        self.leaf_clipping = leaf_clipping
-        self.feature_bounds = feature_bounds
-        self.random_state = random_state
-        self.verbose = verbose
-        self.diagnostics = diagnostics
-        self.n_jobs = n_jobs
+    def _store_parameters(self, parameters):
+        """Store each ``__init__`` argument under its own name, unchanged (scikit-learn's
+        convention: the subclasses' signatures are the parameter list; ``fit`` validates)."""
+        for name, value in parameters.items():
+            if name != "self":
+                setattr(self, name, value)
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y):
@@ -207,14 +186,8 @@ class _BaseDPGB(BaseEstimator):
         -------
         estimator : unfitted instance of this class
         """
-        setting = {"delta": 0.0, "n_estimators": 50, "max_depth": 6, "learning_rate": 0.1,
-                   "l2_regularization": 0.1, "max_bins": 32, "trees_per_ensemble": 50,
-                   "budget_allocation": "eoe", "gradient_filtering": True,
-                   "leaf_clipping": True, "leaf_noise": "laplace", "min_child_weight": 0.0,
-                   "subsample": 1.0, "split_selection": "exponential",
-                   "split_candidates": "uniform"}
-        if "loss" in cls._parameter_constraints:
-            setting["loss"] = "square"
+        setting = dict(DPBOOST_PAPER, **({"loss": "square"} if "loss" in cls._parameter_constraints
+                                         else {}))
         return cls(**{**setting, "epsilon": epsilon, **params})
 
     def _binned(self, X):
@@ -236,35 +209,7 @@ class _BaseDPGB(BaseEstimator):
 
 
 class DPGBClassifier(ClassifierMixin, _BaseDPGB):
-    __doc__ = ("""Differentially private gradient-boosted trees for classification.
-
-    The defaults are dpboost's best configuration in its benchmarks (``benchmarks/README.md``):
-    (epsilon, delta)-DP by Renyi accounting, every tree on every record, data-independent random
-    splits (DP-TR, Maddock et al. 2022) among the candidates of DP-TR's adaptive Hessian sketch
-    (10 % of the budget), Gaussian leaf statistics with Newton leaves (DP-XGB), 100 trees of
-    depth 6, the logistic loss (multinomial for K > 2 classes), learning rate 0.3, lambda 1 and
-    ``min_child_weight="auto"``. :meth:`dpboost_paper` gives DPBoost's setting (Li et al. 2020).
-    ``fit`` is (``epsilon``, ``delta``)-DP (pure epsilon-DP with ``delta=0``) with respect to
-    the training records given public ``feature_bounds``, ``classes``, ``categories`` and
-    hyper-parameters. With K > 2 classes, each boosting round adds one tree per class, composed
-    sequentially.
-""" + PARAMETERS.replace("{extra}", """classes : array-like of shape (n_classes,), default=None
-        The public class labels (at least 2). None: read from ``y`` with a PrivacyLeakWarning.
-    loss : {"square", "logistic", "softmax"}, default="softmax"
-        ``"square"``: DPBoost's square loss on -1 / +1 labels, ``p = clip((F + 1) / 2)``.
-        ``"logistic"``: the log-loss (DP-XGB), ``g = p - y`` in [-1, 1], ``h = p (1 - p)`` <= 1/4,
-        ``p = sigma(F)``; gains keep counts in their denominators (sensitivity 3), Laplace leaves
-        keep ``-G / (n + lambda)``, Gaussian leaves take the Newton step. With K > 2 classes both
-        are one-vs-rest. ``"softmax"``: with K > 2 classes the multinomial log-loss, ``p =
-        softmax(F)``, ``g_k = p_k - y_k``, ``h_k = p_k (1 - p_k)`` (same bounds, same budget: K
-        trees per round, composed sequentially); with two classes it is ``"logistic"``.""")
-        + ATTRIBUTES + """    classes_ : ndarray of shape (n_classes,)
-        Sorted class labels; with two, ``classes_[1]`` is the positive class (label +1).
-
-    References
-    ----------
-    Q. Li, Z. Wu, Z. Wen, B. He. Privacy-Preserving Gradient Boosting Decision Trees. AAAI 2020.
-    """)
+    __doc__ = CLASSIFIER
 
     _parameter_constraints = {**_BaseDPGB._parameter_constraints, "classes": ["array-like", None],
                               "loss": [StrOptions({"square", "logistic", "softmax"})]}
@@ -277,18 +222,7 @@ class DPGBClassifier(ClassifierMixin, _BaseDPGB):
                  feature_bounds=None,
                  categorical_features=None, categories=None, classes=None, random_state=None,
                  verbose=0, diagnostics=False, n_jobs=None):
-        super().__init__(
-            epsilon=epsilon, delta=delta, n_estimators=n_estimators, max_depth=max_depth,
-            learning_rate=learning_rate, l2_regularization=l2_regularization, max_bins=max_bins,
-            trees_per_ensemble=trees_per_ensemble, budget_allocation=budget_allocation,
-            gradient_filtering=gradient_filtering, leaf_clipping=leaf_clipping,
-            leaf_noise=leaf_noise, min_child_weight=min_child_weight, subsample=subsample,
-            split_selection=split_selection, split_candidates=split_candidates,
-            feature_bounds=feature_bounds, categorical_features=categorical_features,
-            categories=categories, random_state=random_state, verbose=verbose,
-            diagnostics=diagnostics, n_jobs=n_jobs)
-        self.classes = classes
-        self.loss = loss
+        self._store_parameters(locals())
 
     @property
     def _loss_name(self):
@@ -310,10 +244,11 @@ class DPGBClassifier(ClassifierMixin, _BaseDPGB):
         return margin[:, 0] if self.classes_.size == 2 else margin
 
     def predict_proba(self, X):
-        """Class probabilities.
+        """Class probabilities through the loss's link (``_loss``).
 
-        Two classes: ``[1 - p, p]`` with ``p = clip((F + 1) / 2, 0, 1)``. One-vs-rest: each
-        class's ``clip((F_k + 1) / 2, 0, 1)``, normalised to sum to 1 (uniform where all are 0).
+        ``"softmax"``: ``softmax(F)`` (two classes: ``[1 - p, p]``, ``p = sigma(F)``).
+        ``"logistic"``: ``sigma(F_k)``; ``"square"``: ``clip((F_k + 1) / 2, 0, 1)``; with K > 2
+        classes one-vs-rest, normalised to sum to 1 (uniform where all are 0).
 
         Parameters
         ----------
@@ -377,22 +312,7 @@ class DPGBClassifier(ClassifierMixin, _BaseDPGB):
 
 
 class DPGBRegressor(RegressorMixin, _BaseDPGB):
-    __doc__ = ("""Differentially private gradient-boosted trees for regression.
-
-    Targets are clipped to the public ``target_bounds`` and scaled into [-1, 1] for training with
-    the square loss (Li et al. 2020, Sec. 4); predictions are mapped back to target units and
-    clipped to ``target_bounds`` (post-processing). The defaults are dpboost's best
-    configuration, as the classifier's with learning rate 0.1; :meth:`dpboost_paper` gives
-    DPBoost's setting (Li et al. 2020).
-""" + PARAMETERS.replace("{extra}", """target_bounds : tuple of float, default=None
-        Public ``(lower, upper)`` of the target. None: read from ``y`` with a PrivacyLeakWarning.""")
-        + ATTRIBUTES + """    target_bounds_ : tuple of float
-        The target bounds used.
-
-    References
-    ----------
-    Q. Li, Z. Wu, Z. Wen, B. He. Privacy-Preserving Gradient Boosting Decision Trees. AAAI 2020.
-    """)
+    __doc__ = REGRESSOR
 
     _parameter_constraints = {**_BaseDPGB._parameter_constraints,
                               "target_bounds": ["array-like", None]}
@@ -404,17 +324,7 @@ class DPGBRegressor(RegressorMixin, _BaseDPGB):
                  split_selection="random", split_candidates="hessian", feature_bounds=None,
                  categorical_features=None, categories=None, target_bounds=None, random_state=None,
                  verbose=0, diagnostics=False, n_jobs=None):
-        super().__init__(
-            epsilon=epsilon, delta=delta, n_estimators=n_estimators, max_depth=max_depth,
-            learning_rate=learning_rate, l2_regularization=l2_regularization, max_bins=max_bins,
-            trees_per_ensemble=trees_per_ensemble, budget_allocation=budget_allocation,
-            gradient_filtering=gradient_filtering, leaf_clipping=leaf_clipping,
-            leaf_noise=leaf_noise, min_child_weight=min_child_weight, subsample=subsample,
-            split_selection=split_selection, split_candidates=split_candidates,
-            feature_bounds=feature_bounds, categorical_features=categorical_features,
-            categories=categories, random_state=random_state, verbose=verbose,
-            diagnostics=diagnostics, n_jobs=n_jobs)
-        self.target_bounds = target_bounds
+        self._store_parameters(locals())
 
     def predict(self, X):
         """Predicted targets in the units of ``y``.

@@ -331,10 +331,8 @@ def gaussian_mechanism(values, *, noise_multiplier, sensitivity, noise, ledger, 
         One row per disjoint node; ``sensitivity`` bounds the L2 change of one row.
     noise_multiplier : float
         Noise standard deviation over the L2 sensitivity, > 0.
-    sensitivity : float
-    noise : NoiseSource
-    ledger : PrivacyLedger
-    scope : dict
+    sensitivity, noise, ledger, scope
+        As :func:`laplace_mechanism`'s (``sensitivity`` an L2 bound).
 
     Returns
     -------

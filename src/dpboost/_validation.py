@@ -89,6 +89,15 @@ def check_mechanisms(leaf_noise, delta, l2_regularization, min_child_weight=0.0)
                          "-G / max(H + lambda, lambda) divides by lambda.")
 
 
+#: DPBoost's setting (Li et al. 2020, Sec. 5), the estimators' ``dpboost_paper()`` (and
+#: ``loss="square"`` for the classifier).
+DPBOOST_PAPER = {"delta": 0.0, "n_estimators": 50, "max_depth": 6, "learning_rate": 0.1,
+                 "l2_regularization": 0.1, "max_bins": 32, "trees_per_ensemble": 50,
+                 "budget_allocation": "eoe", "gradient_filtering": True, "leaf_clipping": True,
+                 "leaf_noise": "laplace", "min_child_weight": 0.0, "subsample": 1.0,
+                 "split_selection": "exponential", "split_candidates": "uniform"}
+
+
 def n_threads(n_jobs):
     """Threads for ``n_jobs`` on this machine (:func:`check_n_jobs` with Numba's thread count)."""
     return check_n_jobs(n_jobs, numba.config.NUMBA_NUM_THREADS)

@@ -135,11 +135,7 @@ def plot_feature_importances(estimator, *, max_features=20, ax=None):
         Number of bars, >= 1: the ``max_features`` most important features (ties keep the column
         order).
     ax : matplotlib.axes.Axes or None, default=None
-        Axes to draw on; None: a new figure.
-
-    Returns
-    -------
-    ax : matplotlib.axes.Axes
+        As :func:`plot_privacy_utility`'s; the axes drawn on are returned.
 
     Raises
     ------
