@@ -1,4 +1,9 @@
-"""The benchmark datasets of ../shared/datasets: loading, encoding, bounds, splits.
+"""The one data loader of the benchmarks: ../shared/datasets (encoded, bounds, splits) and the
+synthetic sets.
+
+Every dataset is a dict (:func:`load`, :func:`synthetic`): ``X``, ``y``, ``bounds``, ``task``,
+``target_bounds`` and, with a held-out split, ``X_test`` / ``y_test``. :func:`load_public` gives
+Adult as a new user reads it (pandas frames and the public schema of ``dpboost.datasets``).
 
 Feature bounds. Adult uses the public bounds and UCI category lists of ``dpboost.datasets``. For
 the other datasets no data dictionary is at hand, so :data:`BOUNDS` holds constants written once from
@@ -8,20 +13,24 @@ papers, which take their bins from the data; values outside are clipped. String 
 coded by a fixed hash of the string into 32 buckets (bounds -0.5..31.5, one bucket per bin at
 ``max_bins=32``), which needs no category list read from the data; missing stays NaN.
 
-Targets: binary labels as in the files (covtype: class 2 against the rest, as one binary task);
+Targets: binary labels as in the files (covtype: class 2 against the rest, as one binary task, or
+its 7 classes with ``multiclass=True``);
 regression targets are scaled into [-1, 1] by :data:`TARGET_BOUNDS` inside the regressor and RMSE is
 reported in the original units.
 """
 
+import sys
 import zlib
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from _common import SHARED
+from sklearn.datasets import make_classification
 from sklearn.model_selection import KFold
 
-from dpboost.datasets import load_encoded
+from dpboost.datasets import SCHEMAS, estimator_params, load_encoded
 
+SHARED = Path(__file__).resolve().parents[1] / ".." / "shared" / "datasets"
 N_HASH_BUCKETS = 32
 
 #: name: (file stem, task); files with _train/_test have an official split.
@@ -356,8 +365,15 @@ def _read(stem):
     return frame.drop(columns="target"), frame["target"].to_numpy()
 
 
-def load(name):
+def load(name, multiclass=False):
     """One dataset, encoded.
+
+    Parameters
+    ----------
+    name : str
+        A key of :data:`DATASETS`.
+    multiclass : bool, default=False
+        covtype15k: keep its 7 classes (1 ... 7) instead of "class 2 against the rest".
 
     Returns
     -------
@@ -377,7 +393,7 @@ def load(name):
         data["y_test"] = y_test
     else:
         frame, y = _read(stem)
-    if name == "covtype15k":
+    if name == "covtype15k" and not multiclass:
         y = (y == 2).astype(np.int64)
     data["X"], data["bounds"] = _encode(name, frame)
     data["y"] = y.astype(np.float64) if task == "regression" else y
@@ -421,3 +437,42 @@ def available(names):
         else:
             print(f"skipping {name}: {stem} not found in {SHARED}")
     return present
+
+
+def require_shared(dataset):
+    """Exit with the missing paths unless every shared file of ``dataset`` (a public schema of
+    ``dpboost.datasets``) is in :data:`SHARED`."""
+    missing = [str(SHARED / f) for f in SCHEMAS[dataset].files if not (SHARED / f).exists()]
+    if missing:
+        sys.exit("needs " + " and ".join(missing))
+
+
+def load_public(name):
+    """``name`` as a new user gets it: ``dpboost.datasets.load`` (pandas frames read with
+    ``pd.read_csv``, official split) and the estimator parameters of its public schema.
+
+    Returns
+    -------
+    data : dict
+        ``X``, ``X_test`` (DataFrame), ``y``, ``y_test`` (Series), ``task`` and ``params`` (the
+        keyword arguments of ``dpboost.datasets.estimator_params``).
+    """
+    from dpboost.datasets import load as load_frames
+
+    require_shared(name)
+    X, y, X_test, y_test = load_frames(name, SHARED, random_state=0)
+    return {"X": X, "y": y, "X_test": X_test, "y_test": y_test, "task": DATASETS[name][1],
+            "params": estimator_params(name, X.columns)}
+
+
+def synthetic(n_samples, n_features, train_share=0.8):
+    """``make_classification(n_samples, n_features, random_state=0)``: the first ``train_share``
+    of the rows to train on, the rest as the test set.
+
+    Its features are standard-normal mixtures: the bounds +-8 are a public, generous box.
+    """
+    X, y = make_classification(n_samples=n_samples, n_features=n_features, random_state=0)
+    n_train = int(train_share * n_samples)
+    return {"X": X[:n_train], "y": y[:n_train], "X_test": X[n_train:], "y_test": y[n_train:],
+            "bounds": np.tile([-8.0, 8.0], (n_features, 1)), "task": "binary",
+            "target_bounds": None}

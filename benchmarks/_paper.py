@@ -1,17 +1,13 @@
-"""The methods of the DPBoost paper's experiments (Li et al. 2020, Sec. 4) and their scoring.
+"""The methods of the DPBoost paper's experiments (Li et al. 2020, Sec. 4) as estimators.
 
 DPBoost: Ensemble-of-Ensembles with GDF and GLC. SEQ (Liu et al. 2018) and PARA (Zhao et al.
 2018): sequential and parallel composition with GDF's sensitivities but no GLC, as in the paper's
 baselines. NP: the same learner at epsilon = inf. Every model: depth 6, lambda 0.1, square loss,
-g* = 1, 32 bins, numpy noise with a fixed seed (reproducible; experiments only).
+g* = 1, 32 bins, numpy noise with a fixed seed (reproducible; experiments only). Scoring and timing:
+``_harness``.
 """
 
 import math
-import time
-import warnings
-
-import numpy as np
-from sklearn.metrics import mean_squared_error, roc_auc_score
 
 from dpboost import DPGBClassifier, DPGBRegressor
 
@@ -20,6 +16,7 @@ METHODS = {
     "SEQ": {"budget_allocation": "sequential", "leaf_clipping": False},
     "PARA": {"budget_allocation": "parallel", "leaf_clipping": False},
 }
+
 
 def make_model(data, method, epsilon, seed, **params):
     """Unfitted estimator of ``method`` ("DPBoost", "SEQ", "PARA", "NP", "DP-XGB", "preset")
@@ -43,28 +40,3 @@ def make_model(data, method, epsilon, seed, **params):
     else:
         cls, settings["classes"] = DPGBClassifier, [0, 1]
     return (cls if method in ("DP-XGB", "preset") else cls.dpboost_paper)(**settings)
-
-
-def score(data, model, X_test, y_test):
-    """Test metrics of any fitted scikit-learn estimator: error and ROC AUC, or RMSE in target units."""
-    with warnings.catch_warnings():
-        # out-of-bounds test values are clipped, as documented; not news in a benchmark
-        warnings.simplefilter("ignore")
-        if data["task"] == "regression":
-            return {"rmse": float(np.sqrt(mean_squared_error(y_test, model.predict(X_test))))}
-        proba = model.predict_proba(X_test)[:, 1]
-        return {"error": float(np.mean((proba >= 0.5) != (y_test == 1))),
-                "auc": float(roc_auc_score(y_test, proba))}
-
-
-def fit_timed(model, X, y):
-    """Fit and return the wall time in seconds."""
-    start = time.perf_counter()
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        model.fit(X, y)
-    return time.perf_counter() - start
-
-
-def metric_name(data):
-    return "rmse" if data["task"] == "regression" else "error"

@@ -27,10 +27,10 @@ import itertools
 import logging
 from collections import defaultdict
 
+import _harness
 import _loaders
 import _paper
 import numpy as np
-from _common import RESULTS, paper_parser, print_table, result_name, write_results
 
 DATASETS = ("adult", "cod_rna", "covtype15k", "higgs7500", "bank", "credit", "abalone",
             "california", "house_16H")
@@ -102,20 +102,21 @@ def resolve(params, epsilon):
 
 
 def run(names, epsilons, n_folds, configs):
-    rows = []
-    for name in _loaders.available(names):
-        data = _loaders.load(name)
-        for fold, X, y, X_test, y_test in _loaders.splits(data, n_folds):
-            for epsilon in epsilons:
-                for config, (method, params) in configs.items():
-                    model = _paper.make_model(data, method, epsilon, seed=fold, n_jobs=1,
-                                              **resolve(params, epsilon))
-                    seconds = _paper.fit_timed(model, X, y)
-                    rows.append({"dataset": name, "config": config, "epsilon": epsilon,
-                                 "fold": fold, **_paper.score(data, model, X_test, y_test),
-                                 "fit_s": seconds})
-        print(f"{name} done", flush=True)
-    return rows
+    """Every configuration at every epsilon, n_jobs=1, seeded by the fold."""
+    def at_fold(data, fold):
+        for epsilon in epsilons:
+            for config, (method, params) in configs.items():
+                yield ({"config": config, "epsilon": epsilon},
+                       _paper.make_model(data, method, epsilon, seed=fold.fold, n_jobs=1,
+                                         **resolve(params, epsilon)))
+    return _harness.run_grid(names, at_fold, n_folds)
+
+
+def metric_of(row):
+    """``("auc", value)`` for a classification row, ``("rmse", value)`` for a regression one
+    (rows as run or as read from the CSV, where the other metric is blank)."""
+    return (("auc", float(row["auc"])) if row.get("auc") not in (None, "")
+            else ("rmse", float(row["rmse"])))
 
 
 def rank_table(rows, task=None):
@@ -125,10 +126,10 @@ def rank_table(rows, task=None):
     """
     cells = defaultdict(lambda: defaultdict(list))
     for r in rows:
-        if task is not None and ("auc" in r) != (task == "classification"):
+        metric, value = metric_of(r)
+        if task is not None and (metric == "auc") != (task == "classification"):
             continue
-        higher_is_better = "auc" in r
-        score = r["auc"] if higher_is_better else -r["rmse"]
+        score = value if metric == "auc" else -value
         cells[(r["dataset"], r["epsilon"])][r["config"]].append(score)
     ranks = defaultdict(list)
     for scores in cells.values():
@@ -139,17 +140,18 @@ def rank_table(rows, task=None):
                     "cells": len(r)} for c, r in ranks.items()), key=lambda t: t["mean_rank"])
 
 
-def score_table(rows):
-    """Mean score over folds per (dataset, configuration), "eps 0.5 / 1 / 4" in one cell."""
+def score_table(rows, k_digits=1):
+    """Mean score over folds per (dataset, configuration), "eps 0.5 / 1 / 4" in one cell; an RMSE
+    from 1000 in thousands ("k") with ``k_digits`` decimals."""
     means = defaultdict(list)
     for r in rows:
-        metric = "auc" if "auc" in r else "rmse"
-        means[(r["dataset"], metric, r["config"], r["epsilon"])].append(r[metric])
+        metric, value = metric_of(r)
+        means[(r["dataset"], metric, r["config"], r["epsilon"])].append(value)
     table = defaultdict(dict)
     for (name, metric, config, epsilon), scores in means.items():
         value = np.mean(scores)
         text = f"{value:.3f}" if metric == "auc" else (
-            f"{value / 1000:.1f}k" if value >= 1000 else f"{value:.2f}")
+            f"{value / 1000:.{k_digits}f}k" if value >= 1000 else f"{value:.2f}")
         previous = table[(name, metric)].get(config)
         table[(name, metric)][config] = text if previous is None else f"{previous} / {text}"
     return table
@@ -189,7 +191,7 @@ def check_table1(names, quick):
 
 
 def main():
-    parser = paper_parser(__doc__, _loaders.DATASETS)
+    parser = _harness.parser(__doc__, _loaders.DATASETS)
     parser.add_argument("--candidates", action="store_true",
                         help="the preset candidates instead of the block grid")
     parser.add_argument("--table1", nargs="+", metavar="NAME",
@@ -204,20 +206,20 @@ def main():
     base = "blocks_grid_candidates" if args.candidates else "blocks_grid"
     if args.candidates and args.table1:
         rows, table = check_table1(args.table1, quick)
-        write_results(result_name(base + "_table1", args), rows)
-        print_table(table)
+        _harness.write_results(_harness.result_name(base + "_table1", args), rows)
+        _harness.print_table(table)
         return
     names = ("adult", "cod_rna", "abalone") if quick else DATASETS
     configs = candidates() if args.candidates else configurations()
     configs = {k: v for k, v in configs.items()
                if not args.configs or any(text in k for text in args.configs)}
-    name = result_name(base, args) + ("_configs" if args.configs else "")
+    name = _harness.result_name(base, args) + ("_configs" if args.configs else "")
     rows = run(args.datasets or names, (1.0,) if quick else (0.5, 1.0, 4.0), 1 if quick else 3,
                configs)
-    write_results(name, rows)
+    _harness.write_results(name, rows)
     if args.candidates:
-        (RESULTS / f"{name}.md").write_text(markdown(rows))
-    print_table(rank_table(rows))
+        (_harness.RESULTS / f"{name}.md").write_text(markdown(rows))
+    _harness.print_table(rank_table(rows))
 
 
 if __name__ == "__main__":

@@ -1,53 +1,54 @@
-"""Issue 5's performance table: dpboost vs scikit-learn HGB (and LightGBM / XGBoost when installed).
+"""Fit time against scikit-learn's HGB: issue 5's table (255 bins) and the DPBoost paper's Table 2
+(time per tree on every dataset, 32 bins).
 
-make_classification, 80 % train, 50 trees, depth 6, 255 bins (the issue's setting) at 100k x 20,
-1M x 20 and 1M x 100 (80k and 800k training rows); dpboost at epsilon 1 and inf; every library
-with the same trees, depth, bins and threads (1 and 2), timed in one run, interleaved, best of
-``--repeats``. Also: the histogram kernel in ns per row x feature (1 and 2 threads), predict on
-1M rows x 20 (2 threads, every library), fit-time scaling from 80k to 800k rows, peak memory
-of a fit on 1M x 100 (traced by tracemalloc, and resident in a fresh process) against the size
-of the float64 input, and compilation: ``import
-dpboost`` + a first small fit and predict in a fresh process with an empty and with a warm
-Numba cache. Steady-state fits are timed after a warm-up fit. Writes results/fit.csv.
+Issue 5 (results/fit.csv): make_classification, 80 % train, 50 trees, depth 6, 255 bins (the
+issue's setting) at 100k x 20, 1M x 20 and 1M x 100 (80k and 800k training rows); dpboost at
+epsilon 1 and inf; every library (HGB, and LightGBM / XGBoost when installed) with the same trees,
+depth, bins and threads (1 and 2). Also: the histogram kernel in ns per row x feature (1 and 2
+threads), predict on 1M rows x 20 (2 threads, every library), fit-time scaling from 80k to 800k
+rows, peak memory of a fit on 1M x 100 (traced by tracemalloc, and resident in a fresh process)
+against the size of the float64 input, and compilation: ``import dpboost`` + a first small fit and
+predict in a fresh process with an empty and with a warm Numba cache.
 
-LightGBM and XGBoost are optional (``pip install lightgbm xgboost``); they are skipped when
-missing. Run: ``python benchmarks/bench_fit.py [--quick] [--repeats R]`` (``--quick``: 100k x 20
-only, one repeat).
+Table 2 (results/fit_time.csv; until this harness ``bench_fit_time.py``): time per tree of
+DPBoost (epsilon 1, EoE) and NP (epsilon inf) next to HGB, 50 trees, depth 6, 32 bins, on
+make_classification 80k x 20 and every paper dataset, 1 and 2 threads (dpboost's ``n_jobs``,
+threadpoolctl for HGB's OpenMP), best of 3; ``dpboost_compile_s``: the warm-up fit on 200 rows.
+
+Every timing is ``_harness.best_of``: the contenders of one size and thread count timed
+interleaved, best of ``--repeats``, after a warm-up fit on a small slice. LightGBM and XGBoost are
+optional (``pip install lightgbm xgboost``); they are skipped when missing.
+
+Run: ``python benchmarks/bench_fit.py [--quick] [--repeats R] [--part {issue5,table2}]``
+(default: both parts). ``--quick``: issue 5 at 100k x 20 only, Table 2 on make_classification and
+three paper datasets, one repeat; results/fit_quick.csv and results/fit_time_quick.csv.
 """
 
-import argparse
 import os
 import subprocess
 import sys
 import tempfile
-import time
 import tracemalloc
 import warnings
 
+import _harness
+import _loaders
+import _paper
 import numba
 import numpy as np
-from _common import print_table, write_results
-from sklearn.datasets import make_classification
-from sklearn.ensemble import HistGradientBoostingClassifier
+from sklearn.ensemble import HistGradientBoostingClassifier, HistGradientBoostingRegressor
 from threadpoolctl import threadpool_limits
 
 from dpboost import DPGBClassifier, PrivacyLeakWarning
 from dpboost._histogram import build_level_histograms
 
 TREES, DEPTH, BINS = 50, 6, 255
+TABLE2_BINS = 32
 
 
-def _timed(call):
-    start = time.perf_counter()
-    call()
-    return time.perf_counter() - start
-
-
-def _dpboost(epsilon, threads, d):
-    # make_classification's features are standard-normal mixtures: +-8 is a public, generous box.
+def _dpboost(epsilon, threads, bounds):
     return DPGBClassifier.dpboost_paper(epsilon=epsilon, n_estimators=TREES, max_depth=DEPTH,
-                                        max_bins=BINS,
-                                        feature_bounds=np.tile([-8.0, 8.0], (d, 1)), classes=[0, 1],
+                                        max_bins=BINS, feature_bounds=bounds, classes=[0, 1],
                                         random_state=0, n_jobs=threads)
 
 
@@ -73,9 +74,10 @@ def _peers(threads):
     return peers
 
 
-def _contenders(threads, d):
+def _contenders(threads, bounds):
     """name -> (epsilon, estimator factory), dpboost first."""
-    out = {f"dpboost eps={e:g}": (e, lambda e=e: _dpboost(e, threads, d)) for e in (1.0, np.inf)}
+    out = {f"dpboost eps={e:g}": (e, lambda e=e: _dpboost(e, threads, bounds))
+           for e in (1.0, np.inf)}
     for name in _peers(threads):
         out[name] = (None, lambda name=name: _peers(threads)[name])
     return out
@@ -84,17 +86,17 @@ def _contenders(threads, d):
 def fit_table(sizes, repeats):
     rows = []
     for n, d in sizes:
-        X, y = make_classification(n_samples=n, n_features=d, random_state=0)
-        X, y = X[: int(0.8 * n)], y[: int(0.8 * n)]
+        data = _loaders.synthetic(n, d)
+        X, y = data["X"], data["y"]
         for threads in (1, 2):
-            contenders = _contenders(threads, d)
-            best = dict.fromkeys(contenders, np.inf)
+            contenders = _contenders(threads, data["bounds"])
             with threadpool_limits(threads):
-                for _, make in contenders.values():
-                    make().fit(X[:2000], y[:2000])  # warm-up: compilation, thread pools
-                for _ in range(repeats):
-                    for name, (_, make) in contenders.items():
-                        best[name] = min(best[name], _timed(lambda m=make: m().fit(X, y)))
+                # warm-up on 2000 rows: compilation, thread pools
+                best = _harness.best_of(
+                    {name: lambda m=make: m().fit(X, y) for name, (_, make) in contenders.items()},
+                    repeats,
+                    warmup={name: lambda m=make: m().fit(X[:2000], y[:2000])
+                            for name, (_, make) in contenders.items()}).seconds
             for name, (epsilon, _) in contenders.items():
                 rows.append({"task": "fit", "library": name.split()[0], "rows": X.shape[0],
                              "features": d, "threads": threads,
@@ -106,18 +108,18 @@ def fit_table(sizes, repeats):
 
 def predict_rows(repeats):
     """Predict 1M x 20 on 2 threads with models fitted on 80k x 20."""
-    X, y = make_classification(n_samples=1_000_000, n_features=20, random_state=0)
+    data = _loaders.synthetic(1_000_000, 20, train_share=1.0)
+    X, y = data["X"], data["y"]
     rows = []
     with threadpool_limits(2):
-        models = {"dpboost": _dpboost(1.0, 2, 20).fit(X[:80_000], y[:80_000])}
+        models = {"dpboost": _dpboost(1.0, 2, data["bounds"]).fit(X[:80_000], y[:80_000])}
         for name, model in _peers(2).items():
             models[name] = model.fit(X[:80_000], y[:80_000])
-        best = dict.fromkeys(models, np.inf)
-        for model in models.values():
-            model.predict_proba(X[:1000])
-        for _ in range(repeats):
-            for name, model in models.items():
-                best[name] = min(best[name], _timed(lambda m=model: m.predict_proba(X)))
+        best = _harness.best_of(
+            {name: lambda m=model: m.predict_proba(X) for name, model in models.items()},
+            repeats,
+            warmup={name: lambda m=model: m.predict_proba(X[:1000])
+                    for name, model in models.items()}).seconds
     for name, seconds in best.items():
         rows.append({"task": "predict", "library": name, "rows": X.shape[0], "features": 20,
                      "threads": 2, "epsilon": 1.0 if name == "dpboost" else "",
@@ -136,13 +138,13 @@ def histogram_ns(n=1_000_000, d=20, repeats=30):
     start = np.array([0, idx.size], dtype=np.int64)
     parent, side = np.empty((d, 0, BINS + 1, 2)), np.empty(0, dtype=np.uint8)
     out = np.empty((d, 1, BINS + 1, 2))
-    best = {1: np.inf, 2: np.inf}
     previous = numba.get_num_threads()
-    for _ in range(repeats):
-        for threads in best:
-            numba.set_num_threads(threads)
-            best[threads] = min(best[threads], _timed(lambda t=threads: build_level_histograms(
-                X_binned, idx, g, start, parent, side, t, out)))
+
+    def level(threads):
+        numba.set_num_threads(threads)  # a microsecond against the kernel's milliseconds
+        build_level_histograms(X_binned, idx, g, start, parent, side, threads, out)
+
+    best = _harness.best_of({t: lambda t=t: level(t) for t in (1, 2)}, repeats).seconds
     numba.set_num_threads(previous)
     result = {f"hist_ns_per_row_feature_{t}thread": 1e9 * s / (idx.size * d)
               for t, s in best.items()}
@@ -153,9 +155,10 @@ def histogram_ns(n=1_000_000, d=20, repeats=30):
 def peak_memory_ratio():
     """Peak traced memory of a fit (5 trees, eps=inf: every row in every tree) on 1M x 100 over
     the size of the float64 input."""
-    X, y = make_classification(n_samples=1_000_000, n_features=100, random_state=0)
+    data = _loaders.synthetic(1_000_000, 100, train_share=1.0)
+    X, y = data["X"], data["y"]
     tracemalloc.start()
-    _dpboost(np.inf, None, 100).set_params(n_estimators=5).fit(X, y)
+    _dpboost(np.inf, None, data["bounds"]).set_params(n_estimators=5).fit(X, y)
     peak = tracemalloc.get_traced_memory()[1]
     tracemalloc.stop()
     return peak / X.nbytes
@@ -200,17 +203,56 @@ def startup_seconds():
     return result
 
 
-def main():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="100k x 20 only, one repeat")
-    parser.add_argument("--repeats", type=int, default=2, help="best of this many fits")
-    args = parser.parse_args()
-    repeats = 1 if args.quick else args.repeats
-    sizes = [(100_000, 20)] if args.quick else [(100_000, 20), (1_000_000, 20), (1_000_000, 100)]
+def _table2_datasets(quick):
+    yield "make_classification_80k_20", _loaders.synthetic(100_000, 20)
+    names = ("adult", "cod_rna", "abalone") if quick else tuple(_loaders.DATASETS)
+    for name in _loaders.available(names):
+        yield name, _loaders.load(name)
+
+
+def table2(quick, repeats):
+    """Time per tree of DPBoost (epsilon 1) and NP next to HGB on every dataset, 32 bins."""
+    rows = []
+    for name, data in _table2_datasets(quick):
+        X, y = data["X"], data["y"]
+        hgb = (HistGradientBoostingRegressor if data["task"] == "regression"
+               else HistGradientBoostingClassifier)
+
+        def dp(method, threads, data=data):
+            return _paper.make_model(data, method, 1.0, seed=0, n_jobs=threads)
+
+        def hgb_fit(threads, X=X, y=y, hgb=hgb):
+            with threadpool_limits(threads):
+                hgb(max_iter=TREES, max_depth=DEPTH, max_bins=TABLE2_BINS, max_leaf_nodes=None,
+                    early_stopping=False, random_state=0).fit(X, y)
+
+        compile_s = _harness.best_of(lambda: dp("DPBoost", None).fit(X[:200], y[:200])).seconds
+        for threads in [1, 2]:
+            best = _harness.best_of(
+                {"HGB": lambda t=threads: hgb_fit(t),
+                 **{m: lambda m=m, t=threads, X=X, y=y: dp(m, t).fit(X, y)
+                    for m in ("DPBoost", "NP")}}, repeats).seconds
+            for method in ["DPBoost", "NP"]:
+                rows.append({
+                    "dataset": name, "n_samples": X.shape[0], "n_features": X.shape[1],
+                    "trees": TREES, "depth": DEPTH, "bins": TABLE2_BINS, "threads": threads,
+                    "method": method, "epsilon": np.inf if method == "NP" else 1.0,
+                    "dpboost_fit_s": best[method],
+                    "dpboost_ms_per_tree": 1e3 * best[method] / TREES,
+                    "hgb_fit_s": best["HGB"], "ratio_vs_hgb": best[method] / best["HGB"],
+                    "dpboost_compile_s": compile_s,
+                })
+        print(f"{name} done", flush=True)
+    return rows
+
+
+def issue5(quick, repeats):
+    """Issue 5's rows, and the run's single measurements (histogram, startup, memory)."""
+    sizes = [(100_000, 20)] if quick else [(100_000, 20), (1_000_000, 20), (1_000_000, 100)]
     extra = {**startup_seconds(), **histogram_ns()}
     print(extra, flush=True)
     rows = fit_table(sizes, repeats)
-    if not args.quick:
+    if not quick:
         rows += predict_rows(repeats)
         seconds = {(r["rows"], r["features"], r["threads"], r["epsilon"]): r["seconds"]
                    for r in rows if r["task"] == "fit" and r["library"] == "dpboost"}
@@ -219,9 +261,26 @@ def main():
             for t in (1, 2) for e in (1.0, np.inf))
         extra["peak_traced_memory_over_input"] = peak_memory_ratio()
         extra.update(peak_rss_ratios())
-    print_table(rows)
-    print(extra)
-    write_results("fit", [{**r, **extra} for r in rows])
+    return rows, extra
+
+
+def main():
+    parser = _harness.parser(__doc__)
+    parser.add_argument("--repeats", type=int, default=None,
+                        help="best of this many fits (default: 2 for issue 5, 3 for Table 2)")
+    parser.add_argument("--part", choices=["issue5", "table2"], default=None,
+                        help="only this part (default: both)")
+    args = parser.parse_args()
+    if args.part in (None, "issue5"):
+        rows, extra = issue5(args.quick, 1 if args.quick else args.repeats or 2)
+        _harness.print_table(rows)
+        print(extra)
+        # the single measurements repeated in every row, as columns
+        _harness.write_results(_harness.result_name("fit", args), [{**r, **extra} for r in rows])
+    if args.part in (None, "table2"):
+        rows = table2(args.quick, 1 if args.quick else args.repeats or 3)
+        _harness.print_table(rows)
+        _harness.write_results(_harness.result_name("fit_time", args), rows)
 
 
 if __name__ == "__main__":

@@ -13,12 +13,10 @@ epsilon 1/4, one fold, at most 20,000 training rows.
 """
 
 import math
-import time
-import warnings
 
+import _harness
 import _loaders
 import _paper
-from _common import paper_parser, print_table, result_name, write_results
 from sklearn.ensemble import (
     HistGradientBoostingClassifier,
     HistGradientBoostingRegressor,
@@ -50,49 +48,32 @@ def _hgb(data, seed):
     return HistGradientBoostingClassifier(random_state=seed)
 
 
-def run(names, epsilons, n_folds, max_rows):
-    if DPExplainableBoostingClassifier is None:
-        print("skipping DP-EBM: interpret-core is not installed (pip install -e '.[bench]')")
-    rows = []
-    for name in _loaders.available(names):
-        data = _loaders.load(name)
-        for fold, X, y, X_test, y_test in _loaders.splits(data, n_folds, max_train=max_rows,
-                                                           max_test=max_rows):
-            runs = [("HGB (non-private)", math.inf, lambda data=data, fold=fold: _hgb(data, fold))]
-            for epsilon in epsilons:
-                runs.append(("dpboost DPBoost", epsilon,
-                             lambda e=epsilon, data=data, fold=fold:
-                             _paper.make_model(data, "DPBoost", e, seed=fold)))
-                runs.append(("dpboost DP-XGB blocks", epsilon,
-                             lambda e=epsilon, data=data, fold=fold:
-                             _paper.make_model(data, "DP-XGB", e, seed=fold)))
-                if DPExplainableBoostingClassifier is not None:
-                    runs.append(("DP-EBM", epsilon, lambda e=epsilon, data=data, fold=fold:
-                                 _dp_ebm(data, e, fold)))
-            for method, epsilon, make in runs:
-                model = make()
-                start = time.perf_counter()
-                with warnings.catch_warnings():
-                    warnings.simplefilter("ignore")
-                    model.fit(X, y)
-                    seconds = time.perf_counter() - start
-                    metrics = _paper.score(data, model, X_test, y_test)
-                rows.append({"dataset": name, "method": method, "epsilon": epsilon,
-                             "fold": fold, "metric": _paper.metric_name(data), **metrics,
-                             "fit_s": seconds})
-        print(f"{name} done", flush=True)
-    return rows
+def cells(epsilons):
+    """HGB once, then dpboost (two settings) and DP-EBM when installed at every epsilon."""
+    def at_fold(data, fold):
+        seed = fold.fold
+        yield {"method": "HGB (non-private)", "epsilon": math.inf}, _hgb(data, seed)
+        for epsilon in epsilons:
+            yield ({"method": "dpboost DPBoost", "epsilon": epsilon},
+                   _paper.make_model(data, "DPBoost", epsilon, seed=seed))
+            yield ({"method": "dpboost DP-XGB blocks", "epsilon": epsilon},
+                   _paper.make_model(data, "DP-XGB", epsilon, seed=seed))
+            if DPExplainableBoostingClassifier is not None:
+                yield {"method": "DP-EBM", "epsilon": epsilon}, _dp_ebm(data, epsilon, seed)
+    return at_fold
 
 
 def main():
-    args = paper_parser(__doc__, _loaders.DATASETS).parse_args()
+    args = _harness.parser(__doc__, _loaders.DATASETS).parse_args()
     quick = args.quick
     names = ("adult", "abalone", "california") if quick else tuple(_loaders.DATASETS)
-    rows = run(args.datasets or names, (1.0, 4.0) if quick else (1.0, 2.0, 4.0, 10.0),
-               1 if quick else 5, 20_000 if quick else None)
-    name = result_name("peers", args)
-    write_results(name, rows)
-    print_table(rows)
+    if DPExplainableBoostingClassifier is None:
+        print("skipping DP-EBM: interpret-core is not installed (pip install -e '.[bench]')")
+    rows = _harness.run_grid(args.datasets or names,
+                             cells((1.0, 4.0) if quick else (1.0, 2.0, 4.0, 10.0)),
+                             1 if quick else 5, max_rows=20_000 if quick else None)
+    _harness.write_results(_harness.result_name("peers", args), rows)
+    _harness.print_table(rows)
 
 
 if __name__ == "__main__":

@@ -1,82 +1,596 @@
-"""Markdown summary tables of the paper-reproduction results, for benchmarks/README.md.
+"""The results tables of benchmarks/README.md, generated from the CSVs of results/.
 
-Run: ``python benchmarks/tables.py [--quick]`` after the bench_* scripts; reads results/*.csv.
+``python benchmarks/tables.py --write`` rewrites every table of README.md that stands between
+``<!-- table:NAME -->`` and ``<!-- /table:NAME -->`` (NAME: a key of :data:`TABLES`) from the
+CSVs, leaving the prose around them as it is, and writes results/tables.md (every dataset, method
+and epsilon of the paper-reproduction scripts). Running it twice changes nothing.
+``--check``: exit 1 when README.md or results/tables.md differ from what ``--write`` would
+write. No option: print results/tables.md; ``--quick``: the same from the ``*_quick`` results.
+
+The tables quote the CSVs; which rows and columns a table shows, their labels and the rounding
+are this module's (one function per table). Only the two "Main job" tables of the README are
+hand-written: they quote results/demo_*.txt, the output of ``python -m dpboost demo``, not a CSV.
 """
 
 import argparse
-import csv
-from collections import defaultdict
+import math
+import re
+import sys
+from pathlib import Path
 
+import _harness
+import bench_blocks_grid
+import bench_table1
 import numpy as np
-from _common import RESULTS
+
+README = Path(__file__).resolve().parent / "README.md"
+SUMMARY = _harness.RESULTS / "tables.md"
 
 
-def _read(name):
+# --- numbers as the README writes them ---------------------------------------------------------
+
+def spread(s):
+    """A standard deviation (or a small fraction): 2 significant digits (trailing zeros kept),
+    1 below 0.01."""
+    digits = 2 if abs(s) >= 0.01 else 1
+    r = float(f"{s:.{digits}g}")
+    if abs(r) >= 10:
+        return f"{r:,.0f}"
+    if abs(r) < 1e-4:
+        return np.format_float_positional(r, trim="-")
+    return f"{s:#.{digits}g}"
+
+
+def amount(v):
+    """An RMSE: hundreds with separators from 1000, one decimal from 10, else two."""
+    if abs(v) >= 1000:
+        return f"{round(v, -2):,.0f}"
+    return f"{v:.1f}" if abs(v) >= 10 else f"{v:.2f}"
+
+
+def exact(v):
+    """An RMSE as the peers table writes it: whole units from 1000, else 3 significant digits."""
+    return f"{v:,.0f}" if abs(v) >= 1000 else f"{v:.3g}"
+
+
+def value(v, metric):
+    """A mean: 3 decimals for error / AUC / accuracy, :func:`amount` for RMSE."""
+    return amount(v) if metric == "rmse" else f"{v:.3f}"
+
+
+def pm(t, digits=3):
+    """``mean ± std`` of a :func:`_harness.group_stats` entry, both with ``digits`` decimals."""
+    return f"{t['mean']:.{digits}f} ± {t['std']:.{digits}f}"
+
+
+def bold(text, condition=True):
+    return f"**{text}**" if condition else text
+
+
+def markdown(header, rows, empty="| |"):
+    """A markdown table: ``header`` (list of str) and ``rows`` (lists of cells); an empty cell
+    is written ``empty`` ("| |", or "|  |" as the peers table has it)."""
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    lines += [re.sub(r"\|  (?=\|)", empty[:-1], "| " + " | ".join(str(c) for c in row) + " |")
+              for row in rows]
+    return "\n".join(lines)
+
+
+def _eps(e):
+    return f"{float(e):g}"
+
+
+def _stats(rows, keys, column):
+    """:func:`_harness.group_stats` keyed by the tuple of ``keys`` (epsilon as a float)."""
+    out = {}
+    for t in _harness.group_stats(rows, keys, column):
+        key = tuple(float(t[k]) if k == "epsilon" else t[k] for k in keys)
+        out[key] = t
+    return out
+
+
+def _results(name):
+    rows = _harness.read_results(name)
+    if not rows:
+        raise FileNotFoundError(f"results/{name}.csv not found: run its script first")
+    return rows
+
+
+# --- the README's tables -----------------------------------------------------------------------
+
+def safe_defaults():
+    rows = _results("safe_defaults")
+    label = {"default": "default", "dpboost_paper": "`dpboost_paper()`"}
+    return markdown(
+        ["setting", "epsilon", "test error", "ROC AUC", "fit s"],
+        [[label[r["setting"]], _eps(r["epsilon"]),
+          f"{float(r['error_mean']):.3f} ± {float(r['error_std']):.3f}",
+          f"{float(r['auc_mean']):.3f} ± {float(r['auc_std']):.3f}",
+          f"{float(r['fit_s_mean']):.1f}"] for r in rows])
+
+
+def fit_time():
+    rows = _results("fit_time")
+    by = {(r["dataset"], r["threads"], r["method"]): r for r in rows}
+    lines = []
+    for dataset, threads in dict.fromkeys((r["dataset"], r["threads"]) for r in rows):
+        dp, np_ = by[(dataset, threads, "DPBoost")], by[(dataset, threads, "NP")]
+        lines.append([dataset, f"{int(dp['n_samples']):,} × {dp['n_features']}", threads,
+                      f"{float(dp['dpboost_ms_per_tree']):.2f}",
+                      f"{float(np_['dpboost_ms_per_tree']):.2f}",
+                      f"{1e3 * float(dp['hgb_fit_s']) / int(dp['trees']):.2f}",
+                      f"{float(dp['ratio_vs_hgb']):.2f}", f"{float(np_['ratio_vs_hgb']):.2f}"])
+    return markdown(["dataset", "rows × features", "threads", "DPBoost ms/tree", "NP ms/tree",
+                     "HGB ms/tree", "DPBoost / HGB", "NP / HGB"], lines)
+
+
+def defaults_max_bins():
+    rows = _results("defaults_max_bins")
+    by = {(r["max_bins"], float(r["epsilon"])): r for r in rows}
+
+    def error(b, e):
+        r = by[(b, e)]
+        return f"{float(r['test_error_mean']):.3f} ± {float(r['test_error_std']):.3f}"
+
+    return markdown(
+        ["max_bins", "error eps=0.5", "error eps=1", "error eps=2", "error eps=4", "AUC eps=1",
+         "AUC eps=2", "error inf"],
+        [[b, *(error(b, e) for e in (0.5, 1.0, 2.0, 4.0)),
+          *(f"{float(by[(b, e)]['roc_auc_mean']):.3f}" for e in (1.0, 2.0)),
+          f"{float(by[(b, math.inf)]['test_error_mean']):.3f}"]
+         for b in dict.fromkeys(r["max_bins"] for r in rows)])
+
+
+def secure_noise():
+    rows = _results("secure_noise")
+
+    def label(r):
+        n, d = int(r["n_samples"]), r["n_features"]
+        if r["dataset"].startswith("make_classification"):
+            return f"make_classification {n // 1000}k × {d}"
+        return f"{r['dataset'].capitalize()} {n:,} × {d}"
+
+    return markdown(
+        ["data", "numpy samplers (int `random_state`)", "OpenDP samplers (`random_state=None`)",
+         "ratio", "OpenDP noisy-max call"],
+        [[label(r), f"{float(r['numpy_fit_s']):.2f} s", f"{float(r['secure_fit_s']):.2f} s",
+          f"{float(r['secure_over_numpy']):.1f}", f"{float(r['opendp_ms_per_node']):.2f} ms"]
+         for r in rows])
+
+
+#: (dataset, methods) shown of error_vs_epsilon.csv, and the unit of the regression sets.
+ERROR_ROWS = [("adult", "DPBoost SEQ PARA"), ("cod_rna", "DPBoost SEQ PARA"),
+              ("bank", "DPBoost PARA"), ("give_me_some_credit", "DPBoost PARA"),
+              ("electricity", "DPBoost PARA"), ("magic", "DPBoost PARA")]
+RMSE_ROWS = [("abalone", "DPBoost SEQ PARA"), ("california", "DPBoost PARA"),
+             ("house_16H", "DPBoost PARA"), ("nycflights", "DPBoost PARA")]
+UNITS = {"abalone": "rings", "california": "USD", "house_16H": "USD", "nycflights": "minutes"}
+PAPER_EPSILONS = (1.0, 2.0, 4.0, 10.0)
+
+
+def _error_table(shown, first_column):
+    rows = _results("error_vs_epsilon")
+    stats = _stats(rows, ["dataset", "method", "epsilon"], _harness.main_metric)
+    lines = []
+    for dataset, methods in shown:
+        metric = next(r["metric"] for r in rows if r["dataset"] == dataset)
+        for i, method in enumerate(methods.split()):
+            cells = [f"{value(stats[(dataset, method, e)]['mean'], metric)} ± "
+                     f"{spread(stats[(dataset, method, e)]['std'])}" for e in PAPER_EPSILONS]
+            np_ = value(stats[(dataset, "NP", math.inf)]["mean"], metric) if i == 0 else ""
+            name = f"{dataset} ({UNITS[dataset]})" if i == 0 and dataset in UNITS else dataset
+            lines.append([name, method, *cells, np_])
+    return markdown([first_column, "method", *(f"eps {e:g}" for e in PAPER_EPSILONS), "NP"],
+                    lines)
+
+
+def error_vs_epsilon():
+    return _error_table(ERROR_ROWS, "dataset")
+
+
+def error_vs_epsilon_rmse():
+    return _error_table(RMSE_ROWS, "dataset (RMSE, target units)")
+
+
+def convergence():
+    rows = _results("convergence")
+    error = {(r["dataset"], r["method"], int(r["trees"])): float(r["error"]) for r in rows}
+    shown = [("adult", "DPBoost PARA SEQ NP"), ("cod_rna", "DPBoost PARA"),
+             ("covtype15k", "DPBoost PARA")]
+    trees = (50, 100, 200, 500, 1000)
+    return markdown(["dataset", "method", "50 trees", "100", "200", "500", "1000"],
+                    [[d, m, *(f"{error[(d, m, t)]:.3f}" for t in trees)]
+                     for d, methods in shown for m in methods.split()])
+
+
+def ablation_filtered():
+    rows = [r for r in _results("ablation_subset") if r["variant"] == "DPBoost"]
+    stats = _stats(rows, ["dataset", "epsilon"], "filtered_fraction")
+    return markdown(["dataset", *(f"eps {e:g}" for e in PAPER_EPSILONS)],
+                    [[d, *(spread(stats[(d, e)]["mean"]) for e in PAPER_EPSILONS)]
+                     for d in dict.fromkeys(r["dataset"] for r in rows)])
+
+
+def _ablation_means():
+    return _stats(_results("ablation_subset"), ["dataset", "variant", "epsilon"], "value")
+
+
+def ablation_glc():
+    means = _ablation_means()
+    shown = [("abalone", "DPBoost|no GLC|no GDF"), ("california", "DPBoost|no GLC"),
+             ("house_16H", "DPBoost|no GLC"), ("pol", "DPBoost|no GLC")]
+    return markdown(["dataset", "variant", *(f"eps {e:g}" for e in PAPER_EPSILONS)],
+                    [[d, v, *(amount(means[(d, v, e)]["mean"]) for e in PAPER_EPSILONS)]
+                     for d, variants in shown for v in variants.split("|")])
+
+
+def ablation_exact():
+    means = _ablation_means()
+    variants = ("DPBoost", "exact splits", "exact leaves")
+    lines = []
+    for d in ("adult", "cod_rna", "abalone", "california", "house_16H", "pol"):
+        metric = "error" if d in ("adult", "cod_rna") else "rmse"
+        lines.append([d, "error" if metric == "error" else "RMSE",
+                      *(value(means[(d, v, e)]["mean"], metric)
+                        for e in (1.0, 10.0) for v in variants)])
+    return markdown(["dataset", "metric", "DPBoost eps 1", "exact splits", "exact leaves",
+                     "DPBoost eps 10", "exact splits", "exact leaves"], lines)
+
+
+def peers():
+    rows = _results("peers_subset")
+    error, auc, rmse = (_stats(rows, ["dataset", "method", "epsilon"], c)
+                        for c in ("error", "auc", "rmse"))
+    label = {"dpboost DPBoost": "dpboost, DPBoost setting",
+             "dpboost DP-XGB blocks": "dpboost, DP-XGB blocks"}
+
+    def cell(key):
+        if key in rmse:
+            return exact(rmse[key]["mean"])
+        return f"{error[key]['mean']:.3f} / {auc[key]['mean']:.3f}"
+
+    lines = []
+    for d in dict.fromkeys(r["dataset"] for r in rows):
+        metric = "RMSE" if (d, "HGB (non-private)", math.inf) in rmse else "error / AUC"
+        methods = list(dict.fromkeys(r["method"] for r in rows if r["dataset"] == d))
+        for m in methods[1:] + methods[:1]:  # HGB, run first, last
+            if m.startswith("HGB"):
+                lines.append([d, metric, m, f"{cell((d, m, math.inf))} (no privacy)", "", "",
+                              ""])
+            else:
+                lines.append([d, metric, label.get(m, m),
+                              *(cell((d, m, e)) for e in PAPER_EPSILONS)])
+    return markdown(["dataset", "metric", "method", *(f"eps {e:g}" for e in PAPER_EPSILONS)],
+                    lines, empty="|  |")
+
+
+def _grid_label(config):
+    """"random / sequential / 50x6 lr0.1" -> "random / sequential / 50 × 6, 0.1"."""
+    return re.sub(r"(\d+)x(\d+) lr([\d.]+)", r"\1 × \2, \3", config)
+
+
+def blocks_grid_ranks():
+    rows = _results("blocks_grid")
+    ranks = bench_blocks_grid.rank_table(rows)
+    sequential = [t for t in ranks if "/ sequential /" in t["config"]]
+    eoe = next(t for t in ranks if "/ eoe /" in t["config"])
+    paper = next(t for t in ranks if t["config"].startswith("DPBoost"))
+    labels = [_grid_label(t["config"]) for t in sequential]
+    labels.append("best EoE configuration ("
+                  + re.sub(r"(\d+)x(\d+) lr[\d.]+", r"\1 × \2", eoe["config"]) + ")")
+    labels.append("DPBoost paper setting (pure DP)")
+    return markdown(
+        ["configuration (split selection / allocation / trees × depth, learning rate)",
+         "mean rank", "worst rank"],
+        [[label, f"{t['mean_rank']:.1f}", t["worst_rank"]]
+         for label, t in zip(labels, sequential + [eoe, paper])])
+
+
+def _scores(name, columns, k_digits=1):
+    """Mean scores at eps 0.5 / 1 / 4 per dataset of results/<name>.csv (``bench_blocks_grid``'s
+    score table); ``columns``: header -> configuration."""
+    table = bench_blocks_grid.score_table(_results(name), k_digits)
+    return markdown(["dataset (metric) at eps 0.5 / 1 / 4", *columns],
+                    [[f"{d} ({m.upper()})", *(cells[c] for c in columns.values())]
+                     for (d, m), cells in table.items()])
+
+
+def blocks_grid_scores():
+    return _scores("blocks_grid", k_digits=0, columns={
+        "exponential / sequential": "exponential / sequential / 50x6 lr0.1",
+        "cyclical / sequential": "cyclical / sequential / 50x6 lr0.1",
+        "random / sequential": "random / sequential / 50x6 lr0.1",
+        "exponential / eoe": "exponential / eoe / 50x6 lr0.1",
+        "DPBoost paper (pure DP)": "DPBoost paper (pure DP)"})
+
+
+def _candidate_label(config):
+    """"random 100x6 lr0.3 l1 mcw50/eps sketch" -> "random 100 × 6, 0.3, λ 1, mcw 50/ε,
+    sketch"."""
+    if config.startswith("preset"):
+        return "today's preset: exponential 50 × 6, 0.1, λ 0.1"
+    m = re.fullmatch(r"(\w+) (\d+)x(\d+) lr([\d.]+) l([\d.]+) mcw(\S+)( sketch)?", config)
+    selection, trees, depth, lr, l2, mcw, sketch = m.groups()
+    return (f"{selection} {trees} × {depth}, {lr}, λ {l2}, mcw {mcw.replace('/eps', '/ε')}"
+            + (", sketch" if sketch else ""))
+
+
+#: What the README says of some candidates besides their name.
+CANDIDATE_NOTES = {"random 100x6 lr0.3 l1 mcw20": "(Table 1's winner)",
+                   "exponential 50x6 lr0.1 l0.1 mcw20": "(preset + mcw)"}
+
+
+def candidates_ranks():
+    rows = _results("blocks_grid_candidates")
+    ranks = {task: {t["config"]: t for t in bench_blocks_grid.rank_table(rows, task)}
+             for task in (None, "classification", "regression")}
+    picks = {task: min(ranks[task], key=lambda c: ranks[task][c]["mean_rank"])
+             for task in ("classification", "regression")}
+    pick_note = {picks["classification"]: "(classifier pick)",
+                 picks["regression"]: "(regressor pick)"}
+    lines = []
+    for config, t in ranks[None].items():
+        note = pick_note.get(config) or CANDIDATE_NOTES.get(config)
+        label = bold(_candidate_label(config), config in pick_note)
+        lines.append([label + (f" {note}" if note else ""), f"{t['mean_rank']:.2f}",
+                      t["worst_rank"],
+                      *(bold(f"{ranks[task][config]['mean_rank']:.2f}", picks[task] == config)
+                        for task in ("classification", "regression"))])
+    return markdown(["candidate (split selection, trees × depth, learning rate, λ, mcw)",
+                     "mean rank", "worst rank", "classification", "regression"], lines)
+
+
+def candidates_scores():
+    return _scores("blocks_grid_candidates", {
+        "today's preset": "preset (exponential 50x6 lr0.1 l0.1)",
+        "preset + mcw 20": "exponential 50x6 lr0.1 l0.1 mcw20",
+        "cyclical 50×6, 0.3, λ 1, mcw 20": "cyclical 50x6 lr0.3 l1 mcw20",
+        "random 100×6, 0.3, λ 1, mcw 0": "random 100x6 lr0.3 l1 mcw0",
+        "random 100×6, 0.3, λ 1, mcw 20": "random 100x6 lr0.3 l1 mcw20",
+        "same + sketch": "random 100x6 lr0.3 l1 mcw20 sketch",
+        "**random 100×6, 0.3, λ 1, mcw 50/ε**": "random 100x6 lr0.3 l1 mcw50/eps",
+        "**random 100×6, 0.1, λ 1, mcw 200/ε**": "random 100x6 lr0.1 l1 mcw200/eps"})
+
+
+#: The datasets of DP-XGB's Table 1 as the README names them.
+TABLE1_NAMES = {"adult": "Adult", "magic": "MagicTelescope", "electricity": "Electricity",
+                "house_16H": "House_16H", "california": "California"}
+
+
+def candidates_table1():
+    stats = _stats(_results("blocks_grid_candidates_table1"), ["dataset", "config"], "auc")
+    columns = {"today's preset": "preset (exponential 50x6 lr0.1 l0.1)",
+               "random 100×6, 0.3, λ 1, mcw 20": "random 100x6 lr0.3 l1 mcw20",
+               "**mcw 50/ε**": "random 100x6 lr0.3 l1 mcw50/eps",
+               "mcw 100/ε": "random 100x6 lr0.3 l1 mcw100/eps"}
+    lines = []
+    for d, name in TABLE1_NAMES.items():
+        best = max(columns.values(), key=lambda c: stats[(d, c)]["mean"])
+        greedy, overall = bench_table1.THEIRS[d]
+        lines.append([name, *(bold(pm(stats[(d, c)], 4), c == best) for c in columns.values()),
+                      f"{greedy[1]:.4f} / {overall[1]:.4f}"])
+    return markdown(["dataset", *columns, "theirs: best greedy / best overall"], lines)
+
+
+def candidates_hessian():
+    table = bench_blocks_grid.score_table(_results("blocks_grid_candidates_configs"))
+    means = _stats(_results("blocks_grid_candidates_configs"),
+                   ["dataset", "config", "epsilon"], lambda r: bench_blocks_grid.metric_of(r)[1])
+    lines = []
+    for (d, metric), cells in table.items():
+        pick = ("random 100x6 lr0.3 l1 mcw50/eps" if metric == "auc"
+                else "random 100x6 lr0.1 l1 mcw200/eps")
+        # bold: the sketch better at every epsilon, in the numbers as shown
+        def shown(config, e, metric=metric, d=d):
+            v = means[(d, config, e)]["mean"]
+            if metric == "auc":
+                return round(v, 3)
+            return -(round(v / 1000, 1) if v >= 1000 else round(v, 2))
+
+        better = all(shown(pick + " hessian", e) > shown(pick, e) for e in (0.5, 1.0, 4.0))
+        lines.append([f"{d} ({metric.upper()})", cells[pick],
+                      bold(cells[pick + " hessian"], better)])
+    return markdown(["dataset (metric) at eps 0.5 / 1 / 4", "picks, equal-width grid",
+                     "picks + Hessian sketch"], lines)
+
+
+def multiclass():
+    stats = _stats(_results("multiclass"), ["method", "epsilon"], "accuracy")
+    labels = {
+        "DPBoost setting": "dpboost, DPBoost setting (pure DP, one-vs-rest square loss)",
+        "recommended preset":
+            'dpboost, `recommended()` (delta 1e-5; multinomial, `loss="softmax"`)',
+        "recommended preset, one-vs-rest logistic":
+            'dpboost, `recommended(loss="logistic")` (one-vs-rest logistic)',
+    }
+    lines = [[label, pm(stats[(m, 1.0)]), pm(stats[(m, 4.0)]),
+              f"{stats[(m, math.inf)]['mean']:.3f}"] for m, label in labels.items()]
+    hgb = stats[("HGB (non-private)", math.inf)]["mean"]
+    lines.append(["scikit-learn HGB", "", "", f"{hgb:.3f}"])
+    return markdown(["method", "epsilon 1", "epsilon 4", "no noise"], lines)
+
+
+def _config_label(config):
+    """"cyclical 50x6 mcw20" -> "cyclical 50×6 mcw 20"."""
+    return re.sub(r"mcw(\d)", r"mcw \1", re.sub(r"(\d)x(\d)", r"\1×\2", config))
+
+
+def table1():
+    rows = _results("table1")
+    stats = _stats(rows, ["dataset", "config"], "auc")
+    delta = {(r["dataset"], r["config"]): float(r["delta"]) for r in rows}
+    lines = []
+    for d, name in TABLE1_NAMES.items():
+        greedy, overall = bench_table1.THEIRS[d]
+        variants = [c for (dd, c) in stats if dd == d and delta[(d, c)] <= bench_table1.DELTA
+                    and not c.startswith(("HGB", "DPBoost", "preset"))]
+        best = max(variants, key=lambda c: stats[(d, c)]["mean"])
+        lines.append([name, f"{greedy[0]} {greedy[1]:.4f} ± {greedy[2]:.4f}",
+                      f"{overall[0]} {overall[1]:.4f} ± {overall[2]:.4f}",
+                      pm(stats[(d, "preset recommended()")], 4),
+                      f"{_config_label(best)}: {bold(pm(stats[(d, best)], 4))}",
+                      pm(stats[(d, "random 100x6 mcw20, delta=1/n")], 4),
+                      pm(stats[(d, "DPBoost paper (defaults)")]),
+                      f"{stats[(d, 'HGB (non-private)')]['mean']:.4f}"])
+    return markdown(["dataset", "theirs: best greedy", "theirs: best overall",
+                     "ours: `recommended()`", "ours: best of 6 (delta 1e-5)",
+                     "ours: random 100×6 mcw 20 at their delta 1 / n_train", "DPBoost setting",
+                     "HGB (non-private)"], lines)
+
+
+def table1_hessian():
+    stats = _stats(_results("table1_configs"), ["dataset", "config"], "auc")
+    lines = []
+    for d, name in TABLE1_NAMES.items():
+        greedy, overall = bench_table1.THEIRS[d]
+        preset = stats[(d, "preset recommended()")]
+        uniform = stats[(d, "preset recommended() uniform grid")]
+        sketch = [c for (dd, c) in stats if dd == d and c.endswith(" hessian")]
+        best = max(sketch, key=lambda c: stats[(d, c)]["mean"])
+        # a variant with the sketch above the preset; else the preset, unless the uniform grid
+        # beats it (the sketch does not pay on this set: "—")
+        if stats[(d, best)]["mean"] > preset["mean"]:
+            best_cell = (f"{_config_label(best.removesuffix(' hessian'))}: "
+                         f"{bold(pm(stats[(d, best)], 4))}")
+        else:
+            best_cell = "(the preset)" if preset["mean"] >= uniform["mean"] else "—"
+        lines.append([name, f"{greedy[0]} {greedy[1]:.4f}", f"{overall[0]} {overall[1]:.4f}",
+                      *(bold(pm(t, 4), t["mean"] > overall[1]) for t in (preset, uniform)),
+                      best_cell, f"{stats[(d, 'HGB (non-private)')]['mean']:.4f}"])
+    return markdown(["dataset", "theirs: best greedy", "theirs: best overall",
+                     "`recommended()` (Hessian sketch)", "`recommended()`, uniform grid",
+                     "best with the sketch", "HGB"], lines)
+
+
+def fit():
+    rows = [r for r in _results("fit") if r["task"] == "fit"]
+    by = {(r["rows"], r["features"], r["threads"], r["library"], r["epsilon"]): r for r in rows}
+    columns = [("dpboost", "1.0"), ("dpboost", "inf"), ("hgb", ""), ("lightgbm", ""),
+               ("xgboost", "")]
+    lines = []
+    for n, d, threads in dict.fromkeys((r["rows"], r["features"], r["threads"]) for r in rows):
+        cells = []
+        for library, epsilon in columns:
+            r = by.get((n, d, threads, library, epsilon))
+            seconds = "" if r is None else f"{float(r['seconds']):.3g} s"
+            ratio = "" if r is None or library == "hgb" else f" ({float(r['ratio_vs_hgb']):.2f})"
+            cells.append(seconds + ratio)
+        lines.append([f"{int(n) // 1000}k × {d}", threads, *cells])
+    return markdown(["rows × features", "threads", "dpboost eps 1", "dpboost NP (eps inf)", "HGB",
+                     "LightGBM", "XGBoost"], lines)
+
+
+#: name -> function returning the markdown of README.md's ``<!-- table:name -->`` block.
+TABLES = {f.__name__: f for f in (
+    safe_defaults, fit_time, defaults_max_bins, secure_noise, error_vs_epsilon,
+    error_vs_epsilon_rmse, convergence, ablation_filtered, ablation_glc, ablation_exact, peers,
+    blocks_grid_ranks, blocks_grid_scores, candidates_ranks, candidates_scores,
+    candidates_table1, candidates_hessian, multiclass, table1, table1_hessian, fit)}
+
+_BLOCK = re.compile(r"(<!-- table:(\w+) -->\n)(.*?)(<!-- /table:\2 -->)", re.S)
+
+
+def render_readme(text):
+    """``text`` with every marked block replaced by its table; every table must be marked."""
+    seen = []
+
+    def replace(match):
+        name = match.group(2)
+        if name not in TABLES:
+            raise KeyError(f"README.md marks an unknown table {name!r}; known: {list(TABLES)}")
+        seen.append(name)
+        return f"{match.group(1)}{TABLES[name]()}\n{match.group(4)}"
+
+    out = _BLOCK.sub(replace, text)
+    missing = [name for name in TABLES if name not in seen]
+    if missing:
+        raise KeyError(f"README.md has no <!-- table:NAME --> block for {missing}")
+    return out
+
+
+# --- results/tables.md: every dataset, method and epsilon --------------------------------------
+
+def _summary_read(name):
     """Rows of results/<name>.csv, else of <name>_subset.csv (a --datasets run)."""
-    path = RESULTS / f"{name}.csv"
-    if not path.exists():
-        path = RESULTS / f"{name}_subset.csv"
-    if not path.exists():
-        print(f"({name}.csv not found: run its script first)\n")
-        return []
-    with open(path) as fh:
-        return list(csv.DictReader(fh))
-
-
-def _cell(values, metric):
-    digits = 3 if metric in ("error", "auc") else 4
-    mean, std = float(np.mean(values)), float(np.std(values))
-    return f"{mean:.{digits}g} ± {std:.2g}"
+    rows = _harness.read_results(name) or _harness.read_results(name + "_subset")
+    return rows, ([] if rows else [f"({name}.csv not found: run its script first)\n"])
 
 
 def _grid(rows, row_keys, value_key, title):
     """Table: one line per row_keys tuple, one column per epsilon, mean ± std over folds."""
-    groups = defaultdict(list)
-    for r in rows:
-        groups[(tuple(r[k] for k in row_keys), float(r["epsilon"]))].append(float(r[value_key]))
+    groups = {(tuple(t[k] for k in row_keys), float(t["epsilon"])): t
+              for t in _harness.group_stats(rows, row_keys + ["epsilon"], value_key)}
     epsilons = sorted({e for _, e in groups})
-    lines = dict.fromkeys(k for k, _ in groups)
-    print(f"**{title}**\n")
-    print("| " + " | ".join(row_keys) + " | " + " | ".join(f"eps {e:g}" for e in epsilons) + " |")
-    print("|" + "---|" * (len(row_keys) + len(epsilons)))
-    for key in lines:
-        cells = [_cell(groups[(key, e)], value_key) if (key, e) in groups else ""
-                 for e in epsilons]
-        print("| " + " | ".join(key) + " | " + " | ".join(cells) + " |")
-    print()
+    digits = 3 if value_key in ("error", "auc") else 4
+    lines = [f"**{title}**\n",
+             "| " + " | ".join(row_keys) + " | "
+             + " | ".join(f"eps {e:g}" for e in epsilons) + " |",
+             "|" + "---|" * (len(row_keys) + len(epsilons))]
+    for key in dict.fromkeys(k for k, _ in groups):
+        cells = [f"{groups[(key, e)]['mean']:.{digits}g} ± {groups[(key, e)]['std']:.2g}"
+                 if (key, e) in groups else "" for e in epsilons]
+        lines.append("| " + " | ".join(key) + " | " + " | ".join(cells) + " |")
+    return lines + [""]
+
+
+def summary(suffix=""):
+    """results/tables.md: the long tables of error_vs_epsilon, peers, ablation, convergence."""
+    lines = []
+    for name, title in (("error_vs_epsilon", "Test {} (mean ± std over folds)"),
+                        ("peers", "Peers: test {}")):
+        rows, note = _summary_read(name + suffix)
+        lines += note
+        for metric in ("error", "auc", "rmse"):
+            sel = [r for r in rows if r.get(metric)]
+            if sel:
+                lines += _grid(sel, ["dataset", "method"], metric, title.format(metric))
+    rows, note = _summary_read("ablation" + suffix)
+    lines += note
+    if rows:
+        lines += _grid(rows, ["dataset", "variant", "metric"], "value",
+                       "Ablation (metric per row)")
+        lines += _grid([r for r in rows if r["variant"] == "DPBoost"], ["dataset"],
+                       "filtered_fraction",
+                       "GDF filtered fraction of each tree's records (non-private diagnostic)")
+    rows, note = _summary_read("convergence" + suffix)
+    lines += note
+    if rows:
+        shown = [t for t in sorted({int(r["trees"]) for r in rows})
+                 if t in (50, 100, 200, 500, 1000)]
+        lines += ["**Test error after t trees**\n",
+                  "| dataset | method | " + " | ".join(f"{t} trees" for t in shown) + " |",
+                  "|" + "---|" * (2 + len(shown))]
+        for key in dict.fromkeys((r["dataset"], r["method"]) for r in rows):
+            err = {int(r["trees"]): float(r["error"]) for r in rows
+                   if (r["dataset"], r["method"]) == key}
+            lines.append(f"| {key[0]} | {key[1]} | "
+                         + " | ".join(f"{err[t]:.3f}" for t in shown) + " |")
+        lines.append("")
+    return "\n".join(lines) + "\n"
 
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="read the *_quick results")
-    suffix = "_quick" if parser.parse_args().quick else ""
-    rows = _read("error_vs_epsilon" + suffix)
-    for metric in ("error", "auc", "rmse"):
-        sel = [r for r in rows if r.get(metric)]
-        if sel:
-            _grid(sel, ["dataset", "method"], metric, f"Test {metric} (mean ± std over folds)")
-    rows = _read("peers" + suffix)
-    for metric in ("error", "auc", "rmse"):
-        sel = [r for r in rows if r.get(metric)]
-        if sel:
-            _grid(sel, ["dataset", "method"], metric, f"Peers: test {metric}")
-    rows = _read("ablation" + suffix)
-    if rows:
-        _grid(rows, ["dataset", "variant", "metric"], "value", "Ablation (metric per row)")
-        _grid([r for r in rows if r["variant"] == "DPBoost"], ["dataset"], "filtered_fraction",
-              "GDF filtered fraction of each tree's records (non-private diagnostic)")
-    rows = _read("convergence" + suffix)
-    if rows:
-        trees = sorted({int(r["trees"]) for r in rows})
-        shown = [t for t in trees if t in (50, 100, 200, 500, 1000)]
-        print("**Test error after t trees**\n")
-        print("| dataset | method | " + " | ".join(f"{t} trees" for t in shown) + " |")
-        print("|" + "---|" * (2 + len(shown)))
-        for key in dict.fromkeys((r["dataset"], r["method"]) for r in rows):
-            err = {int(r["trees"]): float(r["error"]) for r in rows
-                   if (r["dataset"], r["method"]) == key}
-            print(f"| {key[0]} | {key[1]} | " + " | ".join(f"{err[t]:.3f}" for t in shown) + " |")
-        print()
+    parser.add_argument("--write", action="store_true",
+                        help="rewrite README.md's marked tables and results/tables.md")
+    parser.add_argument("--check", action="store_true",
+                        help="exit 1 if --write would change README.md or results/tables.md")
+    parser.add_argument("--quick", action="store_true",
+                        help="print results/tables.md's tables from the *_quick results")
+    args = parser.parse_args()
+    if not (args.write or args.check):
+        sys.stdout.write(summary("_quick" if args.quick else ""))
+        return
+    outputs = {README: render_readme(README.read_text()), SUMMARY: summary()}
+    stale = [path for path, text in outputs.items()
+             if not path.exists() or path.read_text() != text]
+    if args.check:
+        for path in stale:
+            print(f"{path} is not what tables.py --write would write", file=sys.stderr)
+        sys.exit(1 if stale else 0)
+    for path in stale:
+        path.write_text(outputs[path])
+        print(f"wrote {path}")
 
 
 if __name__ == "__main__":
