@@ -434,8 +434,10 @@ def differences(a, b, path="", out=None):
         if np.float64(a).tobytes() != np.float64(b).tobytes():
             out.append(f"{path}: {float(a)!r} != {float(b)!r}")
     elif is_dataclass(a):
+        # Fields outside equality are identifiers (a ledger entry's random fit id), not releases.
         for f in fields(a):
-            differences(getattr(a, f.name), getattr(b, f.name), f"{path}.{f.name}", out)
+            if f.compare:
+                differences(getattr(a, f.name), getattr(b, f.name), f"{path}.{f.name}", out)
     elif hasattr(a, "__dict__") and not callable(a):
         differences(vars(a), vars(b), path, out)
     elif a != b:
@@ -454,7 +456,8 @@ def _mask_times(text):
 
 def _outputs(est, probe):
     """Everything a user can read from a fitted estimator, as comparable values."""
-    out = {"to_json": est.to_json(),
+    # Each fit draws a random identifier for its ledger (independent of the data): masked.
+    out = {"to_json": re.sub(r'"fit": "[0-9a-f]*"', '"fit": "<id>"', est.to_json()),
            "export_text": [est.export_text(t) for t in range(est._forest.split_feature.shape[0])],
            "privacy_report": est.privacy_report(),
            "feature_importances_": est.feature_importances_,

@@ -1,9 +1,11 @@
 """dpboost: differentially private gradient-boosted decision trees with a scikit-learn API."""
 
+from ._accountant import BudgetExceededError, PrivacyAccountant
 from ._accounting import LedgerEntry
 from ._estimators import DPGBClassifier, DPGBRegressor
+from ._search import PrivateSearchCV
 from ._validation import PrivacyLeakWarning, ReproducibleNoiseWarning
 
-__all__ = ["DPGBClassifier", "DPGBRegressor", "LedgerEntry", "PrivacyLeakWarning",
-           "ReproducibleNoiseWarning"]
+__all__ = ["BudgetExceededError", "DPGBClassifier", "DPGBRegressor", "LedgerEntry",
+           "PrivacyAccountant", "PrivacyLeakWarning", "PrivateSearchCV", "ReproducibleNoiseWarning"]
 __version__ = "0.1.0"

@@ -6,8 +6,9 @@ at once is one entry: those nodes hold disjoint records, so they compose in para
 
 import logging
 import math
+import uuid
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 
 @dataclass(frozen=True)
@@ -40,6 +41,10 @@ class LedgerEntry:
     sampling_rate : float, default=1.0
         Poisson sampling rate gamma of the records the tree saw (``subsample``); every release
         of one tree uses the same sample, so the tree is amplified as a whole.
+    fit : str, default=""
+        Identifier of the fit that made the release, drawn at random for each fit (independent
+        of the data): releases of different fits compose sequentially even when their groups
+        and trees coincide. Not part of equality or repr (those show the releases).
     """
 
     mechanism: str
@@ -51,6 +56,7 @@ class LedgerEntry:
     n_nodes: int
     noise_multiplier: float = 0.0
     sampling_rate: float = 1.0
+    fit: str = field(default="", compare=False, repr=False)
 
 
 def _log_expm1(x):
@@ -89,8 +95,9 @@ def compose_pure(entries):
     """Pure-DP epsilon of a set of releases.
 
     Parallel composition (McSherry 2009) inside a level and across the trees of a group; sequential
-    composition across the levels of a tree and across groups (Li et al. 2020, Theorems 7 and 8):
-    ``eps = sum_groups max_trees sum_levels max_entries eps``.
+    composition across the levels of a tree and across groups (Li et al. 2020, Theorems 7 and 8),
+    and across fits (``LedgerEntry.fit``):
+    ``eps = sum_(fit, group) max_trees sum_levels max_entries eps``.
 
     Parameters
     ----------
@@ -104,18 +111,18 @@ def compose_pure(entries):
     per_level = {}
     rate = {}
     for e in entries:
-        key = (e.group, e.tree, e.level)
+        key = (e.fit, e.group, e.tree, e.level)
         per_level[key] = max(per_level.get(key, 0.0), e.epsilon)
-        rate[e.group, e.tree] = e.sampling_rate
+        rate[e.fit, e.group, e.tree] = e.sampling_rate
     per_tree = {}
-    for (group, tree, _), eps in per_level.items():
-        per_tree.setdefault((group, tree), []).append(eps)
+    for (fit, group, tree, _), eps in per_level.items():
+        per_tree.setdefault((fit, group, tree), []).append(eps)
     per_group = {}
     for key, level_eps in per_tree.items():
         tree_eps = math.fsum(level_eps)
         if rate[key] < 1.0:
             tree_eps = amplify_pure(tree_eps, rate[key])
-        per_group[key[0]] = max(per_group.get(key[0], 0.0), tree_eps)
+        per_group[key[:2]] = max(per_group.get(key[:2], 0.0), tree_eps)
     return math.fsum(per_group.values())
 
 
@@ -144,7 +151,8 @@ def compose_rdp(entries, delta):
     disjoint (one entry); the trees of one group see disjoint records and compose in parallel,
     which the accountant expresses by counting a group once when all its trees release the same
     events (true of every plan); otherwise the group's trees are composed sequentially, an upper
-    bound. Groups compose sequentially. A tree grown on a Poisson sample whose releases are all
+    bound. Groups compose sequentially, and so do the releases of different fits
+    (``LedgerEntry.fit``). A tree grown on a Poisson sample whose releases are all
     Gaussian (or data-independent) is one ``PoissonSampledDpEvent`` (amplification by
     subsampling of the sampled Gaussian mechanism, Mironov, Talwar & Zhang 2019); the accountant
     has no amplified form of the exponential or Laplace mechanisms, so other sampled trees count
@@ -169,9 +177,9 @@ def compose_rdp(entries, delta):
         event = _dp_event(e)
         if event is None:
             return math.inf
-        trees.setdefault((e.group, e.tree), []).append((e, event))
+        trees.setdefault((e.fit, e.group, e.tree), []).append((e, event))
     groups = {}
-    for (group, _), released in trees.items():
+    for (fit, group, _), released in trees.items():
         released.sort(key=lambda x: (x[0].level, repr(x[1])))
         rate = released[0][0].sampling_rate
         gaussian = [event for _, event in released
@@ -182,7 +190,7 @@ def compose_rdp(entries, delta):
             sampled = dp_accounting.PoissonSampledDpEvent(
                 rate, dp_accounting.ComposedDpEvent(gaussian))
             released = [(released[0][0], sampled)]
-        groups.setdefault(group, []).append(
+        groups.setdefault((fit, group), []).append(
             tuple((e.level, repr(event), event) for e, event in released))
     counts = Counter()
     by_key = {}
@@ -211,6 +219,41 @@ def compose_rdp(entries, delta):
         absl.setLevel(level)
 
 
+def zcdp_rho(entries):
+    """rho of a set of releases that are all zero-concentrated DP, or inf.
+
+    A Gaussian release of noise multiplier sigma is ``1 / (2 sigma^2)``-zCDP, an eps-DP
+    exponential mechanism ``eps^2 / 8``-zCDP (Cesar & Rogers 2021), a data-independent one 0
+    (Bun & Steinke 2016). zCDP composes by adding rho sequentially and by the maximum in parallel,
+    grouped as :func:`compose_pure` groups: ``sum_(fit, group) max_trees sum_entries rho``. A
+    Laplace release or a Poisson-sampled tree has no linear Renyi curve: inf.
+
+    Parameters
+    ----------
+    entries : iterable of LedgerEntry
+
+    Returns
+    -------
+    rho : float
+    """
+    per_tree = {}
+    for e in entries:
+        if e.mechanism == "gaussian" and e.sampling_rate == 1.0:
+            rho = 0.5 / e.noise_multiplier**2
+        elif e.mechanism == "exponential" and e.sampling_rate == 1.0:
+            rho = e.epsilon**2 / 8.0
+        elif e.mechanism == "uniform":
+            rho = 0.0
+        else:
+            return math.inf
+        key = (e.fit, e.group, e.tree)
+        per_tree[key] = per_tree.get(key, 0.0) + rho
+    per_group = {}
+    for (fit, group, _), rho in per_tree.items():
+        per_group[fit, group] = max(per_group.get((fit, group), 0.0), rho)
+    return math.fsum(per_group.values())
+
+
 def compose(entries, delta):
     """Composed epsilon: pure DP for ``delta = 0`` (:func:`compose_pure`), otherwise
     (epsilon, delta)-DP by Renyi composition (:func:`compose_rdp`)."""
@@ -218,14 +261,22 @@ def compose(entries, delta):
 
 
 class PrivacyLedger:
-    """Append-only record of every release made while fitting one model."""
+    """Append-only record of every release made while fitting one model.
 
-    def __init__(self):
+    Parameters
+    ----------
+    fit : str or None, default=None
+        The fit's identifier in every entry; None draws a random one (``uuid4``, from the
+        operating system: independent of the data and of the fit's noise).
+    """
+
+    def __init__(self, fit=None):
         self.entries = []
+        self.fit = uuid.uuid4().hex if fit is None else fit
 
     def record(self, **fields):
         """Append one :class:`LedgerEntry` built from ``fields`` and return it."""
-        entry = LedgerEntry(**fields)
+        entry = LedgerEntry(**fields, fit=self.fit)
         self.entries.append(entry)
         return entry
 

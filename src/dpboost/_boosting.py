@@ -17,8 +17,39 @@ from ._mechanisms import make_noise, partition_records, poisson_sample
 from ._predictor import Forest
 
 
-def train(X, y_scaled, inputs, loss, params, n_threads):
-    """Plan the budget, place the split candidates, boost: the whole private fit.
+def plan_fit(params, loss, n_outputs, n_numeric):
+    """The fit's budget plan, from public inputs only (hyper-parameters, the number of outputs
+    from the classes, how many columns are numeric, the loss's bounds): made before any record is
+    read, so that an accountant can refuse the fit first.
+
+    Parameters
+    ----------
+    params : dict
+        As :func:`train`'s.
+    loss : loss object or class of ``_loss``
+        Its ``hessian_bound`` and ``hessian_sketch_rounds``.
+    n_outputs, n_numeric : int
+
+    Returns
+    -------
+    plan : BudgetPlan
+    """
+    return plan_budget(
+        epsilon=float(params["epsilon"]), n_estimators=params["n_estimators"],
+        max_depth=params["max_depth"], learning_rate=float(params["learning_rate"]),
+        l2_regularization=float(params["l2_regularization"]),
+        budget_allocation=params["budget_allocation"],
+        trees_per_ensemble=params["trees_per_ensemble"], leaf_clipping=params["leaf_clipping"],
+        n_outputs=n_outputs, delta=float(params["delta"]),
+        leaf_noise=params["leaf_noise"], hessian_bound=loss.hessian_bound,
+        split_selection=params["split_selection"], subsample=float(params["subsample"]),
+        sketch_features=n_numeric if params["split_candidates"] == "sketch" else 0,
+        hessian_sketch_features=n_numeric if params["split_candidates"] == "hessian" else 0,
+        hessian_sketch_rounds=loss.hessian_sketch_rounds)
+
+
+def train(X, y_scaled, inputs, loss, params, plan, n_threads, fit_id=None):
+    """Place the split candidates and boost: the whole private fit after its plan.
 
     Parameters
     ----------
@@ -30,8 +61,13 @@ def train(X, y_scaled, inputs, loss, params, n_threads):
     loss : SquareLoss, LogisticLoss or SoftmaxLoss
     params : dict
         The estimator's parameters (``get_params()``), ``min_child_weight`` resolved to a number.
+    plan : BudgetPlan
+        From :func:`plan_fit` with ``y_scaled.shape[1]`` outputs and ``inputs.numeric.size``
+        numeric features.
     n_threads : int
         Threads of every kernel; the model does not depend on it.
+    fit_id : str or None, default=None
+        The fit's identifier in the ledger (None: a random one).
 
     Returns
     -------
@@ -42,22 +78,8 @@ def train(X, y_scaled, inputs, loss, params, n_threads):
         The exact GDF filtered fraction per tree (NOT private: only stored on request).
     """
     numeric = inputs.numeric
-    # The whole budget is fixed from public inputs (hyper-parameters, the number of outputs from
-    # the classes, which columns are numeric) before X is binned or any noise is drawn.
-    plan = plan_budget(
-        epsilon=float(params["epsilon"]), n_estimators=params["n_estimators"],
-        max_depth=params["max_depth"], learning_rate=float(params["learning_rate"]),
-        l2_regularization=float(params["l2_regularization"]),
-        budget_allocation=params["budget_allocation"],
-        trees_per_ensemble=params["trees_per_ensemble"], leaf_clipping=params["leaf_clipping"],
-        n_outputs=y_scaled.shape[1], delta=float(params["delta"]),
-        leaf_noise=params["leaf_noise"], hessian_bound=loss.hessian_bound,
-        split_selection=params["split_selection"], subsample=float(params["subsample"]),
-        sketch_features=numeric.size if params["split_candidates"] == "sketch" else 0,
-        hessian_sketch_features=numeric.size if params["split_candidates"] == "hessian" else 0,
-        hessian_sketch_rounds=loss.hessian_sketch_rounds)
     noise = make_noise(params["random_state"])
-    ledger = PrivacyLedger()
+    ledger = PrivacyLedger(fit_id)
     binner = initial_binner(X, inputs.feature_bounds, numeric, params["max_bins"], plan, noise,
                             ledger)
     candidates = initial_candidates(binner, X.shape[1], inputs.categories)

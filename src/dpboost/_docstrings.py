@@ -132,6 +132,12 @@ PARAMETERS = """
     n_jobs : int or None, default=None
         Threads of the Numba kernels in ``fit`` and ``predict``: None or -1 for all cores (as
         scikit-learn's HistGradientBoosting), -2 for all but one, ... The model does not depend on it.
+    accountant : PrivacyAccountant or None, default=None
+        A budget shared across fits. ``fit`` reserves its planned spend before reading any
+        record (with public ``classes``; otherwise right after reading ``y``) and raises
+        :class:`BudgetExceededError` if it does not fit in what remains (nothing fitted,
+        nothing spent); a successful fit registers its ledger. ``clone`` (grid searches,
+        cross-validation) keeps the same accountant.
 """
 
 ATTRIBUTES = """

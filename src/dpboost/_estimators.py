@@ -10,7 +10,7 @@ from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin, _fit_co
 from sklearn.utils._param_validation import StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from ._boosting import train
+from ._boosting import plan_fit, train
 from ._docstrings import CLASSIFIER, REGRESSOR
 from ._inspection import privacy_report, split_count_importances, tree_text
 from ._loss import LOSSES, make_loss, unscale_target
@@ -22,6 +22,7 @@ from ._validation import (
     check_mechanisms,
     fit_inputs,
     n_threads,
+    planned_shape,
     resolve_min_child_weight,
 )
 
@@ -70,11 +71,26 @@ class _BaseDPGB(BaseEstimator):
             self.min_child_weight, self.leaf_noise, self.epsilon,
             LOSSES[self._loss_name].hessian_bound)
         check_mechanisms(self.leaf_noise, self.delta, self.l2_regularization, min_child_weight)
-        X, y_scaled, inputs = fit_inputs(self, X, y)
         params = dict(self.get_params(deep=False), min_child_weight=min_child_weight)
-        forest, ledger, filtered = train(X, y_scaled, inputs,
-                                         make_loss(self._loss_name, y_scaled.shape[1]), params,
-                                         n_threads(self.n_jobs))
+        # With public classes the plan, hence the spend, is known before any record is read.
+        shape = planned_shape(self, X)
+        plan = None if shape is None else plan_fit(params, make_loss(self._loss_name, shape[0]),
+                                                   *shape)
+        fit_id = None if plan is None else self._reserve(plan)
+        try:
+            X, y_scaled, inputs = fit_inputs(self, X, y)
+            loss = make_loss(self._loss_name, y_scaled.shape[1])
+            if plan is None:
+                plan = plan_fit(params, loss, y_scaled.shape[1], inputs.numeric.size)
+                fit_id = self._reserve(plan)
+            forest, ledger, filtered = train(X, y_scaled, inputs, loss, params, plan,
+                                             n_threads(self.n_jobs), fit_id)
+        except BaseException:
+            if fit_id is not None and self.accountant is not None:
+                self.accountant.release(fit_id)
+            raise
+        if self.accountant is not None:
+            self.accountant.commit(fit_id, ledger.entries)
         # Fitted attributes are set only now: a fit that raised leaves nothing half-fitted.
         for name, value in inputs.target.items():
             setattr(self, name, value)
@@ -86,6 +102,14 @@ class _BaseDPGB(BaseEstimator):
         if self.diagnostics:
             self.filtered_fraction_ = filtered
         return self
+
+    def _reserve(self, plan):
+        """The fit's identifier, reserved with the accountant if there is one (or raises
+        :class:`BudgetExceededError`)."""
+        if self.accountant is None:
+            return None
+        return self.accountant.reserve(plan.entries, f"{type(self).__name__}(epsilon="
+                                                     f"{self.epsilon:g}, delta={self.delta:g})")
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -221,7 +245,7 @@ class DPGBClassifier(ClassifierMixin, _BaseDPGB):
                  subsample=1.0, split_selection="random", split_candidates="hessian",
                  feature_bounds=None,
                  categorical_features=None, categories=None, classes=None, random_state=None,
-                 verbose=0, diagnostics=False, n_jobs=None):
+                 verbose=0, diagnostics=False, n_jobs=None, accountant=None):
         self._store_parameters(locals())
 
     @property
@@ -323,7 +347,7 @@ class DPGBRegressor(RegressorMixin, _BaseDPGB):
                  leaf_noise="gaussian", min_child_weight="auto", subsample=1.0,
                  split_selection="random", split_candidates="hessian", feature_bounds=None,
                  categorical_features=None, categories=None, target_bounds=None, random_state=None,
-                 verbose=0, diagnostics=False, n_jobs=None):
+                 verbose=0, diagnostics=False, n_jobs=None, accountant=None):
         self._store_parameters(locals())
 
     def predict(self, X):

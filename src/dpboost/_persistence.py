@@ -41,7 +41,8 @@ def model_to_json(estimator_name, params, fitted, forest, ledger):
     """
     from . import __version__
 
-    params = dict(params, random_state=None)  # a Generator is not serialisable; the fit is done
+    # A Generator or an accountant is not serialisable, and the fit is done.
+    params = dict(params, random_state=None, accountant=None)
     for key in ("feature_bounds", "classes", "target_bounds", "categorical_features"):
         if params.get(key) is not None and not isinstance(params[key], str):
             params[key] = np.asarray(params[key]).tolist()
@@ -53,7 +54,10 @@ def model_to_json(estimator_name, params, fitted, forest, ledger):
     stored["categories_"] = [[j, v.tolist()] for j, v in fitted["categories_"].items()]
     if "target_bounds_" in fitted:
         stored["target_bounds_"] = list(fitted["target_bounds_"])
-    stored["privacy_ledger_"] = [vars(e) for e in ledger]
+    # The fit's identifier once (every entry of one fit carries the same): ledgers of loaded
+    # models still compose sequentially with each other.
+    stored["fit_id"] = ledger[0].fit if ledger else ""
+    stored["privacy_ledger_"] = [{k: v for k, v in vars(e).items() if k != "fit"} for e in ledger]
     stored.update(split_feature=forest.split_feature.tolist(),
                   split_bin=forest.split_bin.tolist(),
                   missing_left=forest.missing_left.tolist(),
@@ -105,7 +109,8 @@ def model_from_json(text, estimator_name):
     fitted["categories_"] = {j: np.array(v, dtype=object) for j, v in f.get("categories_", [])}
     if "target_bounds_" in f:
         fitted["target_bounds_"] = tuple(f["target_bounds_"])
-    fitted["privacy_ledger_"] = [LedgerEntry(**e) for e in f["privacy_ledger_"]]
+    fitted["privacy_ledger_"] = [LedgerEntry(**e, fit=f.get("fit_id", ""))
+                                 for e in f["privacy_ledger_"]]
     # Files of the first writers hold no bin_codes when the grid had max_bins bins.
     binner = BoundsBinner(fitted["feature_bounds_"], f.get("bin_codes", params["max_bins"]),
                           f.get("bin_thresholds"))

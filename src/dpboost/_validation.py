@@ -22,6 +22,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_consistent_length, column_or_1d, validate_data
 
+from ._accountant import PrivacyAccountant
 from ._common import MAX_BINS
 from ._loss import scale_target
 from ._mechanisms import NoiseSource
@@ -72,6 +73,7 @@ PARAMETER_CONSTRAINTS = {
     "verbose": ["verbose"],
     "diagnostics": ["boolean"],
     "n_jobs": [Integral, None],
+    "accountant": [PrivacyAccountant, None],
 }
 
 
@@ -300,6 +302,60 @@ def warn_diagnostics():
                   "data that is not differentially private.", PrivacyLeakWarning, stacklevel=5)
 
 
+def _columns(X):
+    """Column names of a DataFrame, else positions: schema only."""
+    return list(getattr(X, "columns", range(np.shape(X)[1])))
+
+
+def _column_index(columns):
+    """``index_of(key)``: the position of a column given by name or index."""
+    def index_of(key):
+        if isinstance(key, str):
+            if key not in columns:
+                raise ValueError(f"categorical_features names {key!r}, which is not a column of X.")
+            return columns.index(key)
+        if not 0 <= int(key) < len(columns):
+            raise ValueError(f"categorical_features index {key} is outside [0, {len(columns)}).")
+        return int(key)
+
+    return index_of
+
+
+def categorical_columns(X, categorical_features):
+    """Indices of the categorical columns, from the schema only (column names, dtypes, shape).
+
+    Parameters
+    ----------
+    X : array-like or pandas.DataFrame of shape (n_samples, n_features)
+    categorical_features : None, "from_dtype", array-like of int, str or bool
+
+    Returns
+    -------
+    indices : list of int
+
+    Raises
+    ------
+    ValueError
+        An unknown column name or index, or a mask of the wrong length.
+    """
+    if categorical_features is None:
+        return []
+    columns = _columns(X)
+    if isinstance(categorical_features, str) and categorical_features == "from_dtype":
+        dtypes = getattr(X, "dtypes", None)
+        if dtypes is None:
+            return []
+        return [j for j, t in enumerate(dtypes)
+                if str(t) == "category" or str(t) == "object" or str(t).startswith("str")]
+    keys = np.asarray(categorical_features)
+    if keys.dtype == bool:
+        if keys.shape != (len(columns),):
+            raise ValueError(f"categorical_features mask has shape {keys.shape}; X has "
+                             f"{len(columns)} columns.")
+        return [int(j) for j in np.flatnonzero(keys)]
+    return [_column_index(columns)(k) for k in keys.tolist()]
+
+
 def resolve_categorical(X, categorical_features, categories):
     """Indices of the categorical columns and their category lists.
 
@@ -328,32 +384,9 @@ def resolve_categorical(X, categorical_features, categories):
     """
     if categorical_features is None:
         return {}, []
-    columns = list(getattr(X, "columns", range(np.shape(X)[1])))
-    dtypes = getattr(X, "dtypes", None)
-
-    def index_of(key):
-        if isinstance(key, str):
-            if key not in columns:
-                raise ValueError(f"categorical_features names {key!r}, which is not a column of X.")
-            return columns.index(key)
-        if not 0 <= int(key) < len(columns):
-            raise ValueError(f"categorical_features index {key} is outside [0, {len(columns)}).")
-        return int(key)
-
-    if isinstance(categorical_features, str) and categorical_features == "from_dtype":
-        if dtypes is None:
-            return {}, []
-        indices = [j for j, t in enumerate(dtypes)
-                   if str(t) == "category" or str(t) == "object" or str(t).startswith("str")]
-    else:
-        keys = np.asarray(categorical_features)
-        if keys.dtype == bool:
-            if keys.shape != (len(columns),):
-                raise ValueError(f"categorical_features mask has shape {keys.shape}; X has "
-                                 f"{len(columns)} columns.")
-            indices = list(np.flatnonzero(keys))
-        else:
-            indices = [index_of(k) for k in keys.tolist()]
+    columns = _columns(X)
+    index_of = _column_index(columns)
+    indices = categorical_columns(X, categorical_features)
     given = {index_of(k): v for k, v in (categories or {}).items()}
     lists, from_data = {}, []
     for j in indices:
@@ -629,3 +662,28 @@ def fit_inputs(estimator, X, y):
         warn_diagnostics()
     numeric = np.setdiff1d(np.arange(X.shape[1]), list(lists))
     return X, y_scaled, PublicInputs(bounds, lists, numeric, target, derived + from_y + from_X)
+
+
+def planned_shape(estimator, X):
+    """``(n_outputs, n_numeric)`` of a fit from the schema of ``X`` and the public classes, so
+    that its budget can be planned before any record is read; None when the classes are read
+    from the data or ``X`` has no ``shape`` of two dimensions, as a list of lists (the plan then
+    follows validation).
+
+    Raises
+    ------
+    ValueError
+        Invalid ``classes`` or ``categorical_features``.
+    """
+    # Arrays and DataFrames state their shape; anything else is planned after validation.
+    if len(getattr(X, "shape", ())) != 2:
+        return None
+    if not hasattr(estimator, "classes"):
+        n_outputs = 1
+    elif estimator.classes is None:
+        return None
+    else:
+        n_classes = check_classes(estimator.classes).size
+        n_outputs = 1 if n_classes == 2 else n_classes
+    n_features = X.shape[1]
+    return n_outputs, n_features - len(set(categorical_columns(X, estimator.categorical_features)))

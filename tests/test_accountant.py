@@ -1,0 +1,247 @@
+"""One budget over many fits: PrivacyAccountant, BudgetExceededError, fit identities in ledgers."""
+
+import copy
+import math
+import pickle
+import threading
+import warnings
+
+import dp_accounting
+import numpy as np
+import pytest
+from dp_accounting.rdp import RdpAccountant
+from sklearn.base import clone
+from sklearn.exceptions import FitFailedWarning, NotFittedError
+from sklearn.model_selection import GridSearchCV
+from sklearn.utils.validation import check_is_fitted
+
+import dpboost._boosting as boosting_module
+import dpboost._estimators as estimators_module
+from dpboost import (
+    BudgetExceededError,
+    DPGBClassifier,
+    DPGBRegressor,
+    PrivacyAccountant,
+)
+from dpboost._accounting import compose_pure, compose_rdp
+
+
+@pytest.fixture(scope="module")
+def data():
+    rng = np.random.default_rng(0)
+    X = rng.uniform(-1, 1, size=(400, 3))
+    return X, (X[:, 0] > 0).astype(int)
+
+
+def _paper(accountant, epsilon=1.0, **params):
+    """DPBoost's setting (pure DP), small."""
+    params = {"n_estimators": 4, "max_depth": 2, "feature_bounds": (-1, 1), "classes": [0, 1],
+              "random_state": 0, "accountant": accountant, **params}
+    return DPGBClassifier.dpboost_paper(epsilon=epsilon, **params)
+
+
+def _default(accountant, epsilon=1.0, **params):
+    """The default estimator (Renyi accounting, Gaussian leaves, Hessian sketch), small."""
+    params = {"n_estimators": 10, "max_depth": 2, "feature_bounds": (-1, 1), "classes": [0, 1],
+              "random_state": 0, "accountant": accountant, **params}
+    return DPGBClassifier(epsilon=epsilon, **params)
+
+
+def _independent_rdp_epsilon(ledgers, delta):
+    """Every release of every ledger composed sequentially by dp-accounting directly: the
+    default allocation gives each tree its own group, so nothing composes in parallel."""
+    events = []
+    for ledger in ledgers:
+        for e in ledger:
+            if e.mechanism == "gaussian":
+                events.append(dp_accounting.GaussianDpEvent(e.noise_multiplier))
+            elif e.mechanism == "laplace":
+                events.append(dp_accounting.LaplaceDpEvent(1.0 / e.epsilon))
+            else:
+                assert e.mechanism == "uniform", e.mechanism
+    accountant = RdpAccountant()
+    accountant.compose(dp_accounting.ComposedDpEvent(events))
+    return accountant.get_epsilon(delta)
+
+
+def test_two_renyi_fits_compose_sequentially_as_dp_accounting_does(data):
+    X, y = data
+    accountant = PrivacyAccountant(epsilon=3.0, delta=1e-5)
+    a = _default(accountant).fit(X, y)
+    b = _default(accountant, random_state=1).fit(X, y)
+    expected = _independent_rdp_epsilon([a.privacy_ledger_, b.privacy_ledger_], 1e-5)
+    assert accountant.spent() == pytest.approx(expected, rel=1e-9)
+    # Sequential, so more than one fit's spend (each within 1e-3 below epsilon 1); Renyi
+    # composition of the two is below the sum.
+    assert a.privacy_spent_ < accountant.spent() < a.privacy_spent_ + b.privacy_spent_
+    assert accountant.remaining() == pytest.approx(3.0 - expected)
+
+
+def test_two_pure_fits_compose_to_the_sum(data):
+    X, y = data
+    accountant = PrivacyAccountant(epsilon=3.0)
+    _paper(accountant).fit(X, y)
+    _paper(accountant, epsilon=0.5).fit(X, y)
+    assert accountant.spent() == pytest.approx(1.5, rel=1e-12)
+    assert "2 fits" in accountant.report() and "remaining 1.5" in accountant.report()
+
+
+def test_ledgers_of_two_fits_compose_sequentially_when_concatenated(data):
+    # The issue's case: concatenated ledgers of two epsilon-1 fits composed to 1.0 (they looked
+    # parallel); each entry now carries its fit's random identifier.
+    X, y = data
+    a, b = _paper(None).fit(X, y), _paper(None).fit(X, y)
+    assert a.privacy_ledger_ == b.privacy_ledger_  # the same releases (equality ignores the id)
+    assert len({e.fit for e in a.privacy_ledger_}) == 1
+    assert a.privacy_ledger_[0].fit != b.privacy_ledger_[0].fit
+    assert compose_pure(a.privacy_ledger_ + b.privacy_ledger_) == pytest.approx(2.0)
+    assert compose_pure(a.privacy_ledger_) == pytest.approx(1.0)
+    default = _default(None).fit(X, y)
+    again = _default(None).fit(X, y)
+    assert (compose_rdp(default.privacy_ledger_ + again.privacy_ledger_, 1e-5)
+            > compose_rdp(default.privacy_ledger_, 1e-5) + 0.2)
+
+
+def test_fit_over_budget_raises_before_reading_any_record(data, monkeypatch):
+    X, y = data
+    accountant = PrivacyAccountant(epsilon=1.5)
+    _paper(accountant).fit(X, y)
+    reads = []
+    real = estimators_module.fit_inputs
+    monkeypatch.setattr(estimators_module, "fit_inputs",
+                        lambda *args: reads.append(1) or real(*args))
+    est = _paper(accountant)
+    with pytest.raises(BudgetExceededError,
+                       match=r"would spend epsilon 1; .* total would be 2 > the accountant's "
+                             r"1\.5 \(remaining 0\.5"):
+        est.fit(X, y)
+    assert reads == []  # refused on the plan alone: no record was read
+    with pytest.raises(NotFittedError):
+        check_is_fitted(est)
+    assert accountant.spent() == pytest.approx(1.0)
+    _paper(accountant, epsilon=0.5).fit(X, y)  # what remains can still be spent
+    assert accountant.spent() == pytest.approx(1.5)
+
+
+def test_classes_read_from_the_data_reserve_after_y_only(data, monkeypatch):
+    # Without public classes the number of outputs, hence the plan, needs y: the reservation
+    # comes right after validation and still before any noise is drawn.
+    X, y = data
+    accountant = PrivacyAccountant(epsilon=0.5)
+    grown = []
+    monkeypatch.setattr(boosting_module, "grow_tree",
+                        lambda *a, **k: grown.append(1) or pytest.fail("grew a tree"))
+    est = _paper(accountant, classes=None)
+    with pytest.warns(UserWarning, match="classes was not given"), \
+            pytest.raises(BudgetExceededError, match="would spend epsilon 1"):
+        est.fit(X, y)
+    assert grown == [] and accountant.spent() == 0.0
+
+
+def test_a_fit_that_raises_releases_its_reservation(data, monkeypatch):
+    X, y = data
+    accountant = PrivacyAccountant(epsilon=1.0)
+
+    def broken(*args, **kwargs):
+        raise RuntimeError("worker died")
+
+    monkeypatch.setattr(boosting_module, "grow_tree", broken)
+    with pytest.raises(RuntimeError, match="worker died"):
+        _paper(accountant).fit(X, y)
+    assert accountant.spent() == 0.0 and "0 fits" in accountant.report()
+    monkeypatch.undo()
+    _paper(accountant).fit(X, y)  # the whole budget is still there
+    assert accountant.spent() == pytest.approx(1.0)
+
+
+@pytest.mark.filterwarnings("ignore:One or more of the test scores are non-finite")
+def test_grid_search_spends_from_one_accountant_and_stops_at_its_total(data):
+    X, y = data
+    accountant = PrivacyAccountant(epsilon=3.5)
+    search = GridSearchCV(_paper(accountant), {"max_depth": [1, 2]}, cv=2, refit=False)
+    with pytest.warns(FitFailedWarning, match="BudgetExceededError"):
+        search.fit(X, y)
+    # 4 fits of epsilon 1 were attempted on overlapping folds: 3 fit in 3.5, the 4th was refused.
+    assert accountant.spent() == pytest.approx(3.0)
+    assert np.isnan(search.cv_results_["split1_test_score"][1])
+    assert np.isfinite(search.cv_results_["split0_test_score"]).all()
+
+
+def test_clone_keeps_the_accountant_and_copies_do_not_spend_silently(data):
+    X, y = data
+    accountant = PrivacyAccountant(epsilon=1.0)
+    est = _paper(accountant)
+    assert clone(est).accountant is accountant
+    # A model holding an accountant pickles; a copy living in another process refuses to spend.
+    copied = pickle.loads(pickle.dumps(est))
+    copied.accountant._pid = -1  # as if unpickled in a joblib worker process
+    with pytest.raises(RuntimeError, match="copy in another process"):
+        copied.fit(X, y)
+    assert accountant.spent() == 0.0
+    assert copy.deepcopy(accountant).spent() == 0.0
+
+
+def test_threads_sharing_an_accountant_cannot_overspend(data):
+    X, y = data
+    accountant = PrivacyAccountant(epsilon=2.5)
+    outcomes = []
+
+    def fit():
+        try:
+            _paper(accountant).fit(X, y)
+            outcomes.append("fitted")
+        except BudgetExceededError:
+            outcomes.append("refused")
+
+    threads = [threading.Thread(target=fit) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert sorted(outcomes) == ["fitted", "fitted", "refused", "refused"]
+    assert accountant.spent() == pytest.approx(2.0)
+
+
+def test_pure_accountant_refuses_a_renyi_fit_before_reading_data(data, monkeypatch):
+    X, y = data
+    accountant = PrivacyAccountant(epsilon=10.0)
+    with pytest.raises(ValueError, match="registers pure-DP fits only"):
+        _default(accountant).fit(X, y)
+    with pytest.raises(ValueError, match="registers pure-DP fits only"):
+        _paper(accountant, epsilon=math.inf).fit(X, y)
+    assert accountant.spent() == 0.0
+
+
+def test_a_pure_fit_in_a_renyi_accountant_costs_at_most_its_epsilon(data):
+    X, y = data
+    accountant = PrivacyAccountant(epsilon=2.0, delta=1e-6)
+    est = _paper(accountant).fit(X, y)
+    # min(pure sum, Renyi conversion): never more than the pure guarantee.
+    assert accountant.spent() <= est.privacy_spent_ + 1e-12
+
+
+@pytest.mark.parametrize("kwargs, match", [
+    ({"epsilon": 0}, r"epsilon=0 must be a number in \(0, inf\)"),
+    ({"epsilon": math.inf}, r"epsilon=inf must be"),
+    ({"epsilon": 1.0, "delta": 1.0}, r"delta=1\.0 must be a number in \[0, 1\)"),
+    ({"epsilon": "1"}, r"epsilon='1' must be"),
+])
+def test_accountant_parameters_are_checked(kwargs, match):
+    with pytest.raises(ValueError, match=match):
+        PrivacyAccountant(**kwargs)
+
+
+def test_regressor_and_json_with_an_accountant(data):
+    X, y = data
+    accountant = PrivacyAccountant(epsilon=1.0)
+    reg = DPGBRegressor.dpboost_paper(epsilon=1.0, n_estimators=3, max_depth=2,
+                                      feature_bounds=(-1, 1), target_bounds=(0, 1),
+                                      random_state=0, accountant=accountant).fit(X, y)
+    assert accountant.spent() == pytest.approx(reg.privacy_spent_)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        loaded = DPGBRegressor.from_json(reg.to_json())
+    assert loaded.accountant is None  # the budget stays with its owner
+    np.testing.assert_array_equal(loaded.predict(X), reg.predict(X))
+    with pytest.raises(BudgetExceededError):
+        reg.fit(X, y)
