@@ -457,7 +457,7 @@ def _mask_times(text):
 def _outputs(est, probe):
     """Everything a user can read from a fitted estimator, as comparable values."""
     # Each fit draws a random identifier for its ledger (independent of the data): masked.
-    out = {"to_json": re.sub(r'"fit": "[0-9a-f]*"', '"fit": "<id>"', est.to_json()),
+    out = {"to_json": re.sub(r'"fit_id": "[0-9a-f]*"', '"fit_id": "<id>"', est.to_json()),
            "export_text": [est.export_text(t) for t in range(est._forest.split_feature.shape[0])],
            "privacy_report": est.privacy_report(),
            "feature_importances_": est.feature_importances_,
@@ -658,6 +658,7 @@ AXES = {
     "features": ["typical", "far", "inf", "nan", "new_category"],
     "label": ["low", "mid", "high"],
     "coin": [0.0, 0.999999],
+    "bounds": ["public", "private"],
 }
 
 
@@ -674,7 +675,7 @@ _PREFIX = {"task": "", "split_selection": "-", "leaf_noise": "-", "budget_alloca
            "split_candidates": "-", "subsample": "-ss", "delta": "-d", "learning_rate": "-lr",
            "gradient_filtering": "-gdf", "leaf_clipping": "-glc", "l2_regularization": "-l2",
            "min_child_weight": "-mcw", "max_depth": "-depth", "data": "-", "features": "+",
-           "label": ":", "coin": "@"}
+           "label": ":", "coin": "@", "bounds": "-"}
 
 
 def _fmt(value):
@@ -850,12 +851,14 @@ def estimator_factory(config):
         leaf_noise=config["leaf_noise"], min_child_weight=config["min_child_weight"],
         subsample=config["subsample"], split_selection=config["split_selection"],
         split_candidates=config["split_candidates"],
-        feature_bounds=[(-1.0, 1.0)] * 3 + ([(0.0, 1.0)] if categorical else []),
+        feature_bounds=("private" if config.get("bounds") == "private"
+                        else [(-1.0, 1.0)] * 3 + ([(0.0, 1.0)] if categorical else [])),
         categorical_features=["colour"] if categorical else None,
         categories={"colour": list(COLOURS)} if categorical else None,
         verbose=1, diagnostics=False, n_jobs=1)
     if n_classes is None:
-        return lambda noise: DPGBRegressor(target_bounds=TARGET_BOUNDS, random_state=noise,
+        target_bounds = "private" if config.get("bounds") == "private" else TARGET_BOUNDS
+        return lambda noise: DPGBRegressor(target_bounds=target_bounds, random_state=noise,
                                            **params)
     return lambda noise: DPGBClassifier(loss=loss, classes=list(range(n_classes)),
                                         random_state=noise, **params)
@@ -885,13 +888,13 @@ def _compiled():
 #: gradients span many binades, so their float64 sums are not exact).
 FOUND = [
     ("binary-softmax-random-laplace-sequential-sketch-ss1-d0-lr1-gdf0-glc1-l20.1-mcw0-depth2-"
-     "categorical+typical:high@0.999999", 1),
+     "categorical+typical:high@0.999999-public", 1),
     ("ternary-softmax-exponential-laplace-sequential-sketch-ss1-d1e-05-lr1-gdf0-glc1-l20-mcw0-"
-     "depth3-missing+far:mid@0.999999", 1),
+     "depth3-missing+far:mid@0.999999-public", 1),
     ("ternary-softmax-exponential-laplace-sequential-sketch-ss0.5-d0-lr1-gdf1-glc0-l20-mcw0-"
-     "depth3-numeric+far:low@0", 161),
+     "depth3-numeric+far:low@0-public", 161),
     ("ternary-softmax-exponential-laplace-sequential-uniform-ss1-d1e-05-lr0.3-gdf1-glc1-l20-mcw0-"
-     "depth3-categorical+inf:low@0", 892),
+     "depth3-categorical+inf:low@0-public", 892),
 ]
 FAST = covering_configs()
 SLOW = sampled_configs(400)

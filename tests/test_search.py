@@ -152,6 +152,8 @@ def test_parameters_are_checked_before_any_record_is_read(change, match):
     (DPGBClassifier(subsample=0.5, classes=[0, 1]), r"subsample=1"),
     (DPGBClassifier(), r"public classes or target_bounds"),
     (DPGBRegressor(), r"public classes or target_bounds"),
+    (DPGBRegressor(target_bounds="private"), r"public classes or target_bounds"),
+    (DPGBClassifier(feature_bounds="private", classes=[0, 1]), r"feature_bounds not 'private'"),
 ])
 def test_trials_must_be_zero_concentrated_releases(template, match):
     with pytest.raises(ValueError, match=match):

@@ -10,9 +10,15 @@ import numpy as np
 
 from ._accounting import PrivacyLedger
 from ._budget import plan_budget
-from ._candidates import hessian_sketch_candidates, initial_binner, initial_candidates
+from ._candidates import (
+    hessian_sketch_candidates,
+    initial_binner,
+    initial_candidates,
+    private_bounds,
+)
 from ._common import G_H_DTYPE, GRADIENT_BOUND, SAMPLE_INDEX_DTYPE
 from ._grower import grow_tree
+from ._loss import scale_target
 from ._mechanisms import make_noise, partition_records, poisson_sample
 from ._predictor import Forest
 
@@ -45,7 +51,14 @@ def plan_fit(params, loss, n_outputs, n_numeric):
         split_selection=params["split_selection"], subsample=float(params["subsample"]),
         sketch_features=n_numeric if params["split_candidates"] == "sketch" else 0,
         hessian_sketch_features=n_numeric if params["split_candidates"] == "hessian" else 0,
-        hessian_sketch_rounds=loss.hessian_sketch_rounds)
+        hessian_sketch_rounds=loss.hessian_sketch_rounds,
+        bounds_features=(n_numeric * _is_private(params["feature_bounds"])
+                         + _is_private(params.get("target_bounds"))))
+
+
+def _is_private(value):
+    """Whether a public-input parameter asks for a private release (``"private"``)."""
+    return isinstance(value, str) and value == "private"
 
 
 def train(X, y_scaled, inputs, loss, params, plan, n_threads, fit_id=None):
@@ -56,7 +69,8 @@ def train(X, y_scaled, inputs, loss, params, plan, n_threads, fit_id=None):
     X : ndarray of shape (n_samples, n_features), dtype=float64
         The records in the data domain (``_validation.fit_inputs``).
     y_scaled : ndarray of shape (n_samples, n_outputs), dtype=float64
-        Labels or targets in [-1, 1].
+        Labels or targets in [-1, 1] (with ``target_bounds="private"``: the targets, scaled once
+        their bounds are released).
     inputs : PublicInputs
     loss : SquareLoss, LogisticLoss or SoftmaxLoss
     params : dict
@@ -76,12 +90,28 @@ def train(X, y_scaled, inputs, loss, params, plan, n_threads, fit_id=None):
         Every release, in the plan's order.
     filtered : ndarray of shape (n_trees,), dtype=float64
         The exact GDF filtered fraction per tree (NOT private: only stored on request).
+    released : dict
+        Public inputs released by the fit: ``{"target_bounds_": (lower, upper)}`` with
+        ``target_bounds="private"``, else empty (released feature bounds are the forest's grid).
     """
     numeric = inputs.numeric
     noise = make_noise(params["random_state"])
     ledger = PrivacyLedger(fit_id)
-    binner = initial_binner(X, inputs.feature_bounds, numeric, params["max_bins"], plan, noise,
-                            ledger)
+    bounds, released = inputs.feature_bounds, {}
+    if plan.bounds is not None:
+        # Public inputs released from the data first (docs/privacy.md, Private feature bounds).
+        private_features = _is_private(params["feature_bounds"])
+        columns = np.column_stack(([X[:, numeric]] if private_features else [])
+                                  + ([y_scaled] if _is_private(params.get("target_bounds"))
+                                     else []))
+        values = private_bounds(columns, plan.bounds, noise, ledger)
+        if private_features:
+            bounds = bounds.copy()
+            bounds[numeric] = values[:numeric.size]
+        if columns.shape[1] > numeric.size * private_features:
+            released["target_bounds_"] = tuple(float(v) for v in values[-1])
+            y_scaled = scale_target(y_scaled[:, 0], released["target_bounds_"])[:, None]
+    binner = initial_binner(X, bounds, numeric, params["max_bins"], plan, noise, ledger)
     candidates = initial_candidates(binner, X.shape[1], inputs.categories)
     forest = Forest.empty(y_scaled.shape[1], params["n_estimators"], params["max_depth"], binner)
 
@@ -98,7 +128,7 @@ def train(X, y_scaled, inputs, loss, params, plan, n_threads, fit_id=None):
                      cyclical=params["split_selection"] == "cyclical",
                      min_child_weight=params["min_child_weight"], max_bins=params["max_bins"],
                      progress=progress if params["verbose"] else None)
-    return forest, ledger, filtered
+    return forest, ledger, filtered, released
 
 
 def boost(X_binned, y_scaled, plan, loss, candidates, forest, noise, ledger, n_threads, *,

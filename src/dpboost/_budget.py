@@ -27,6 +27,11 @@ SKETCH_SCOPE = {"group": -1, "tree": -1, "level": 0}
 #: Releases of the adaptive Hessian sketch per output, evenly spaced over the trees (one for the
 #: square loss, whose Hessians are all 1: a second release would repeat the first's statistic).
 HESSIAN_SKETCH_ROUNDS = 5
+#: Share of the budget spent on private feature bounds (``feature_bounds="private"``), one Laplace
+#: release before everything else; the rest of the fit is planned with the remainder.
+BOUNDS_SHARE = 0.1
+#: Ledger scope of the private bounds: released first, sequentially composed.
+BOUNDS_SCOPE = {"group": -1, "tree": -1, "level": -1}
 #: Rounds of the pure-DP planner's shrinking of a tree's epsilon (each doubles the step).
 _MAX_SHRINKS = 128
 
@@ -92,6 +97,13 @@ def quantile_sketch_sensitivity(n_features):
     One record adds 1 to one fine bin of each feature (none for a missing value) (Grislain &
     Gonzalvez 2021; docs/privacy.md, Split-candidate sketches).
     """
+    return float(n_features)
+
+
+def bounds_histogram_sensitivity(n_features):
+    """L1 sensitivity of the count histograms of ``n_features`` features on the public log grid
+    of private bounds, ``n_features``: one record adds 1 to one bin of each feature (none for a
+    missing value); docs/privacy.md, Private feature bounds."""
     return float(n_features)
 
 
@@ -180,6 +192,8 @@ class BudgetPlan:
     hessian_sketches : tuple of LedgerEntry, default=()
         The Hessian sketch's releases, ``hessian_sketches[k * S + s]`` before tree
         ``hessian_sketch_trees[s]`` of output ``k`` (S rounds).
+    bounds : LedgerEntry or None, default=None
+        The private feature bounds' release (``feature_bounds="private"``), made first.
     """
 
     trees: tuple
@@ -190,6 +204,7 @@ class BudgetPlan:
     sketch: object = None
     hessian_sketch_trees: tuple = ()
     hessian_sketches: tuple = ()
+    bounds: object = None
 
     def check_scales(self):
         """Refuse a plan with a noise scale that is not a positive normal float.
@@ -211,7 +226,8 @@ class BudgetPlan:
     def entries(self):
         """The ledger that fitting must produce, as a list of LedgerEntry."""
         private = math.isfinite(self.epsilon)
-        out = ([] if self.sketch is None else [self.sketch]) + list(self.hessian_sketches)
+        out = ([] if self.bounds is None else [self.bounds])
+        out += ([] if self.sketch is None else [self.sketch]) + list(self.hessian_sketches)
         for tb in self.trees:
             random = tb.split_selection == "random"
             for level in range(self.max_depth):
@@ -251,7 +267,7 @@ def plan_budget(*, epsilon, n_estimators, max_depth, learning_rate, l2_regulariz
                 budget_allocation, trees_per_ensemble, leaf_clipping, n_outputs=1, delta=0.0,
                 leaf_noise="laplace", hessian_bound=1.0, split_selection="exponential",
                 subsample=1.0, sketch_features=0, hessian_sketch_features=0,
-                hessian_sketch_rounds=1):
+                hessian_sketch_rounds=1, bounds_features=0):
     """Plan every mechanism's epsilon, noise and sensitivity.
 
     Parameters
@@ -316,11 +332,34 @@ def plan_budget(*, epsilon, n_estimators, max_depth, learning_rate, l2_regulariz
         (docs/privacy.md, Budget split).
     hessian_sketch_rounds : int, default=1
         Releases per output, at most ``n_estimators``.
+    bounds_features : int, default=0
+        Number of features whose bounds are released privately (``feature_bounds="private"``;
+        0: none). One Laplace release of ``BOUNDS_SHARE * epsilon`` and L1 sensitivity
+        ``bounds_features`` comes first; everything else is planned with the remaining
+        ``(1 - BOUNDS_SHARE) epsilon`` (sequential composition: the total stays within epsilon,
+        also by Renyi composition, whose conversion never exceeds the sum).
 
     Returns
     -------
     plan : BudgetPlan
     """
+    arguments = {k: v for k, v in locals().items() if k != "bounds_features"}
+    if not bounds_features:
+        return _plan(**arguments)
+    rest = _plan(**{**arguments, "epsilon": (1.0 - BOUNDS_SHARE) * epsilon})
+    entry = LedgerEntry(mechanism="laplace" if math.isfinite(epsilon) else "exact",
+                        epsilon=BOUNDS_SHARE * epsilon,
+                        sensitivity=bounds_histogram_sensitivity(bounds_features), n_nodes=1,
+                        **BOUNDS_SCOPE)
+    plan = dataclasses.replace(rest, bounds=entry)
+    return dataclasses.replace(plan, epsilon=compose(plan.entries, delta)).check_scales()
+
+
+def _plan(*, epsilon, n_estimators, max_depth, learning_rate, l2_regularization,
+          budget_allocation, trees_per_ensemble, leaf_clipping, n_outputs, delta, leaf_noise,
+          hessian_bound, split_selection, subsample, sketch_features, hessian_sketch_features,
+          hessian_sketch_rounds):
+    """:func:`plan_budget` without private bounds."""
     n_trees = n_outputs * n_estimators
     gaussian = leaf_noise == "gaussian"
     sketch = None

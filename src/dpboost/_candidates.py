@@ -159,6 +159,75 @@ def category_boundaries(binner, feature, n_categories):
     return bins[1:][bins[1:] > bins[:-1]] - 1
 
 
+#: The public grid of private feature bounds: 0 and +-10^(k/8) for k = -48 .. 96, i.e. 8 edges
+#: per decade from 1e-6 to 1e12 on either side (values beyond +-1e12 count in the end bins).
+BOUNDS_EDGES = np.concatenate([-np.logspace(12, -6, 145), [0.0], np.logspace(-6, 12, 145)])
+#: Quantiles of the released mass that become a feature's bounds.
+BOUNDS_QUANTILES = (0.005, 0.995)
+
+
+def bounds_histograms(X):
+    """Exact counts of every column of ``X`` on :data:`BOUNDS_EDGES` (sensitive: released only
+    through the Laplace mechanism). NaN is not counted; values beyond the grid count in its end
+    bins.
+
+    Returns
+    -------
+    counts : ndarray of shape (n_features, len(BOUNDS_EDGES) - 1), dtype=float64
+    """
+    n_bins = BOUNDS_EDGES.size - 1
+    counts = np.zeros((X.shape[1], n_bins))
+    for f in range(X.shape[1]):
+        column = X[:, f][~np.isnan(X[:, f])]
+        bins = np.clip(np.searchsorted(BOUNDS_EDGES, column, side="right") - 1, 0, n_bins - 1)
+        counts[f] = np.bincount(bins, minlength=n_bins)
+    return counts
+
+
+def private_bounds(X, release, noise, ledger):
+    """Feature bounds from a released histogram on the public log grid (``feature_bounds=
+    "private"``; docs/privacy.md, Private feature bounds).
+
+    The counts of every column on :data:`BOUNDS_EDGES` are released at once (``release``:
+    Laplace, L1 sensitivity the number of columns). Post-processing: each released count is
+    lowered by the noise floor ``b log(n_counts)`` (b the Laplace scale: about the largest of
+    the noise values alone) and clipped at 0; the bounds are the outer edges of the bins holding
+    the :data:`BOUNDS_QUANTILES` of what remains. A column whose released mass is all below the
+    floor gets the whole grid.
+
+    Parameters
+    ----------
+    X : ndarray of shape (n_samples, n_columns), dtype=float64
+        The columns whose bounds are released (numeric features, the target).
+    release : LedgerEntry
+        ``plan.bounds``.
+    noise, ledger
+        As the mechanisms'.
+
+    Returns
+    -------
+    bounds : ndarray of shape (n_features, 2), dtype=float64
+        ``lower < upper``, both edges of the grid.
+    """
+    counts = bounds_histograms(X)
+    released = laplace_mechanism(counts.reshape(1, -1), epsilon=release.epsilon,
+                                 sensitivity=release.sensitivity, noise=noise, ledger=ledger,
+                                 scope={"group": release.group, "tree": release.tree,
+                                        "level": release.level}).reshape(counts.shape)
+    floor = noise_scale(release) * math.log(counts.size)
+    mass = np.maximum(released - floor, 0.0)
+    cumulative = np.cumsum(mass, axis=1)
+    bounds = np.empty((X.shape[1], 2))
+    for f in range(X.shape[1]):
+        total = cumulative[f, -1]
+        if not total > 0:
+            bounds[f] = BOUNDS_EDGES[0], BOUNDS_EDGES[-1]
+            continue
+        low, high = (np.searchsorted(cumulative[f], q * total) for q in BOUNDS_QUANTILES)
+        bounds[f] = BOUNDS_EDGES[low], BOUNDS_EDGES[max(high, low) + 1]
+    return bounds
+
+
 def initial_binner(X, bounds, numeric, max_bins, plan, noise, ledger):
     """The binner of a fit: the equal-width grid (the Hessian sketch's fine grid with
     ``plan.hessian_sketches``), or with ``plan.sketch`` the quantile sketch's thresholds.
@@ -168,7 +237,7 @@ def initial_binner(X, bounds, numeric, max_bins, plan, noise, ledger):
     X : ndarray of shape (n_samples, n_features), dtype=float64
         The training records (read only by the sketch's release).
     bounds : ndarray of shape (n_features, 2)
-        Public bounds (categorical rows ``(-0.5, n_categories - 0.5)``).
+        Public or released bounds (categorical rows ``(-0.5, n_categories - 0.5)``).
     numeric : ndarray of int
         Indices of the numeric features.
     max_bins : int

@@ -101,10 +101,14 @@ PARAMETERS = """
         GLC (Sec. 3.1): clip leaf values of the tree at ensemble position t_e to
         ``+-(1 - eta)^t_e`` before noise, so their sensitivity is ``min(1 / (1 + lambda),
         2 (1 - eta)^t_e)`` (Corollary 2). For SEQ and PARA the position is the tree index.
-    feature_bounds : array-like of shape (n_features, 2) or (2,), default=None
-        Public ``(lower, upper)`` of each feature; values outside are clipped. None: read from
-        the data with a :class:`PrivacyLeakWarning` (not private). Rows of categorical features
-        are ignored (set to ``(-0.5, n_categories - 0.5)``).
+    feature_bounds : array-like of shape (n_features, 2) or (2,), "private" or None, default=None
+        Public ``(lower, upper)`` of each feature; values outside are clipped. ``"private"``:
+        released by the fit from the data at 10 % of ``epsilon`` (a Laplace histogram of every
+        numeric feature on a public log grid from 1e-6 to 1e12 in magnitude, 8 bins per decade;
+        the bounds are the outer edges of its 0.5 % and 99.5 % quantiles after the noise floor;
+        an entry of ``privacy_ledger_`` with tree -1, level -1). None: read from the data with a
+        :class:`PrivacyLeakWarning` (not private). Rows of categorical features are ignored (set
+        to ``(-0.5, n_categories - 0.5)``).
     categorical_features : None, "from_dtype", array-like of int, str or bool, default=None
         Categorical columns, as scikit-learn's HistGradientBoosting: indices, names, a boolean
         mask, or ``"from_dtype"`` (a DataFrame's ``category`` and string columns). A value is
@@ -196,8 +200,10 @@ REGRESSOR = ("""Differentially private gradient-boosted trees for regression.
     clipped to ``target_bounds`` (post-processing). The defaults are dpboost's best
     configuration, as the classifier's with learning rate 0.1; :meth:`dpboost_paper` gives
     DPBoost's setting (Li et al. 2020).
-""" + PARAMETERS.replace("{extra}", """target_bounds : tuple of float, default=None
-        Public ``(lower, upper)`` of the target. None: read from ``y`` with a PrivacyLeakWarning.""")
+""" + PARAMETERS.replace("{extra}", """target_bounds : tuple of float, "private" or None, default=None
+        Public ``(lower, upper)`` of the target. ``"private"``: released by the fit as the
+        numeric features' with ``feature_bounds="private"`` (in the same release: 10 % of
+        ``epsilon``). None: read from ``y`` with a PrivacyLeakWarning.""")
         + ATTRIBUTES + """    target_bounds_ : tuple of float
         The target bounds used.
 

@@ -83,8 +83,8 @@ class _BaseDPGB(BaseEstimator):
             if plan is None:
                 plan = plan_fit(params, loss, y_scaled.shape[1], inputs.numeric.size)
                 fit_id = self._reserve(plan)
-            forest, ledger, filtered = train(X, y_scaled, inputs, loss, params, plan,
-                                             n_threads(self.n_jobs), fit_id)
+            forest, ledger, filtered, released = train(X, y_scaled, inputs, loss, params, plan,
+                                                       n_threads(self.n_jobs), fit_id)
         except BaseException:
             if fit_id is not None and self.accountant is not None:
                 self.accountant.release(fit_id)
@@ -92,9 +92,10 @@ class _BaseDPGB(BaseEstimator):
         if self.accountant is not None:
             self.accountant.commit(fit_id, ledger.entries)
         # Fitted attributes are set only now: a fit that raised leaves nothing half-fitted.
-        for name, value in inputs.target.items():
+        for name, value in {**inputs.target, **released}.items():
             setattr(self, name, value)
-        self.feature_bounds_ = inputs.feature_bounds
+        # The grid's bounds: the public ones, or those released with feature_bounds="private".
+        self.feature_bounds_ = np.column_stack([forest.binner.lower, forest.binner.upper])
         self.categories_ = inputs.categories
         self._forest = forest
         self.privacy_ledger_ = ledger.entries
@@ -339,7 +340,7 @@ class DPGBRegressor(RegressorMixin, _BaseDPGB):
     __doc__ = REGRESSOR
 
     _parameter_constraints = {**_BaseDPGB._parameter_constraints,
-                              "target_bounds": ["array-like", None]}
+                              "target_bounds": ["array-like", StrOptions({"private"}), None]}
 
     def __init__(self, *, epsilon=1.0, delta=1e-5, n_estimators=100, max_depth=6,
                  learning_rate=0.1, l2_regularization=1.0, max_bins=32, trees_per_ensemble=50,

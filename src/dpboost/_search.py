@@ -61,6 +61,12 @@ def zcdp_epsilon(rho, delta):
     return float(accountant.get_epsilon(delta))
 
 
+def _public(value, missing_ok=False):
+    """Whether a public-input parameter is given as values (not ``"private"``, not None unless
+    ``missing_ok``)."""
+    return not isinstance(value, str) and (missing_ok or value is not None)
+
+
 def _largest_rho(epsilon_of, epsilon):
     """The largest rho with ``epsilon_of(rho) <= epsilon`` (increasing), by bisection in log
     space to a relative 1e-9."""
@@ -207,7 +213,8 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
                  "split_candidates 'uniform' or 'hessian'":
                      p["split_candidates"] in ("uniform", "hessian"),
                  "public classes or target_bounds":
-                     p.get("classes", p.get("target_bounds")) is not None}
+                     _public(p.get("classes", p.get("target_bounds"))),
+                 "feature_bounds not 'private'": _public(p["feature_bounds"], missing_ok=True)}
         broken = [rule for rule, holds in rules.items() if not holds]
         if broken:
             raise ValueError(f"estimator must have {', '.join(broken)}: a trial must be a "

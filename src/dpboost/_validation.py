@@ -66,7 +66,7 @@ PARAMETER_CONSTRAINTS = {
     "budget_allocation": [StrOptions({"eoe", "sequential", "parallel"})],
     "gradient_filtering": ["boolean"],
     "leaf_clipping": ["boolean"],
-    "feature_bounds": ["array-like", None],
+    "feature_bounds": ["array-like", StrOptions({"private"}), None],
     "categorical_features": ["array-like", StrOptions({"from_dtype"}), None],
     "categories": [dict, None],
     "random_state": ["random_state", np.random.Generator, NoiseSource],
@@ -535,14 +535,18 @@ def encode_targets(y, target_bounds):
     -------
     keep : ndarray of shape (n_samples,), dtype=bool
     y_scaled : ndarray of shape (n_kept, 1), dtype=float64
+        With ``target_bounds="private"`` the targets unscaled (``+-inf`` included): the fit
+        releases the bounds, then scales.
     target : dict
-        ``{"target_bounds_": (lower, upper)}``.
+        ``{"target_bounds_": (lower, upper)}`` (``"private"`` until the fit releases them).
     derived : tuple of str
     """
     y = float_cells(y)
     keep = ~np.isnan(y)
     y = y[keep]
     derived = ()
+    if isinstance(target_bounds, str):  # "private": released by the fit, which scales y then
+        return keep, y[:, None], {"target_bounds_": "private"}, derived
     if target_bounds is None:
         finite = y[np.isfinite(y)]
         lower, upper = ((float(finite.min()), float(finite.max())) if finite.size
@@ -556,7 +560,8 @@ def encode_targets(y, target_bounds):
 
 def resolve_feature_bounds(X, feature_bounds, categories):
     """The bounds of a fit: ``feature_bounds`` checked, or read from ``X`` with a
-    PrivacyLeakWarning (if any feature is numeric); categorical rows set from the lists.
+    PrivacyLeakWarning (if any feature is numeric), or NaN for the numeric rows with
+    ``"private"`` (the fit releases them); categorical rows set from the lists.
 
     Returns
     -------
@@ -571,6 +576,15 @@ def resolve_feature_bounds(X, feature_bounds, categories):
         column, never a value).
     """
     derived = ()
+    for j, values in categories.items():
+        if values.size == 0:
+            raise ValueError(f"categories of column {j} is empty: a categorical feature needs "
+                             "at least one public category.")
+    if isinstance(feature_bounds, str):  # "private": released by the fit; NaN until then
+        bounds = np.full((X.shape[1], 2), np.nan)
+        for j, values in categories.items():
+            bounds[j] = (-0.5, values.size - 0.5)
+        return bounds, derived
     if feature_bounds is None:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", RuntimeWarning)  # an all-missing column
@@ -594,9 +608,6 @@ def resolve_feature_bounds(X, feature_bounds, categories):
     else:
         bounds = check_feature_bounds(feature_bounds, X.shape[1]).copy()
     for j, values in categories.items():
-        if values.size == 0:
-            raise ValueError(f"categories of column {j} is empty: a categorical feature needs "
-                             "at least one public category.")
         # One code per category; the grid puts each in its own bin when n <= max_bins.
         bounds[j] = (-0.5, values.size - 0.5)
     return check_feature_bounds(bounds, X.shape[1]), derived
