@@ -1,66 +1,70 @@
-"""The private sketches (quantile sketch: fine histograms, thresholds from released counts,
-binning on them; adaptive Hessian sketch: candidate boundaries from released Hessian sums) and
-the categorical features' candidate boundaries.
-
-(The equal-width grid's kernel is tested in test_kernels.py.)
-"""
+"""Binning, ``_binning``: the equal-width grid inside public bounds (against a naive reference),
+binning on given thresholds, and codes that do not depend on the data."""
 
 import numpy as np
 import pytest
 
-from dpboost import DPGBClassifier, DPGBRegressor
 from dpboost._binning import BoundsBinner
-from dpboost._budget import HESSIAN_SKETCH_ROUNDS, SKETCH_SHARE, plan_budget
-from dpboost._candidates import (
-    HESSIAN_SKETCH_BINS,
-    SKETCH_UNIFORM_SHARE,
-    category_boundaries,
-    fine_histograms,
-    hessian_sketch_boundaries,
-    sketch_thresholds,
-)
 
 
-def test_fine_histograms_match_numpy_and_one_record_moves_one_bin_per_feature():
+def _naive_bins(X, bounds, max_bins):
+    lower, upper = bounds[:, 0], bounds[:, 1]
+    t = (X - lower) * (max_bins / (upper - lower))
+    codes = np.clip(np.floor(np.nan_to_num(t, nan=0.0)), 0, max_bins - 1)
+    return np.where(np.isnan(X), max_bins, codes).astype(np.uint8)
+
+
+@pytest.fixture
+def bounded_data():
+    """Normal features at four scales; the bounds clip some values of each."""
     rng = np.random.default_rng(0)
-    X = rng.normal(0.0, 2.0, size=(1000, 3))
-    X[::7, 1] = np.nan
-    lower, upper = np.array([-3.0, -1.0, 0.0]), np.array([3.0, 4.0, 1.0])
-    counts = fine_histograms(X, lower, upper, 40)
-    for f in range(3):
-        column = X[:, f][~np.isnan(X[:, f])]
-        # values outside the bounds are clipped into the end bins; NaN is not counted
-        clipped = np.clip(column, lower[f], np.nextafter(upper[f], -np.inf))
-        expected, _ = np.histogram(clipped, bins=40, range=(lower[f], upper[f]))
-        np.testing.assert_array_equal(counts[f], expected)
-    # add/remove one record: every feature's histogram moves by 1 in one bin (L1 = n_features)
-    added = fine_histograms(np.vstack([X, [[0.5, 10.0, -np.inf]]]), lower, upper, 40)
-    assert np.abs(added - counts).sum() == 3
-    assert (np.abs(added - counts).sum(axis=1) == 1).all()
+    X = rng.normal(size=(500, 4)) * [1, 10, 0.1, 3]
+    bounds = np.array([[-2, 2], [-15, 25], [-0.3, 0.1], [0, 1]], dtype=float)
+    return X, bounds
 
 
-def test_sketch_thresholds_follow_the_quantiles_of_the_released_counts():
-    n_fine, max_bins = 256, 16
-    # counts of an exponential distribution on [0, 8]
-    edges = np.linspace(0, 8, n_fine + 1)
-    mass = np.diff(-np.exp(-edges))
-    counts = np.vstack([mass / mass.sum() * 1e6, np.full(n_fine, 10.0)])
-    lower, upper = np.zeros(2), np.array([8.0, 1.0])
-    t = sketch_thresholds(counts, lower, upper, max_bins)
-    assert t.shape == (2, max_bins - 1)
-    assert (np.diff(t, axis=1) > 0).all() and (t > lower[:, None]).all()
-    assert (t < upper[:, None]).all()
-    # the CDF of the mixture (1 - s) Exp + s Uniform at each threshold is (b + 1) / max_bins
-    s = SKETCH_UNIFORM_SHARE
-    cdf = (1 - s) * (1 - np.exp(-t[0])) / mass.sum() + s * t[0] / 8.0
-    np.testing.assert_allclose(cdf, np.arange(1, max_bins) / max_bins, atol=2e-3)
-    # uniform counts give the equal-width grid
-    np.testing.assert_allclose(t[1], BoundsBinner([[0.0, 1.0]], max_bins).thresholds()[0])
+@pytest.mark.parametrize("max_bins", [2, 7, 32, 255])
+def test_binning_matches_naive_and_clips(bounded_data, max_bins):
+    X, bounds = bounded_data
+    X = np.vstack([X, np.full(4, np.nan), [-np.inf, np.inf, np.nan, 0.5],
+                   bounds[:, 0] - 5, bounds[:, 1] + 5, bounds[:, 0], bounds[:, 1]])
+    binner = BoundsBinner(bounds, max_bins)
+    for order in "FC":
+        got = binner.transform(X, order=order)
+        assert got.dtype == np.uint8
+        assert got.flags[f"{order}_CONTIGUOUS"]
+        np.testing.assert_array_equal(got, _naive_bins(X, bounds, max_bins))
+    got = binner.transform(X)
+    # Out-of-bounds values (infinities too) are clipped into the first and the last bin; NaN gets
+    # the missing code max_bins.
+    assert (got[-4] == 0).all() and (got[-3] == max_bins - 1).all()
+    assert (got[-6] == max_bins).all() and list(got[-5, :3]) == [0, max_bins - 1, max_bins]
+    assert (got[-2] == 0).all() and (got[-1] == max_bins - 1).all()
 
 
-def test_sketch_of_only_negative_noise_is_the_grid():
-    t = sketch_thresholds(-np.ones((1, 64)), np.array([2.0]), np.array([6.0]), 8)
-    np.testing.assert_allclose(t, BoundsBinner([[2.0, 6.0]], 8).thresholds())
+def test_thresholds_are_bin_edges(bounded_data):
+    _, bounds = bounded_data
+    binner = BoundsBinner(bounds, 8)
+    t = binner.thresholds()
+    assert t.shape == (4, 7)
+    # A value just below threshold b is in bin b (goes left of candidate b), just above it in
+    # bin b + 1; "just" is a relative 1e-9 because codes and thresholds round differently.
+    for f in range(4):
+        for b in range(7):
+            x = np.zeros((2, 4))
+            eps = 1e-9 * (1 + abs(t[f, b]))
+            x[:, f] = [t[f, b] - eps, t[f, b] + eps]
+            codes = binner.transform(x)[:, f]
+            assert codes[0] <= b < codes[1]
+
+
+def test_bin_edges_do_not_depend_on_data():
+    # docs/privacy.md, rule 1: the grid is a function of public bounds only; D and D' bin identically.
+    rng = np.random.default_rng(1)
+    D = rng.uniform(-1, 1, size=(100, 3))
+    D_prime = np.vstack([D, [[0.99, -0.99, 1e6]]])
+    binner = BoundsBinner(np.tile([-1.0, 1.0], (3, 1)), 16)
+    np.testing.assert_array_equal(binner.transform(D), binner.transform(D_prime)[:100])
 
 
 def test_binning_on_thresholds_counts_thresholds_at_or_below():
@@ -78,239 +82,3 @@ def test_binning_on_thresholds_counts_thresholds_at_or_below():
     np.testing.assert_array_equal(binned[6], 0)
     np.testing.assert_array_equal(binned[7], 7)
     np.testing.assert_array_equal(binner.thresholds(), thresholds)
-
-
-@pytest.mark.parametrize("delta", [0.0, 1e-5])
-def test_plan_with_sketch(delta):
-    common = {"n_estimators": 6, "max_depth": 3, "learning_rate": 0.1, "l2_regularization": 0.1,
-              "budget_allocation": "sequential", "trees_per_ensemble": 6, "leaf_clipping": True,
-              "delta": delta, "leaf_noise": "gaussian" if delta else "laplace"}
-    plan = plan_budget(epsilon=2.0, sketch_features=5, **common)
-    sketch = plan.entries[0]
-    assert (sketch.mechanism, sketch.epsilon, sketch.sensitivity) == (
-        "laplace", SKETCH_SHARE * 2.0, 5.0)
-    assert (sketch.group, sketch.tree) == (-1, -1)
-    assert 2.0 - 1e-3 <= plan.epsilon <= 2.0
-    without = plan_budget(epsilon=2.0, **common)
-    assert len(without.entries) == len(plan.entries) - 1
-    # the trees share what the sketch leaves
-    assert plan.trees[0].epsilon_level < without.trees[0].epsilon_level
-    if not delta:
-        assert plan.trees[0].epsilon_leaf * 6 * 2 == pytest.approx(2.0 * (1 - SKETCH_SHARE))
-    assert plan_budget(epsilon=np.inf, sketch_features=5, **common).entries[0].mechanism == "exact"
-
-
-@pytest.mark.parametrize("estimator", ["classifier", "regressor"])
-@pytest.mark.parametrize("delta", [0.0, 1e-5])
-def test_fitted_ledger_equals_plan_with_sketch(estimator, delta):
-    rng = np.random.default_rng(2)
-    X = rng.exponential(1.0, size=(400, 3))
-    params = {"epsilon": 1.0, "delta": delta, "n_estimators": 4, "max_depth": 2,
-              "split_candidates": "sketch", "feature_bounds": (0, 20), "random_state": 0,
-              "categorical_features": [2], "categories": {2: [0.0, 1.0]}}
-    X[:, 2] = rng.integers(0, 2, size=400)
-    if estimator == "classifier":
-        est = DPGBClassifier.dpboost_paper(classes=[0, 1], **params)
-        est.fit(X, (X[:, 0] > 1).astype(int))
-    else:
-        est = DPGBRegressor.dpboost_paper(target_bounds=(0, 20), **params).fit(X, X[:, 0])
-    plan = plan_budget(epsilon=1.0, n_estimators=4, max_depth=2, learning_rate=0.1,
-                       l2_regularization=0.1, budget_allocation="eoe", trees_per_ensemble=50,
-                       leaf_clipping=True, delta=delta, sketch_features=2)  # the categorical column is not sketched
-    assert est.privacy_ledger_ == plan.entries
-    assert est.privacy_spent_ == plan.epsilon <= 1.0
-
-
-def _skewed_fits(split_candidates, upper):
-    """Amounts packed near 0 inside generous public bounds ``(0, upper)``: the grid wastes almost
-    every candidate; a sketch at epsilon 1 should find the signal at x = 0.3. The exponential
-    mechanism picks the splits, so the candidates' placement is what matters. Returns the grid
-    model's accuracy, the sketched model and its accuracy."""
-    rng = np.random.default_rng(3)
-    X = rng.exponential(0.3, size=(20_000, 2))
-    y = (X[:, 0] > 0.3).astype(int)
-    params = {"epsilon": 1.0, "feature_bounds": (0, upper), "classes": [0, 1],
-              "n_estimators": 20, "max_depth": 2, "split_selection": "exponential",
-              "random_state": 0}
-    grid = DPGBClassifier(split_candidates="uniform", **params).fit(X, y)
-    sketched = DPGBClassifier(split_candidates=split_candidates, **params).fit(X, y)
-    return grid.score(X, y), sketched, sketched.score(X, y)
-
-
-def test_sketch_puts_candidates_where_the_data_is():
-    # seeds 0-2: 0.993-0.997 with the sketch, the majority rate 0.627 on the grid
-    grid_score, sketch, score = _skewed_fits("sketch", 100)
-    assert score > 0.95 > 0.7 > grid_score
-    thresholds = sketch._forest.binner.thresholds()
-    assert (thresholds[:, :16] < 2.0).all()  # half of the candidates below 2 % of the range
-
-
-def test_sketched_model_round_trips_through_json_and_reports_the_sketch():
-    rng = np.random.default_rng(4)
-    X = rng.exponential(1.0, size=(500, 3))
-    clf = DPGBClassifier.dpboost_paper(epsilon=2.0, split_candidates="sketch",
-                                       feature_bounds=(0, 30),
-                                       classes=[0, 1], n_estimators=5, max_depth=3, random_state=0)
-    clf.fit(X, (X[:, 0] > 1).astype(int))
-    loaded = DPGBClassifier.from_json(clf.to_json())
-    np.testing.assert_array_equal(loaded._forest.binner.thresholds(), clf._forest.binner.thresholds())
-    # rows on and next to the released thresholds bin the same way after loading
-    probe = np.repeat(clf._forest.binner.thresholds()[:, :8].T, 2, axis=0)
-    probe[1::2] = np.nextafter(probe[1::2], -np.inf)
-    np.testing.assert_array_equal(loaded.predict_proba(probe), clf.predict_proba(probe))
-    np.testing.assert_array_equal(loaded.predict_proba(X), clf.predict_proba(X))
-    report = clf.privacy_report()
-    assert "over 5 trees in 1 sequentially composed groups, and the split-candidate sketch" in report
-
-
-def test_hessian_sketch_boundaries_split_the_released_weight_into_equal_quantiles():
-    n_fine, n_candidates = 255, 15
-    rng = np.random.default_rng(5)
-    weights = np.vstack([rng.exponential(1.0, n_fine) * np.exp(-np.arange(n_fine) / 20.0),
-                         np.full(n_fine, 3.0), -np.ones(n_fine)])
-    boundaries = hessian_sketch_boundaries(weights, n_candidates)
-    for f, b in enumerate(boundaries):
-        assert b.dtype == np.int64 and (np.diff(b) > 0).all()
-        assert 0 <= b[0] and b[-1] <= n_fine - 2
-        # weight left of boundary b (bins <= b) of the mixture with uniform mass: k / (K + 1)
-        density = np.maximum(weights[f], 0.0)
-        density = (density / density.sum() if density.sum() > 0 else np.full(n_fine, 1 / n_fine))
-        cdf = np.cumsum((1 - SKETCH_UNIFORM_SHARE) * density + SKETCH_UNIFORM_SHARE / n_fine)
-        if b.size == n_candidates:
-            quantiles = np.arange(1, n_candidates + 1) / (n_candidates + 1)
-            # nearest boundary: off by at most half a fine bin's weight
-            half_bin = np.maximum(np.diff(cdf, prepend=0.0)[b], np.diff(cdf)[b]) / 2 + 1e-12
-            assert (np.abs(cdf[b] - quantiles) <= half_bin + 1e-12).all()
-    # heavy weight near 0: most candidates there; flat or all-negative weight: the even grid
-    assert (boundaries[0] < 60).sum() >= 10
-    expected = np.rint(np.arange(1, n_candidates + 1) * n_fine / (n_candidates + 1)) - 1
-    np.testing.assert_array_equal(boundaries[1], expected)
-    np.testing.assert_array_equal(boundaries[2], expected)
-
-
-def test_hessian_sketch_merges_candidates_inside_one_heavy_bin():
-    weights = np.ones((1, 255))
-    weights[0, 100] = 1e6  # one fine bin holds almost all the weight
-    (b,) = hessian_sketch_boundaries(weights, 31)
-    assert b.size < 31 and (np.diff(b) > 0).all()
-    assert {99, 100} <= set(b.tolist())  # the heavy bin is isolated on both sides
-
-
-@pytest.mark.parametrize("n_categories, n_bins", [(3, 32), (7, 255), (32, 32), (40, 32), (2, 2)])
-def test_category_boundaries_separate_exactly_the_categories(n_categories, n_bins):
-    binner = BoundsBinner([[0.0, 1.0], [-0.5, n_categories - 0.5]], n_bins)
-    b = category_boundaries(binner, 1, n_categories)
-    codes = np.column_stack([np.zeros(n_categories), np.arange(n_categories)])
-    bins = binner.transform(codes)[:, 1].astype(int)
-    assert (np.diff(b) > 0).all() and b.size == np.unique(bins).size - 1
-    # every boundary has a category on each side, and no two boundaries make the same split
-    sides = set()
-    for boundary in b:
-        left = bins <= boundary
-        assert left.any() and not left.all()
-        assert bins[left].max() <= boundary < bins[~left].min()
-        sides.add(tuple(left))
-    assert len(sides) == b.size
-    if n_categories <= n_bins:
-        assert b.size == n_categories - 1
-
-
-@pytest.mark.parametrize("split_selection", ["exponential", "random", "cyclical"])
-def test_categorical_splits_fall_between_categories(split_selection):
-    rng = np.random.default_rng(6)
-    X = np.column_stack([rng.integers(0, 4, 3000), rng.normal(size=3000)]).astype(float)
-    y = (X[:, 0] == 2).astype(int)
-    clf = DPGBClassifier.dpboost_paper(
-        epsilon=2.0, delta=1e-5, leaf_noise="gaussian", n_estimators=20, max_depth=3,
-        budget_allocation="sequential", feature_bounds=(-3, 3), classes=[0, 1],
-        categorical_features=[0], categories={0: [0.0, 1.0, 2.0, 3.0]},
-        split_selection=split_selection, random_state=0).fit(X, y)
-    allowed = category_boundaries(clf._forest.binner, 0, 4)
-    on_category = clf._forest.split_feature == 0
-    # random: a feature uniformly, then one of its candidates (about half of the 140 nodes)
-    assert on_category.sum() >= (50 if split_selection == "random" else 20)
-    assert np.isin(clf._forest.split_bin[on_category], allowed).all()
-
-
-@pytest.mark.parametrize("delta", [0.0, 1e-5])
-def test_plan_with_hessian_sketch(delta):
-    common = {"n_estimators": 10, "max_depth": 3, "learning_rate": 0.1, "l2_regularization": 0.1,
-              "budget_allocation": "sequential", "trees_per_ensemble": 10, "leaf_clipping": True,
-              "delta": delta, "leaf_noise": "gaussian" if delta else "laplace",
-              "hessian_bound": 0.25, "n_outputs": 2}
-    plan = plan_budget(epsilon=2.0, hessian_sketch_features=4, hessian_sketch_rounds=3, **common)
-    assert plan.hessian_sketch_trees == (0, 3, 6)
-    sketches = plan.entries[:6]
-    assert plan.hessian_sketches == tuple(sketches)
-    assert [(e.group, e.tree, e.level) for e in sketches] == [(-2 - i, -1, i) for i in range(6)]
-    if delta:
-        assert {(e.mechanism, e.sensitivity) for e in sketches} == {("gaussian", 0.25 * 2.0)}
-        # each release is a Gaussian of zCDP rho_s = 1 / (2 sigma^2); together they hold
-        # SKETCH_SHARE of the zCDP budget, the 2 x 10 sequential trees the rest
-        rho_sketch = 6 / (2 * sketches[0].noise_multiplier**2)
-        tree = plan.trees[0]
-        rho_tree = (3 * tree.epsilon_level**2 / 8 + 1 / (2 * tree.leaf_noise_multiplier**2))
-        assert rho_sketch / (rho_sketch + 20 * rho_tree) == pytest.approx(SKETCH_SHARE)
-        assert 2.0 - 1e-3 <= plan.epsilon <= 2.0
-    else:
-        assert {(e.mechanism, e.sensitivity) for e in sketches} == {("laplace", 0.25 * 4)}
-        assert sum(e.epsilon for e in sketches) == pytest.approx(SKETCH_SHARE * 2.0)
-        assert plan.epsilon <= 2.0
-    inf = plan_budget(epsilon=np.inf, hessian_sketch_features=4, hessian_sketch_rounds=3,
-                      **common)
-    assert {e.mechanism for e in inf.hessian_sketches} == {"exact"}
-
-
-@pytest.mark.parametrize("estimator", ["classifier", "regressor"])
-@pytest.mark.parametrize("delta", [0.0, 1e-5])
-def test_fitted_ledger_equals_plan_with_hessian_sketch(estimator, delta):
-    rng = np.random.default_rng(7)
-    X = rng.exponential(1.0, size=(400, 3))
-    X[:, 2] = rng.integers(0, 2, size=400)
-    params = {"epsilon": 1.0, "delta": delta, "n_estimators": 10, "max_depth": 2,
-              "split_candidates": "hessian", "feature_bounds": (0, 20), "random_state": 0,
-              "categorical_features": [2], "categories": {2: [0.0, 1.0]},
-              "budget_allocation": "sequential"}
-    if estimator == "classifier":
-        est = DPGBClassifier.dpboost_paper(classes=[0, 1], loss="logistic", **params)
-        est.fit(X, (X[:, 0] > 1).astype(int))
-    else:
-        est = DPGBRegressor.dpboost_paper(target_bounds=(0, 20), **params).fit(X, X[:, 0])
-    plan = plan_budget(epsilon=1.0, n_estimators=10, max_depth=2, learning_rate=0.1,
-                       l2_regularization=0.1, budget_allocation="sequential",
-                       trees_per_ensemble=50, leaf_clipping=True, delta=delta,
-                       hessian_bound=0.25 if estimator == "classifier" else 1.0,
-                       hessian_sketch_features=2,  # the categorical column is not sketched
-                       hessian_sketch_rounds=HESSIAN_SKETCH_ROUNDS
-                       if estimator == "classifier" else 1)
-    assert est.privacy_ledger_ == plan.entries
-    assert est.privacy_spent_ == plan.epsilon <= 1.0
-    assert len(plan.hessian_sketches) == (5 if estimator == "classifier" else 1)
-    assert est._forest.binner.max_bins == HESSIAN_SKETCH_BINS
-    # categorical splits only between the two categories
-    assert np.isin(est._forest.split_bin[est._forest.split_feature == 2],
-                   category_boundaries(est._forest.binner, 2, 2)).all()
-
-
-def test_hessian_sketch_puts_candidates_where_the_data_is():
-    # Bounds 20: the fine grid has 255 bins, so 0.3 is a fine boundary's 0.31, while the 32-bin
-    # grid's first candidate is 0.625. The Hessian weight follows the records here.
-    grid_score, hessian, score = _skewed_fits("hessian", 20)
-    assert score > 0.95 > 0.8 > grid_score
-    # the first trees' roots split x0 near 0.3 (fine boundary 3); the grid cannot
-    assert (hessian._forest.split_feature[:5, 0] == 0).all()
-    assert (np.abs(hessian._forest.split_bin[:5, 0].astype(int) - 3) <= 4).all()
-
-
-def test_hessian_sketched_model_round_trips_through_json():
-    rng = np.random.default_rng(8)
-    X = rng.exponential(1.0, size=(500, 3))
-    X[::9, 1] = np.nan
-    clf = DPGBClassifier(epsilon=2.0, split_candidates="hessian",
-                                     feature_bounds=(0, 30), classes=[0, 1], n_estimators=10,
-                                     max_depth=3, random_state=0)
-    clf.fit(X, (X[:, 0] > 1).astype(int))
-    loaded = DPGBClassifier.from_json(clf.to_json())
-    assert loaded._forest.binner.max_bins == HESSIAN_SKETCH_BINS
-    np.testing.assert_array_equal(loaded.predict_proba(X), clf.predict_proba(X))
-    assert "5 releases of the split-candidate sketch (tree -1)" in clf.privacy_report()

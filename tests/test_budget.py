@@ -1,37 +1,44 @@
-"""The planner: budgets of Algorithms 1 and 2, sensitivities, and ledger == plan <= epsilon."""
+"""The planner, ``_budget``: budgets of Algorithms 1 and 2 and of the sketches, sensitivities,
+refused plans, and ledger == plan <= epsilon for every kind of fit."""
 
-import inspect
-import logging
 import math
 
 import numpy as np
 import pytest
 
+import dpboost._boosting as boosting_module
 from dpboost import DPGBClassifier, DPGBRegressor
-from dpboost._accounting import amplify_pure, compose_pure, compose_rdp, deamplify_pure
+from dpboost._accounting import compose_pure, compose_rdp
 from dpboost._budget import (
+    HESSIAN_SKETCH_ROUNDS,
+    SKETCH_SHARE,
     gain_sensitivity,
     leaf_clip_bound,
     leaf_sensitivity,
     plan_budget,
 )
+from dpboost._candidates import HESSIAN_SKETCH_BINS, category_boundaries
 
 
-def _plan(**kw):
-    params = dict(epsilon=1.0, n_estimators=12, max_depth=3, learning_rate=0.1,
-                  l2_regularization=0.1, budget_allocation="eoe", trees_per_ensemble=5,
-                  leaf_clipping=True)
-    params.update(kw)
-    return plan_budget(**params)
+def _fitted(estimator, X, bounds, loss="square", **params):
+    """``dpboost_paper(**params)`` fitted on ``X`` with ``feature_bounds=bounds``: the
+    classifier (classes 0, 1; ``loss`` is its alone) on x0 above its median, or the regressor on
+    x0 with ``target_bounds=bounds``. The ledger does not depend on the labels."""
+    if estimator == "classifier":
+        labels = (X[:, 0] > np.median(X[:, 0])).astype(int)
+        return DPGBClassifier.dpboost_paper(classes=[0, 1], loss=loss, feature_bounds=bounds,
+                                            **params).fit(X, labels)
+    return DPGBRegressor.dpboost_paper(target_bounds=bounds, feature_bounds=bounds,
+                                       **params).fit(X, X[:, 0])
 
 
 @pytest.mark.parametrize("strategy", ["eoe", "sequential", "parallel"])
 @pytest.mark.parametrize("epsilon", [0.1, 1 / 3, 7.3, 1.0])
 @pytest.mark.parametrize("n_estimators, trees_per_ensemble", [(12, 5), (7, 7), (3, 50)])
 def test_plan_spends_the_budget_and_never_more(strategy, epsilon, n_estimators,
-                                               trees_per_ensemble):
-    plan = _plan(epsilon=epsilon, n_estimators=n_estimators, budget_allocation=strategy,
-                 trees_per_ensemble=trees_per_ensemble)
+                                               trees_per_ensemble, make_plan):
+    plan = make_plan(epsilon=epsilon, n_estimators=n_estimators, budget_allocation=strategy,
+                     trees_per_ensemble=trees_per_ensemble)
     assert plan.epsilon <= epsilon
     assert plan.epsilon == pytest.approx(epsilon, rel=1e-9)
     assert compose_pure(plan.entries) == plan.epsilon
@@ -40,68 +47,64 @@ def test_plan_spends_the_budget_and_never_more(strategy, epsilon, n_estimators,
 @pytest.mark.parametrize("strategy", ["eoe", "sequential", "parallel"])
 @pytest.mark.parametrize("epsilon", [1 / 3, 2.0, np.inf])
 @pytest.mark.parametrize("estimator", ["classifier", "regressor"])
-def test_fitted_ledger_equals_plan(strategy, epsilon, estimator):
+def test_fitted_ledger_equals_plan(strategy, epsilon, estimator, make_plan):
     rng = np.random.default_rng(0)
     X = rng.uniform(-1, 1, size=(200, 3))
-    common = dict(epsilon=epsilon, n_estimators=7, max_depth=2, budget_allocation=strategy,
-                  trees_per_ensemble=3, feature_bounds=(-1, 1), random_state=0)
-    if estimator == "classifier":
-        est = DPGBClassifier.dpboost_paper(classes=[0, 1], **common)
-        est.fit(X, (X[:, 0] > 0).astype(int))
-    else:
-        est = DPGBRegressor.dpboost_paper(target_bounds=(-1, 1), **common).fit(X, X[:, 1])
-    plan = _plan(epsilon=epsilon, n_estimators=7, max_depth=2, budget_allocation=strategy,
-                 trees_per_ensemble=3)
+    est = _fitted(estimator, X, (-1, 1), epsilon=epsilon, n_estimators=7, max_depth=2,
+                  budget_allocation=strategy, trees_per_ensemble=3, random_state=0)
+    plan = make_plan(epsilon=epsilon, n_estimators=7, max_depth=2, budget_allocation=strategy,
+                     trees_per_ensemble=3)
     assert est.privacy_ledger_ == plan.entries
     assert est.privacy_spent_ == plan.epsilon
     assert est.privacy_spent_ <= epsilon
 
 
-def test_algorithm_numbers():
+def test_algorithm_numbers(make_plan):
     eps, depth = 3.0, 4
-    eoe = _plan(epsilon=eps, n_estimators=120, trees_per_ensemble=50, max_depth=depth)
+    eoe = make_plan(epsilon=eps, n_estimators=120, trees_per_ensemble=50, max_depth=depth)
     tb = eoe.trees[0]
     assert tb.epsilon_level == pytest.approx(eps / 3 / (2 * depth))
     assert tb.epsilon_leaf == pytest.approx(eps / 3 / 2)
     assert [t.group for t in eoe.trees] == [t // 50 for t in range(120)]
     assert [t.position for t in eoe.trees] == [t % 50 for t in range(120)]
-    seq = _plan(epsilon=eps, n_estimators=10, budget_allocation="sequential", max_depth=depth)
+    seq = make_plan(epsilon=eps, n_estimators=10, budget_allocation="sequential",
+                    max_depth=depth)
     assert seq.trees[4].epsilon_leaf == pytest.approx(eps / 10 / 2)
     assert seq.record_shares is None and len({t.group for t in seq.trees}) == 10
-    para = _plan(epsilon=eps, n_estimators=10, budget_allocation="parallel", max_depth=depth)
+    para = make_plan(epsilon=eps, n_estimators=10, budget_allocation="parallel", max_depth=depth)
     assert para.trees[9].epsilon_leaf == pytest.approx(eps / 2)
     assert {t.group for t in para.trees} == {0}
 
 
-def test_one_vs_rest_outputs_compose_sequentially():
+def test_one_vs_rest_outputs_compose_sequentially(make_plan):
     # K outputs on the same records: each gets eps / K; output k's trees and groups follow k-1's.
-    plan = _plan(epsilon=3.0, n_estimators=12, trees_per_ensemble=5, n_outputs=3)
+    plan = make_plan(epsilon=3.0, n_estimators=12, trees_per_ensemble=5, n_outputs=3)
     assert len(plan.trees) == 36 and plan.epsilon == pytest.approx(3.0) and plan.epsilon <= 3.0
     assert [t.output for t in plan.trees] == [k for k in range(3) for _ in range(12)]
     assert len({t.group for t in plan.trees}) == 3 * 3
-    single = _plan(epsilon=1.0, n_estimators=12, trees_per_ensemble=5)
+    single = make_plan(epsilon=1.0, n_estimators=12, trees_per_ensemble=5)
     assert plan.trees[12].epsilon_leaf == pytest.approx(single.trees[0].epsilon_leaf)
     assert [t.position for t in plan.trees[24:]] == [t.position for t in single.trees]
 
 
-def test_record_shares():
+def test_record_shares(make_plan):
     eta, te = 0.1, 50
-    shares = _plan(learning_rate=eta, trees_per_ensemble=te).record_shares
+    shares = make_plan(learning_rate=eta, trees_per_ensemble=te).record_shares
     assert shares.sum() == pytest.approx(1.0, abs=1e-12)
     np.testing.assert_allclose(shares[1:] / shares[:-1], 1 - eta)
-    para = _plan(budget_allocation="parallel", n_estimators=6).record_shares
+    para = make_plan(budget_allocation="parallel", n_estimators=6).record_shares
     np.testing.assert_allclose(para, 0.5 ** np.arange(1, 7))
 
 
-def test_sensitivities():
+def test_sensitivities(make_plan):
     assert gain_sensitivity() == 3.0
     assert leaf_sensitivity(0.1) == pytest.approx(1 / 1.1)
     # Early in an ensemble Lemma 2 binds, late the clip does (Corollary 2).
     assert leaf_sensitivity(0.1, leaf_clip_bound(0, 0.1)) == pytest.approx(1 / 1.1)
     assert leaf_sensitivity(0.1, leaf_clip_bound(30, 0.1)) == pytest.approx(2 * 0.9**30)
-    plan = _plan(trees_per_ensemble=50, n_estimators=40, learning_rate=0.1)
+    plan = make_plan(trees_per_ensemble=50, n_estimators=40, learning_rate=0.1)
     assert plan.trees[30].leaf_sensitivity == pytest.approx(2 * 0.9**30)
-    assert _plan(leaf_clipping=False).trees[4].leaf_clip == math.inf
+    assert make_plan(leaf_clipping=False).trees[4].leaf_clip == math.inf
 
 
 def _gain(sum_left, n_left, sum_right, n_right, lam=0.1):
@@ -109,8 +112,8 @@ def _gain(sum_left, n_left, sum_right, n_right, lam=0.1):
 
 
 def test_lemma_1_gain_sensitivity_is_three_and_tight():
-    # The construction of docs/privacy.md, Split selection: n_L = 1e4, sum_L g = -1e4, add g = +1 on the right... and
-    # the worst of adding to either side.
+    # The construction of docs/privacy.md, Split selection: n_L = 1e4, sum_L g = -1e4, add
+    # g = +1 on the right... and the worst of adding to either side.
     worst = 0.0
     for n_left in [1, 10, 10_000]:
         base = _gain(-n_left, n_left, 0.0, 0)
@@ -130,91 +133,71 @@ def test_lemma_1_gain_sensitivity_is_three_and_tight():
         assert abs(_gain(g_l, n_l, g_r + g, n_r + 1) - base) <= 3.0
 
 
-def test_planner_reads_no_data():
-    assert set(inspect.signature(plan_budget).parameters) == {
-        "epsilon", "n_estimators", "max_depth", "learning_rate", "l2_regularization",
-        "budget_allocation", "trees_per_ensemble", "leaf_clipping", "n_outputs", "delta",
-        "leaf_noise", "hessian_bound", "split_selection", "subsample", "sketch_features",
-        "hessian_sketch_features", "hessian_sketch_rounds"}
-    assert _plan(epsilon=np.inf).epsilon == math.inf
-    assert {e.mechanism for e in _plan(epsilon=np.inf).entries} == {"argmax", "exact"}
+def test_planner_reads_no_data(binary, monkeypatch):
+    # The plan is a function of public inputs: fits on two datasets of one schema (other
+    # records, another size, one observed class) call the planner with the same arguments,
+    # each a scalar (no array could carry a record), and each fit's ledger is that plan. The
+    # spy sits where the boosting module looks the planner up.
+    calls = []
+    real = boosting_module.plan_budget
+
+    def spy(**kwargs):
+        calls.append((kwargs, real(**kwargs)))
+        return calls[-1][1]
+
+    monkeypatch.setattr(boosting_module, "plan_budget", spy)
+    X, y = binary
+    rng = np.random.default_rng(1)
+    other = rng.normal(0, 3, size=(500, X.shape[1]))
+    params = {"epsilon": 1.0, "n_estimators": 4, "max_depth": 2, "feature_bounds": (-1, 1),
+              "classes": [0, 1], "random_state": 0}  # the preset: RDP, Hessian sketch
+    ledgers = [DPGBClassifier(**params).fit(data, labels).privacy_ledger_
+               for data, labels in ((X, y), (other, np.zeros(500, dtype=int)))]
+    (first, plan), (second, _) = calls
+    assert first == second
+    assert all(np.isscalar(value) for value in first.values()), first
+    assert ledgers[0] == ledgers[1] == plan.entries
+
+
+def test_non_private_plan_is_argmax_and_exact(make_plan):
+    assert make_plan(epsilon=np.inf).epsilon == math.inf
+    assert {e.mechanism for e in make_plan(epsilon=np.inf).entries} == {"argmax", "exact"}
 
 
 # Renyi-DP accounting (delta > 0): calibration, ledger == plan, cross-checks.
 @pytest.mark.parametrize("leaf_noise", ["laplace", "gaussian"])
 @pytest.mark.parametrize("strategy", ["eoe", "sequential"])
 @pytest.mark.parametrize("epsilon, delta", [(0.5, 1e-6), (1.0, 1e-5), (4.0, 1e-5)])
-def test_rdp_plan_meets_the_target_within_1e_3(leaf_noise, strategy, epsilon, delta):
-    plan = _plan(epsilon=epsilon, delta=delta, leaf_noise=leaf_noise, budget_allocation=strategy)
+def test_rdp_plan_meets_the_target_within_1e_3(leaf_noise, strategy, epsilon, delta,
+                                               make_plan):
+    plan = make_plan(epsilon=epsilon, delta=delta, leaf_noise=leaf_noise,
+                     budget_allocation=strategy)
     assert epsilon - 1e-3 <= plan.epsilon <= epsilon
     assert compose_rdp(plan.entries, delta) == plan.epsilon
     kinds = {e.mechanism for e in plan.entries}
     assert kinds == {"exponential", leaf_noise}
 
 
-def _rho_of_tree(tb, depth):
-    return depth * tb.epsilon_level**2 / 8 + 1 / (2 * tb.leaf_noise_multiplier**2)
-
-
-def test_rdp_accounting_matches_dp_accounting_and_opendp():
-    import dp_accounting
-    import opendp.prelude as dp
-    from dp_accounting.rdp import RdpAccountant
-
-    depth, delta = 3, 1e-5
-    plan = _plan(epsilon=2.0, delta=delta, leaf_noise="gaussian", budget_allocation="sequential",
-                 n_estimators=12, max_depth=depth)
-    # dp-accounting, composed event by event, independently of compose_rdp's grouping
-    accountant = RdpAccountant()
-    for tb in plan.trees:
-        for _ in range(depth):
-            accountant.compose(dp_accounting.ZCDpEvent(tb.epsilon_level**2 / 8))
-        accountant.compose(dp_accounting.GaussianDpEvent(tb.leaf_noise_multiplier))
-    assert accountant.get_epsilon(delta) == pytest.approx(plan.epsilon, abs=0.01)
-    # OpenDP: its own privacy maps of the exponential mechanism (noisy max, Gumbel, zCDP) and of
-    # the Gaussian mechanism give each release's rho; zCDP composes by addition; OpenDP converts.
-    dp.enable_features("contrib")
-    tb = plan.trees[0]
-    domain = dp.vector_domain(dp.atom_domain(T=float, nan=False), size=4)
-    select = dp.m.make_noisy_max(domain, dp.linf_distance(T=float),
-                                 dp.zero_concentrated_divergence(),
-                                 scale=2 * tb.gain_sensitivity / tb.epsilon_level)
-    leaves = dp.m.make_gaussian(domain, dp.l2_distance(T=float),
-                                scale=tb.leaf_noise_multiplier * tb.leaf_sensitivity)
-    rho_tree = depth * select.map(tb.gain_sensitivity) + leaves.map(tb.leaf_sensitivity)
-    assert rho_tree == pytest.approx(_rho_of_tree(tb, depth), rel=1e-6)
-    rho = len(plan.trees) * rho_tree
-    total = dp.c.make_zCDP_to_approxDP(dp.m.make_gaussian(
-        dp.atom_domain(T=float, nan=False), dp.absolute_distance(T=float),
-        scale=1 / math.sqrt(2 * rho)))
-    assert total.map(1.0).epsilon(delta) == pytest.approx(plan.epsilon, abs=0.01)
-
-
 @pytest.mark.parametrize("leaf_noise", ["laplace", "gaussian"])
 @pytest.mark.parametrize("estimator", ["classifier", "regressor"])
-def test_fitted_rdp_ledger_equals_plan(leaf_noise, estimator):
+def test_fitted_rdp_ledger_equals_plan(leaf_noise, estimator, make_plan):
     rng = np.random.default_rng(0)
     X = rng.uniform(-1, 1, size=(300, 3))
-    common = dict(epsilon=1.5, delta=1e-5, leaf_noise=leaf_noise, n_estimators=7, max_depth=2,
-                  budget_allocation="eoe", trees_per_ensemble=3, feature_bounds=(-1, 1),
-                  random_state=0)
-    if estimator == "classifier":
-        est = DPGBClassifier.dpboost_paper(classes=[0, 1], loss="logistic", **common)
-        est.fit(X, (X[:, 0] > 0).astype(int))
-    else:
-        est = DPGBRegressor.dpboost_paper(target_bounds=(-1, 1), **common).fit(X, X[:, 1])
-    plan = _plan(epsilon=1.5, delta=1e-5, leaf_noise=leaf_noise, n_estimators=7, max_depth=2,
-                 trees_per_ensemble=3,
-                 hessian_bound=0.25 if estimator == "classifier" else 1.0)
+    est = _fitted(estimator, X, (-1, 1), loss="logistic", epsilon=1.5, delta=1e-5,
+                  leaf_noise=leaf_noise, n_estimators=7, max_depth=2, budget_allocation="eoe",
+                  trees_per_ensemble=3, random_state=0)
+    plan = make_plan(epsilon=1.5, delta=1e-5, leaf_noise=leaf_noise, n_estimators=7,
+                     max_depth=2, trees_per_ensemble=3,
+                     hessian_bound=0.25 if estimator == "classifier" else 1.0)
     assert est.privacy_ledger_ == plan.entries
     assert est.privacy_spent_ == plan.epsilon <= 1.5
 
 
 @pytest.mark.parametrize("delta", [0.0, 1e-5])
 @pytest.mark.parametrize("split_selection", ["random", "cyclical"])
-def test_split_selection_plans(delta, split_selection):
-    plan = _plan(epsilon=2.0, delta=delta, split_selection=split_selection,
-                 leaf_noise="gaussian" if delta else "laplace")
+def test_split_selection_plans(delta, split_selection, make_plan):
+    plan = make_plan(epsilon=2.0, delta=delta, split_selection=split_selection,
+                     leaf_noise="gaussian" if delta else "laplace")
     assert 2.0 - 1e-3 <= plan.epsilon <= 2.0
     levels = [e for e in plan.entries if e.level < 3]
     if split_selection == "random":
@@ -228,9 +211,9 @@ def test_split_selection_plans(delta, split_selection):
 
 # Row subsampling (Poisson, rate gamma) and noisy-average leaves.
 @pytest.mark.parametrize("strategy", ["eoe", "sequential"])
-def test_subsampled_pure_plan_amplifies_each_tree(strategy):
+def test_subsampled_pure_plan_amplifies_each_tree(strategy, make_plan):
     gamma, eps = 0.3, 1.0
-    plan = _plan(epsilon=eps, subsample=gamma, budget_allocation=strategy)
+    plan = make_plan(epsilon=eps, subsample=gamma, budget_allocation=strategy)
     assert eps - 1e-9 <= plan.epsilon <= eps
     assert {e.sampling_rate for e in plan.entries} == {gamma}
     n_groups = len({tb.group for tb in plan.trees})
@@ -238,41 +221,18 @@ def test_subsampled_pure_plan_amplifies_each_tree(strategy):
     spent_on_sample = 3 * tb.epsilon_level + tb.epsilon_leaf
     # log(1 + gamma (e^eps_t - 1)) is the per-tree cost (Balle et al. 2018)
     assert math.log1p(gamma * math.expm1(spent_on_sample)) == pytest.approx(eps / n_groups)
-    unsampled = _plan(epsilon=eps, budget_allocation=strategy)
+    unsampled = make_plan(epsilon=eps, budget_allocation=strategy)
     assert tb.epsilon_leaf > unsampled.trees[0].epsilon_leaf
 
 
-def test_subsampled_rdp_amplifies_only_gaussian_trees():
-    import dp_accounting
-    from dp_accounting.rdp import RdpAccountant
-
-    delta, gamma = 1e-5, 0.25
-    plan = _plan(epsilon=1.0, delta=delta, leaf_noise="gaussian", split_selection="random",
-                 budget_allocation="sequential", subsample=gamma)
-    assert 1.0 - 1e-3 <= plan.epsilon <= 1.0
-    # independent composition: one Poisson-sampled Gaussian per tree
-    accountant = RdpAccountant()
-    for tb in plan.trees:
-        accountant.compose(dp_accounting.PoissonSampledDpEvent(
-            gamma, dp_accounting.GaussianDpEvent(tb.leaf_noise_multiplier)))
-    assert accountant.get_epsilon(delta) == pytest.approx(plan.epsilon, abs=1e-6)
-    unsampled = _plan(epsilon=1.0, delta=delta, leaf_noise="gaussian", split_selection="random",
-                      budget_allocation="sequential")
-    assert plan.trees[0].leaf_noise_multiplier < unsampled.trees[0].leaf_noise_multiplier
-    # exponential splits: no amplified form in the accountant, so the same plan as unsampled
-    sampled_em = _plan(epsilon=1.0, delta=delta, leaf_noise="gaussian", subsample=gamma)
-    plain_em = _plan(epsilon=1.0, delta=delta, leaf_noise="gaussian")
-    assert sampled_em.trees[0].epsilon_level == plain_em.trees[0].epsilon_level
-
-
-def test_average_leaf_plan():
-    plan = _plan(epsilon=2.0, leaf_noise="average", leaf_clipping=False)
+def test_average_leaf_plan(make_plan):
+    plan = make_plan(epsilon=2.0, leaf_noise="average", leaf_clipping=False)
     leaves = [e for e in plan.entries if e.level == 3]
     # one record moves (sum g, count) by at most g* + 1 in L1
     assert {(e.mechanism, e.sensitivity) for e in leaves} == {("laplace", 2.0)}
     assert {tb.leaf_clip for tb in plan.trees} == {1.0}
     assert plan.epsilon == pytest.approx(2.0)
-    clipped = _plan(epsilon=2.0, leaf_noise="average")
+    clipped = make_plan(epsilon=2.0, leaf_noise="average")
     assert [tb.leaf_clip for tb in clipped.trees[:3]] == pytest.approx([1.0, 0.9, 0.81])
 
 
@@ -280,56 +240,136 @@ def test_average_leaf_plan():
     (0.0, "average", "exponential"), (1e-5, "average", "cyclical"),
     (1e-5, "gaussian", "random"), (0.0, "laplace", "random")])
 @pytest.mark.parametrize("estimator", ["classifier", "regressor"])
-def test_fitted_ledger_equals_plan_with_subsample(delta, leaf_noise, split_selection, estimator):
+def test_fitted_ledger_equals_plan_with_subsample(delta, leaf_noise, split_selection, estimator,
+                                                  make_plan):
     rng = np.random.default_rng(1)
     X = rng.uniform(-1, 1, size=(300, 3))
-    common = dict(epsilon=1.5, delta=delta, leaf_noise=leaf_noise, n_estimators=7, max_depth=2,
-                  budget_allocation="eoe", trees_per_ensemble=3, feature_bounds=(-1, 1),
-                  subsample=0.5, split_selection=split_selection, random_state=0)
-    if estimator == "classifier":
-        est = DPGBClassifier.dpboost_paper(classes=[0, 1], loss="logistic", **common)
-        est.fit(X, (X[:, 0] > 0).astype(int))
-    else:
-        est = DPGBRegressor.dpboost_paper(target_bounds=(-1, 1), **common).fit(X, X[:, 1])
-    plan = _plan(epsilon=1.5, delta=delta, leaf_noise=leaf_noise, n_estimators=7, max_depth=2,
-                 trees_per_ensemble=3, subsample=0.5, split_selection=split_selection,
-                 hessian_bound=0.25 if estimator == "classifier" else 1.0)
+    est = _fitted(estimator, X, (-1, 1), loss="logistic", epsilon=1.5, delta=delta,
+                  leaf_noise=leaf_noise, n_estimators=7, max_depth=2, budget_allocation="eoe",
+                  trees_per_ensemble=3, subsample=0.5, split_selection=split_selection,
+                  random_state=0)
+    plan = make_plan(epsilon=1.5, delta=delta, leaf_noise=leaf_noise, n_estimators=7,
+                     max_depth=2, trees_per_ensemble=3, subsample=0.5,
+                     split_selection=split_selection,
+                     hessian_bound=0.25 if estimator == "classifier" else 1.0)
     assert est.privacy_ledger_ == plan.entries
     assert est.privacy_spent_ == plan.epsilon <= 1.5
 
 
-def test_sampled_gaussian_planning_does_not_flood_the_log(caplog):
-    # With a large noise multiplier the accountant cannot evaluate some fractional orders and
-    # warns once per order per call (hundreds of calls in the bisection); leaving an order out is
-    # conservative, so the warnings are silenced and the plan still meets the budget.
-    level = logging.getLogger("absl").level
-    with caplog.at_level(logging.WARNING):
-        plan = _plan(epsilon=1.0, delta=1e-5, leaf_noise="gaussian", split_selection="random",
-                     budget_allocation="sequential", n_estimators=100, subsample=0.5)
-    assert not [r for r in caplog.records if r.name == "absl"]
-    assert 1.0 - 1e-3 <= plan.epsilon <= 1.0
-    assert logging.getLogger("absl").level == level  # restored
-
-
 @pytest.mark.parametrize("subsample", [1e-320, 1e-12, 0.5])
 @pytest.mark.parametrize("epsilon", [1e-6, 1.0, 800.0, 1e6])
-def test_subsampled_pure_plans_end_without_overflow(subsample, epsilon):
+def test_subsampled_pure_plans_end_without_overflow(subsample, epsilon, make_plan):
     # Regression (issue "Safe by default", 4): the planner looped forever at subsample=1e-320
-    # and overflowed at large epsilon. Amplification is computed in log space, the loop is
-    # bounded, and a plan either meets the budget or is refused with a clear error.
-    try:
-        plan = plan_budget(epsilon=epsilon, n_estimators=10, max_depth=3, learning_rate=0.1,
-                           l2_regularization=0.1, budget_allocation="eoe", trees_per_ensemble=5,
-                           leaf_clipping=True, subsample=subsample)
-    except ValueError as error:
-        assert "noise scale" in str(error) or "cannot be planned" in str(error)
-        return
+    # and overflowed at large epsilon. Amplification is computed in log space and the loop is
+    # bounded: every one of these plans meets its budget.
+    plan = make_plan(epsilon=epsilon, n_estimators=10, subsample=subsample)
     assert plan.epsilon <= epsilon and plan.epsilon == pytest.approx(epsilon, rel=1e-9)
 
 
-def test_amplification_round_trip_in_log_space():
-    for epsilon in (1e-9, 0.01, 1.0, 50.0, 700.0, 1e5):
-        for rate in (1e-320, 1e-10, 0.01, 0.5, 1.0):
-            spend = deamplify_pure(epsilon, rate)
-            assert math.isfinite(spend) and spend >= epsilon
-            assert amplify_pure(spend, rate) == pytest.approx(epsilon, rel=1e-12)
+@pytest.mark.parametrize("subsample", [0.5, 1.0])
+def test_a_plan_whose_noise_scale_overflows_is_refused(subsample, make_plan):
+    # epsilon = 1e-310: the split's noise scale 2 * 3 / epsilon_level is inf (not a normal
+    # float), refused before any data is read.
+    with pytest.raises(ValueError, match=r"exponential release of tree 0, level 0 would have "
+                                         r"noise scale inf, not a positive normal float"):
+        make_plan(epsilon=1e-310, n_estimators=10, subsample=subsample)
+
+
+def test_glc_bounds_that_underflow_are_planned_as_constant_leaves():
+    # (1 - 0.9)^position underflows for a few hundred trees: such leaves are the constant 0
+    # (sensitivity 0), never Laplace noise on a subnormal scale.
+    plan = plan_budget(epsilon=1.0, n_estimators=400, max_depth=2, learning_rate=0.9,
+                       l2_regularization=0.1, budget_allocation="sequential",
+                       trees_per_ensemble=50, leaf_clipping=True)
+    sensitivities = [tb.leaf_sensitivity for tb in plan.trees]
+    assert sensitivities[0] > 0 and sensitivities[-1] == 0.0
+    assert all(s == 0.0 or s >= 2 * 2.0**-52 for s in sensitivities)
+
+
+# The split-candidate sketches: their releases in the plan, and fitted ledgers equal to it.
+@pytest.mark.parametrize("delta", [0.0, 1e-5])
+def test_plan_with_sketch(delta):
+    common = {"n_estimators": 6, "max_depth": 3, "learning_rate": 0.1, "l2_regularization": 0.1,
+              "budget_allocation": "sequential", "trees_per_ensemble": 6, "leaf_clipping": True,
+              "delta": delta, "leaf_noise": "gaussian" if delta else "laplace"}
+    plan = plan_budget(epsilon=2.0, sketch_features=5, **common)
+    sketch = plan.entries[0]
+    assert (sketch.mechanism, sketch.epsilon, sketch.sensitivity) == (
+        "laplace", SKETCH_SHARE * 2.0, 5.0)
+    assert (sketch.group, sketch.tree) == (-1, -1)
+    assert 2.0 - 1e-3 <= plan.epsilon <= 2.0
+    without = plan_budget(epsilon=2.0, **common)
+    assert len(without.entries) == len(plan.entries) - 1
+    # the trees share what the sketch leaves
+    assert plan.trees[0].epsilon_level < without.trees[0].epsilon_level
+    if not delta:
+        assert plan.trees[0].epsilon_leaf * 6 * 2 == pytest.approx(2.0 * (1 - SKETCH_SHARE))
+    assert plan_budget(epsilon=np.inf, sketch_features=5, **common).entries[0].mechanism == "exact"
+
+
+#: The fits with a sketch: the quantile sketch in DPBoost's setting, the Hessian sketch in
+#: DP-XGB's (logistic loss for the classifier, sequential trees).
+_SKETCHED = {"sketch": {"n_estimators": 4, "budget_allocation": "eoe", "loss": "square"},
+             "hessian": {"n_estimators": 10, "budget_allocation": "sequential",
+                         "loss": "logistic"}}
+
+
+@pytest.mark.parametrize("split_candidates", ["sketch", "hessian"])
+@pytest.mark.parametrize("estimator", ["classifier", "regressor"])
+@pytest.mark.parametrize("delta", [0.0, 1e-5])
+def test_fitted_ledger_equals_plan_with_a_sketch(split_candidates, estimator, delta):
+    # Column 2 is categorical: not sketched, and split only between its two categories.
+    rng = np.random.default_rng(2)
+    X = rng.exponential(1.0, size=(400, 3))
+    X[:, 2] = rng.integers(0, 2, size=400)
+    setting = dict(_SKETCHED[split_candidates])
+    loss = setting.pop("loss")
+    est = _fitted(estimator, X, (0, 20), loss=loss, epsilon=1.0, delta=delta, max_depth=2,
+                  split_candidates=split_candidates, random_state=0, categorical_features=[2],
+                  categories={2: [0.0, 1.0]}, **setting)
+    logistic = estimator == "classifier" and loss == "logistic"
+    hessian = split_candidates == "hessian"
+    plan = plan_budget(epsilon=1.0, max_depth=2, learning_rate=0.1, l2_regularization=0.1,
+                       trees_per_ensemble=50, leaf_clipping=True, delta=delta,
+                       hessian_bound=0.25 if logistic else 1.0,
+                       sketch_features=0 if hessian else 2,
+                       hessian_sketch_features=2 if hessian else 0,
+                       hessian_sketch_rounds=HESSIAN_SKETCH_ROUNDS if logistic else 1, **setting)
+    assert est.privacy_ledger_ == plan.entries
+    assert est.privacy_spent_ == plan.epsilon <= 1.0
+    if hessian:
+        assert len(plan.hessian_sketches) == (5 if logistic else 1)
+        assert est._forest.binner.max_bins == HESSIAN_SKETCH_BINS
+    else:
+        assert plan.sketch is not None and not plan.hessian_sketches
+    assert np.isin(est._forest.split_bin[est._forest.split_feature == 2],
+                   category_boundaries(est._forest.binner, 2, 2)).all()
+
+
+@pytest.mark.parametrize("delta", [0.0, 1e-5])
+def test_plan_with_hessian_sketch(delta):
+    common = {"n_estimators": 10, "max_depth": 3, "learning_rate": 0.1, "l2_regularization": 0.1,
+              "budget_allocation": "sequential", "trees_per_ensemble": 10, "leaf_clipping": True,
+              "delta": delta, "leaf_noise": "gaussian" if delta else "laplace",
+              "hessian_bound": 0.25, "n_outputs": 2}
+    plan = plan_budget(epsilon=2.0, hessian_sketch_features=4, hessian_sketch_rounds=3, **common)
+    assert plan.hessian_sketch_trees == (0, 3, 6)
+    sketches = plan.entries[:6]
+    assert plan.hessian_sketches == tuple(sketches)
+    assert [(e.group, e.tree, e.level) for e in sketches] == [(-2 - i, -1, i) for i in range(6)]
+    if delta:
+        assert {(e.mechanism, e.sensitivity) for e in sketches} == {("gaussian", 0.25 * 2.0)}
+        # each release is a Gaussian of zCDP rho_s = 1 / (2 sigma^2); together they hold
+        # SKETCH_SHARE of the zCDP budget, the 2 x 10 sequential trees the rest
+        rho_sketch = 6 / (2 * sketches[0].noise_multiplier**2)
+        tree = plan.trees[0]
+        rho_tree = (3 * tree.epsilon_level**2 / 8 + 1 / (2 * tree.leaf_noise_multiplier**2))
+        assert rho_sketch / (rho_sketch + 20 * rho_tree) == pytest.approx(SKETCH_SHARE)
+        assert 2.0 - 1e-3 <= plan.epsilon <= 2.0
+    else:
+        assert {(e.mechanism, e.sensitivity) for e in sketches} == {("laplace", 0.25 * 4)}
+        assert sum(e.epsilon for e in sketches) == pytest.approx(SKETCH_SHARE * 2.0)
+        assert plan.epsilon <= 2.0
+    inf = plan_budget(epsilon=np.inf, hessian_sketch_features=4, hessian_sketch_rounds=3,
+                      **common)
+    assert {e.mechanism for e in inf.hessian_sketches} == {"exact"}

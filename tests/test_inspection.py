@@ -1,52 +1,39 @@
 """Inspection and persistence from released values: importances, report, text, JSON."""
 
 import json
+import re
 
 import numpy as np
 import pytest
 
 import dpboost
-from dpboost import DPGBClassifier, DPGBRegressor
+from dpboost import DPGBClassifier, DPGBRegressor, PrivacyLeakWarning
 
 
-@pytest.fixture(scope="module")
-def data():
-    rng = np.random.default_rng(0)
-    X = rng.uniform(-1, 1, size=(2000, 4))
-    return X, (X[:, 1] > 0).astype(int)
-
-
-def _clf(**kw):
-    params = dict(feature_bounds=(-1, 1), classes=[0, 1], n_estimators=6, max_depth=3,
-                  random_state=0)
-    params.update(kw)
-    return DPGBClassifier.dpboost_paper(**params)
-
-
-def test_importances_are_released_split_counts(data):
-    X, y = data
-    clf = _clf(epsilon=8.0).fit(X, y)
+def test_importances_are_released_split_counts(binary, make_clf):
+    X, y = binary
+    clf = make_clf(epsilon=8.0, n_estimators=6).fit(X, y)
     imp = clf.feature_importances_
-    assert imp.shape == (4,) and imp.sum() == pytest.approx(1.0)
+    assert imp.shape == (5,) and imp.sum() == pytest.approx(1.0)
     np.testing.assert_allclose(imp * clf._forest.split_feature.size,
-                               np.bincount(clf._forest.split_feature.ravel(), minlength=4))
-    assert imp.argmax() == 1  # the informative feature, at a generous epsilon
+                               np.bincount(clf._forest.split_feature.ravel(), minlength=5))
+    assert imp.argmax() == 0  # the most informative feature, at a generous epsilon
 
 
-def test_privacy_report(data):
-    X, y = data
-    report = _clf().fit(X, y).privacy_report()
+def test_privacy_report(binary, make_clf):
+    X, y = binary
+    report = make_clf(n_estimators=6).fit(X, y).privacy_report()
     assert "composed epsilon (pure DP, add/remove one record): 1" in report
     assert "exponential" in report and "laplace" in report
     assert "GDF" not in report
-    with pytest.warns(UserWarning):
-        diag = _clf(diagnostics=True).fit(X, y).privacy_report()
+    with pytest.warns(PrivacyLeakWarning, match="diagnostics=True stores filtered_fraction_"):
+        diag = make_clf(n_estimators=6, diagnostics=True).fit(X, y).privacy_report()
     assert "NOT differentially private" in diag
 
 
-def test_export_text_shows_every_split_and_leaf(data):
-    X, y = data
-    clf = _clf().fit(X, y)
+def test_export_text_shows_every_split_and_leaf(binary, make_clf):
+    X, y = binary
+    clf = make_clf(n_estimators=6).fit(X, y)
     text = clf.export_text(2)
     assert text.count("value:") == 8 and text.count(" < ") == 7 and text.count(" >= ") == 7
     leaves = [float(line.split("value:")[1]) for line in text.splitlines() if "value:" in line]
@@ -54,14 +41,15 @@ def test_export_text_shows_every_split_and_leaf(data):
 
 
 @pytest.mark.parametrize("kind", ["classifier", "regressor", "dp-xgb classifier"])
-def test_json_round_trip_identical_predictions(data, kind):
+def test_json_round_trip_identical_predictions(binary, kind, make_clf):
     pd = pytest.importorskip("pandas")
-    X, y = data
-    frame = pd.DataFrame(X, columns=["a", "b", "c", "d"])
+    X, y = binary
+    frame = pd.DataFrame(X, columns=list("abcde"))
     if kind != "regressor":
         extra = ({"loss": "logistic", "delta": 1e-5, "leaf_noise": "gaussian"}
                  if kind.startswith("dp-xgb") else {})
-        est = _clf(classes=["no", "yes"], **extra).fit(frame, np.where(y == 1, "yes", "no"))
+        est = make_clf(n_estimators=6, classes=["no", "yes"], **extra).fit(
+            frame, np.where(y == 1, "yes", "no"))
         np.testing.assert_array_equal(
             DPGBClassifier.from_json(est.to_json()).predict_proba(frame), est.predict_proba(frame))
         cls = DPGBClassifier
@@ -72,33 +60,35 @@ def test_json_round_trip_identical_predictions(data, kind):
         cls = DPGBRegressor
     loaded = cls.from_json(est.to_json())
     np.testing.assert_array_equal(loaded.predict(frame), est.predict(frame))
-    assert list(loaded.feature_names_in_) == ["a", "b", "c", "d"]
+    assert list(loaded.feature_names_in_) == list("abcde")
     assert loaded.privacy_ledger_ == est.privacy_ledger_
     assert loaded.privacy_spent_ == est.privacy_spent_
 
 
-def test_json_holds_only_public_and_released_values(data):
-    X, y = data
-    with pytest.warns(UserWarning):
-        clf = _clf(diagnostics=True).fit(X, y)
+def test_json_holds_only_public_and_released_values(binary, make_clf):
+    X, y = binary
+    with pytest.warns(PrivacyLeakWarning, match="diagnostics=True stores filtered_fraction_"):
+        clf = make_clf(n_estimators=6, diagnostics=True).fit(X, y)
     doc = json.loads(clf.to_json())
+    # fit_id: the ledger's random identifier of the fit (independent of the data)
     assert set(doc["fitted"]) == {"n_features_in_", "feature_bounds_", "categories_",
                                   "privacy_spent_", "privacy_ledger_", "split_feature", "split_bin",
-                                  "missing_left", "leaf_value", "bin_codes", "classes_"}
+                                  "missing_left", "leaf_value", "bin_codes", "classes_", "fit_id"}
+    assert re.fullmatch(r"[0-9a-f]{32}", doc["fitted"]["fit_id"])
     assert doc["dpboost_version"] == dpboost.__version__
     assert "filtered_fraction" not in clf.to_json()
 
 
-def test_json_rejects_foreign_documents(data):
-    X, y = data
-    text = _clf().fit(X, y).to_json()
+def test_json_rejects_foreign_documents(binary, make_clf):
+    X, y = binary
+    text = make_clf(n_estimators=6).fit(X, y).to_json()
     with pytest.raises(ValueError, match="not a DPGBRegressor"):
         DPGBRegressor.from_json(text)
     with pytest.raises(ValueError, match="format version"):
         DPGBClassifier.from_json(json.dumps({"format": "dpboost", "version": 99}))
 
 
-def test_export_text_names_categories_and_the_missing_side():
+def test_export_text_names_categories_and_the_missing_side(make_clf):
     # One categorical split: the text lists each side's categories by name (not bin numbers) and
     # says which side takes missing and unknown values; predictions follow the text.
     pd = pytest.importorskip("pandas")
@@ -107,8 +97,8 @@ def test_export_text_names_categories_and_the_missing_side():
     colour = rng.choice(colours, size=1000).astype(object)
     colour[::10] = None
     X = pd.DataFrame({"colour": colour})
-    clf = _clf(epsilon=np.inf, n_estimators=1, max_depth=1, categorical_features=["colour"],
-               categories={"colour": colours}).fit(X, np.isin(colour, ["blue", "black"]))
+    clf = make_clf(epsilon=np.inf, n_estimators=1, max_depth=1, categorical_features=["colour"],
+                   categories={"colour": colours}).fit(X, np.isin(colour, ["blue", "black"]))
     first, left_leaf, second, right_leaf = clf.export_text(0).splitlines()
     assert first.startswith("colour in {red, green}")
     assert second.startswith("colour in {blue, black}")
@@ -121,14 +111,14 @@ def test_export_text_names_categories_and_the_missing_side():
         assert margin == pytest.approx(leaf[goes_left], rel=1e-5)
 
 
-def test_export_text_abbreviates_long_category_lists():
+def test_export_text_abbreviates_long_category_lists(make_clf):
     pd = pytest.importorskip("pandas")
     codes = [f"c{i:02d}" for i in range(40)]
     rng = np.random.default_rng(0)
     column = rng.choice(codes, size=2000)
     X = pd.DataFrame({"code": column})
-    clf = _clf(epsilon=np.inf, n_estimators=1, max_depth=1, categorical_features=["code"],
-               categories={"code": codes}).fit(X, column < "c25")
+    clf = make_clf(epsilon=np.inf, n_estimators=1, max_depth=1, categorical_features=["code"],
+                   categories={"code": codes}).fit(X, column < "c25")
     first, _, second, _ = clf.export_text(0).splitlines()
     assert first.startswith("code in {c00, c01, c02, ..., ")
     assert "of 40 categories)" in first and "of 40 categories)" in second

@@ -165,7 +165,8 @@ def _numbers(value):
 
 
 @pytest.mark.parametrize("setting", ["paper", "recommended", "sketch"])
-def test_inspection_outputs_show_no_exact_statistic(categorical_frame, setting, monkeypatch):
+def test_inspection_outputs_show_no_exact_statistic(categorical_frame, setting, grown,
+                                                   monkeypatch):
     # Rule 4 for the inspection outputs of a model with a categorical feature (unknown and missing
     # values included) and a numeric one with NaN, with the grid or the private sketch of split
     # candidates: importances, report, tree text and JSON show public inputs and released values
@@ -173,19 +174,11 @@ def test_inspection_outputs_show_no_exact_statistic(categorical_frame, setting, 
     # tree received; a printed number equal to one of them (to its printed precision) is a leak.
     import json
 
-    import dpboost._boosting as boosting_module
     import dpboost._candidates as candidates_module
 
     X, y = categorical_frame
-    calls, grow = [], boosting_module.grow_tree
-
-    def spy(X_binned, rows, gradients, **kw):
-        hessians = kw.get("hessians")
-        calls.append((X_binned, rows.copy(), gradients.copy(),
-                      None if hessians is None else hessians.copy()))
-        return grow(X_binned, rows, gradients, **kw)
-
-    monkeypatch.setattr(boosting_module, "grow_tree", spy)
+    # What each tree received: the ``grown`` fixture; the Hessian sketch's input: a spy where
+    # _candidates looks the Gaussian mechanism up.
     sketch_inputs, release = [], candidates_module.gaussian_mechanism
 
     def sketch_spy(values, **kw):
@@ -204,6 +197,7 @@ def test_inspection_outputs_show_no_exact_statistic(categorical_frame, setting, 
         model = DPGBClassifier.dpboost_paper(budget_allocation="sequential", **params).fit(X, y)
     # the Hessian sketch: min(5 rounds, 4 trees)
     assert len(sketch_inputs) == (4 if setting == "recommended" else 0)
+    calls = [(tree.X_binned, tree.rows, tree.gradients, tree.hessians) for tree in grown]
     exact = _exact_statistics(model, calls, X, y, sketch_inputs)
     assert exact.size > 100
     outputs = {"importances": list(model.feature_importances_),

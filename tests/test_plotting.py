@@ -146,7 +146,7 @@ def test_feature_importances_bad_max_features(fitted, max_features):
 def test_feature_importances_needs_a_fitted_model():
     from sklearn.exceptions import NotFittedError
 
-    with pytest.raises(NotFittedError):
+    with pytest.raises(NotFittedError, match="This DPGBClassifier instance is not fitted yet"):
         plot_feature_importances(DPGBClassifier.dpboost_paper())
 
 

@@ -1,0 +1,78 @@
+"""Shared fixtures: a binary task on public bounds, the classifier and plan factories of the
+tests, and a spy on the trees the boosting loop grows.
+
+Factories are fixtures (``make_clf``, ``make_plan``) so that test files need no import from
+here; each returns a new object per call with the defaults below, any of which a keyword
+overrides.
+"""
+
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+
+import dpboost._boosting as boosting_module
+from dpboost import DPGBClassifier
+from dpboost._budget import plan_budget
+
+#: DPBoost's setting (``dpboost_paper``) on the public inputs of :func:`binary`, small.
+CLASSIFIER_DEFAULTS = {"feature_bounds": (-1, 1), "classes": [0, 1], "n_estimators": 20,
+                       "max_depth": 3, "random_state": 0}
+
+#: A planner call of Algorithm 2's shape: 12 trees of depth 3 in ensembles of 5.
+PLAN_DEFAULTS = {"epsilon": 1.0, "n_estimators": 12, "max_depth": 3, "learning_rate": 0.1,
+                 "l2_regularization": 0.1, "budget_allocation": "eoe", "trees_per_ensemble": 5,
+                 "leaf_clipping": True}
+
+
+@pytest.fixture(scope="session")
+def binary():
+    """3000 records of 5 features uniform in the public bounds (-1, 1); the label is
+    ``x0 + 0.5 x1 > 0``. Read-only: a test that needs to change them copies them."""
+    rng = np.random.default_rng(0)
+    X = rng.uniform(-1, 1, size=(3000, 5))
+    y = (X[:, 0] + 0.5 * X[:, 1] > 0).astype(int)
+    X.setflags(write=False)
+    y.setflags(write=False)
+    return X, y
+
+
+@pytest.fixture
+def make_clf():
+    """``make_clf(**params)``: an unfitted ``DPGBClassifier.dpboost_paper`` with
+    :data:`CLASSIFIER_DEFAULTS`, overridden by ``params``."""
+    def make(**params):
+        return DPGBClassifier.dpboost_paper(**{**CLASSIFIER_DEFAULTS, **params})
+    return make
+
+
+@pytest.fixture
+def make_plan():
+    """``make_plan(**params)``: ``plan_budget`` with :data:`PLAN_DEFAULTS`, overridden by
+    ``params``."""
+    def make(**params):
+        return plan_budget(**{**PLAN_DEFAULTS, **params})
+    return make
+
+
+@pytest.fixture
+def grown(monkeypatch):
+    """Every tree the boosting loop grows, in growing order: a list of namespaces with
+    ``X_binned`` (the binned records, not copied), ``rows`` (the selected rows), ``gradients``,
+    ``hessians`` (None for the square loss) and ``kwargs`` (the grower's keyword arguments,
+    ``budget`` among them), as ``grow_tree`` received them.
+
+    The spy replaces ``grow_tree`` where the loop looks it up, in ``dpboost._boosting``.
+    """
+    calls = []
+    real = boosting_module.grow_tree
+
+    def spy(X_binned, sample_indices, gradients, **kwargs):
+        hessians = kwargs.get("hessians")
+        calls.append(SimpleNamespace(
+            X_binned=X_binned, rows=sample_indices.copy(), gradients=gradients.copy(),
+            hessians=None if hessians is None else hessians.copy(), kwargs=kwargs))
+        return real(X_binned, sample_indices, gradients, **kwargs)
+
+    monkeypatch.setattr(boosting_module, "grow_tree", spy)
+    return calls

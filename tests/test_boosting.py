@@ -1,0 +1,148 @@
+"""The boosting loop, ``_boosting.boost``: which records and gradients each tree receives, in
+which order the trees grow, and what GDF filters.
+
+The ``grown`` fixture (conftest.py) records every call of ``grow_tree`` where the loop looks it
+up, in ``dpboost._boosting``.
+"""
+
+import numpy as np
+import pytest
+
+from dpboost import DPGBClassifier, PrivacyLeakWarning
+
+
+def test_eoe_trees_of_one_ensemble_see_disjoint_records(binary, grown, make_clf, make_plan):
+    X, y = binary
+    make_clf(n_estimators=12, trees_per_ensemble=5, gradient_filtering=False).fit(X, y)
+    plan_shares = make_plan(n_estimators=12, trees_per_ensemble=5).record_shares
+    by_group = {}
+    for tree in grown:
+        budget = tree.kwargs["budget"]
+        by_group.setdefault(budget.group, []).append((budget.position, tree.rows))
+    assert sorted(by_group) == [0, 1, 2]
+    for group, trees in by_group.items():
+        seen = np.concatenate([rows for _, rows in trees])
+        assert np.unique(seen).size == seen.size, f"ensemble {group} reuses a record"
+        for position, rows in trees:
+            # Share of records within 6 binomial standard deviations of the planned share.
+            p = plan_shares[position]
+            assert abs(rows.size - p * len(X)) <= 6 * np.sqrt(len(X) * p * (1 - p)) + 1
+
+
+def test_para_trees_disjoint_and_seq_trees_see_everything(binary, grown, make_clf):
+    X, y = binary
+    make_clf(budget_allocation="parallel", n_estimators=4, gradient_filtering=False).fit(X, y)
+    seen = np.concatenate([tree.rows for tree in grown])
+    assert np.unique(seen).size == seen.size
+    grown.clear()
+    make_clf(budget_allocation="sequential", n_estimators=3, gradient_filtering=False).fit(X, y)
+    assert len(grown) == 3
+    for tree in grown:
+        np.testing.assert_array_equal(tree.rows, np.arange(len(X)))
+
+
+@pytest.mark.parametrize("gradient_filtering", [True, False])
+def test_gradients_reaching_a_tree_are_bounded(grown, make_clf, gradient_filtering):
+    # Labels outside what the first trees fit well: large learning rate and noisy leaves push
+    # F beyond [-1, 1], so some |F - y| exceed 1 and GDF (or clipping) has work to do.
+    rng = np.random.default_rng(3)
+    X = rng.uniform(-1, 1, size=(3000, 2))
+    y = rng.integers(0, 2, size=3000)
+    make_clf(epsilon=0.2, learning_rate=1.0, budget_allocation="sequential", leaf_clipping=False,
+             gradient_filtering=gradient_filtering, n_estimators=6).fit(X, y)
+    assert all(np.abs(tree.gradients).max(initial=0) <= 1.0 for tree in grown)
+    if gradient_filtering:
+        assert any(tree.rows.size < len(X) for tree in grown[1:]), "GDF never filtered"
+    else:
+        assert all(tree.rows.size == len(X) for tree in grown)
+
+
+def test_diagnostics_warn_and_report_filtered_fraction(binary, make_clf):
+    X, y = binary
+    assert not hasattr(make_clf().fit(X, y), "filtered_fraction_")
+    with pytest.warns(PrivacyLeakWarning, match="diagnostics"):
+        clf = make_clf(diagnostics=True).fit(X, y)
+    assert clf.filtered_fraction_.shape == (20,)
+    assert ((clf.filtered_fraction_ >= 0) & (clf.filtered_fraction_ <= 1)).all()
+
+
+def test_initial_score_is_zero(binary, grown, make_clf):
+    X, y = binary
+    make_clf(budget_allocation="sequential", n_estimators=1).fit(X, y)
+    (first,) = grown
+    # F0 = 0: the first gradients are exactly -y in {-1, +1}.
+    np.testing.assert_array_equal(first.gradients, -np.where(y[first.rows] == 1, 1.0, -1.0))
+
+
+def test_cyclical_tree_t_splits_on_feature_t_mod_d(binary, make_clf):
+    X, y = binary
+    clf = make_clf(n_estimators=12, split_selection="cyclical").fit(X, y)
+    for t in range(clf.n_estimators):
+        assert (clf._forest.split_feature[t] == t % X.shape[1]).all()
+
+
+def test_subsample_grows_each_tree_on_a_poisson_sample(binary, grown, make_clf):
+    X, y = binary
+    gamma, n_trees = 0.3, 40
+    # No noise and no GDF: every tree sees exactly its Poisson sample of all 3000 records.
+    make_clf(epsilon=np.inf, subsample=gamma, n_estimators=n_trees,
+             budget_allocation="sequential", max_depth=2).fit(X, y)
+    sizes = np.array([tree.rows.size for tree in grown])
+    n = X.shape[0]
+    sd = np.sqrt(n * gamma * (1 - gamma))
+    assert sizes.size == n_trees
+    assert (np.abs(sizes - n * gamma) < 5 * sd).all()
+    # the sample mean over 40 trees is within 5 standard errors of n * gamma
+    assert abs(sizes.mean() - n * gamma) < 5 * sd / np.sqrt(n_trees)
+    assert np.unique(sizes).size > 1  # a fresh sample per tree
+
+
+@pytest.mark.parametrize("loss, round_by_round", [("softmax", True), ("logistic", False)])
+def test_softmax_trees_grow_round_by_round(binary, grown, loss, round_by_round):
+    # Softmax couples the K outputs: round t grows tree t of every output from the scores
+    # after round t - 1. One-vs-rest (logistic) grows output after output. Tree k * T + t is
+    # tree t of output k in the model and in the ledger, whatever the growing order.
+    X, _ = binary
+    y = np.digitize(X[:, 0], [-0.4, 0.4])
+    clf = DPGBClassifier.dpboost_paper(epsilon=2.0, delta=1e-5, leaf_noise="gaussian",
+                                       loss=loss, classes=[0, 1, 2], feature_bounds=(-1, 1),
+                                       n_estimators=3, max_depth=2, random_state=0).fit(X, y)
+    order = [tree.kwargs["budget"].tree for tree in grown]
+    if round_by_round:
+        assert order == [k * 3 + t for t in range(3) for k in range(3)]
+    else:
+        assert order == list(range(9))
+    assert [e.tree for e in clf.privacy_ledger_] == sorted(e.tree for e in clf.privacy_ledger_)
+
+
+def test_softmax_multiclass_learns_with_the_logistic_sensitivities(binary):
+    X, _ = binary
+    y = np.digitize(X[:, 0] + 0.3 * X[:, 1], [-0.4, 0.4])  # 3 ordered classes
+    common = {"classes": [0, 1, 2], "feature_bounds": (-1, 1), "n_estimators": 15,
+              "max_depth": 3, "budget_allocation": "eoe", "trees_per_ensemble": 5,
+              "random_state": 0}
+    softmax = DPGBClassifier.dpboost_paper(epsilon=np.inf, loss="softmax", **common).fit(X, y)
+    proba = softmax.predict_proba(X)
+    np.testing.assert_allclose(proba.sum(axis=1), 1.0)
+    raw = softmax.decision_function(X)
+    np.testing.assert_allclose(proba, np.exp(raw) / np.exp(raw).sum(axis=1, keepdims=True))
+    assert softmax.score(X, y) > 0.9
+    # without noise, the multinomial log-loss never goes up from one round to the next
+    losses = [-np.log(p[np.arange(y.size), y]).mean() for p in softmax.staged_predict_proba(X)]
+    assert (np.diff(losses) <= 1e-9).all()
+    # private: the ledger is the plan's, in the plan's order, at the logistic loss's sensitivities
+    private = DPGBClassifier.dpboost_paper(epsilon=2.0, delta=1e-5, leaf_noise="gaussian",
+                                           loss="softmax",
+                                           **common).fit(X, y)
+    logistic = DPGBClassifier.dpboost_paper(epsilon=2.0, delta=1e-5, leaf_noise="gaussian",
+                                            loss="logistic",
+                                            **common).fit(X, y)
+    assert private.privacy_ledger_ == logistic.privacy_ledger_
+    assert private.privacy_spent_ <= 2.0
+    assert private.score(X, y) > 0.6
+    # two classes: softmax is the logistic loss
+    y2 = (y > 0).astype(int)
+    two = {**common, "classes": [0, 1], "epsilon": 1.0}
+    softmax = DPGBClassifier.dpboost_paper(loss="softmax", **two).fit(X, y2)
+    logistic = DPGBClassifier.dpboost_paper(loss="logistic", **two).fit(X, y2)
+    np.testing.assert_array_equal(softmax.predict_proba(X), logistic.predict_proba(X))

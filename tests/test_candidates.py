@@ -1,0 +1,209 @@
+"""Split candidates, ``_candidates``: the quantile sketch (fine histograms, thresholds from
+released counts), the adaptive Hessian sketch (boundaries from released Hessian sums), the
+categorical features' boundaries, and the candidates a fit starts from."""
+
+import numpy as np
+import pytest
+
+from dpboost import DPGBClassifier
+from dpboost._binning import BoundsBinner
+from dpboost._candidates import (
+    HESSIAN_SKETCH_BINS,
+    SKETCH_UNIFORM_SHARE,
+    category_boundaries,
+    fine_histograms,
+    hessian_sketch_boundaries,
+    initial_candidates,
+    sketch_thresholds,
+)
+
+
+def test_fine_histograms_match_numpy_and_one_record_moves_one_bin_per_feature():
+    rng = np.random.default_rng(0)
+    X = rng.normal(0.0, 2.0, size=(1000, 3))
+    X[::7, 1] = np.nan
+    lower, upper = np.array([-3.0, -1.0, 0.0]), np.array([3.0, 4.0, 1.0])
+    counts = fine_histograms(X, lower, upper, 40)
+    for f in range(3):
+        column = X[:, f][~np.isnan(X[:, f])]
+        # values outside the bounds are clipped into the end bins; NaN is not counted
+        clipped = np.clip(column, lower[f], np.nextafter(upper[f], -np.inf))
+        expected, _ = np.histogram(clipped, bins=40, range=(lower[f], upper[f]))
+        np.testing.assert_array_equal(counts[f], expected)
+    # add/remove one record: every feature's histogram moves by 1 in one bin (L1 = n_features)
+    added = fine_histograms(np.vstack([X, [[0.5, 10.0, -np.inf]]]), lower, upper, 40)
+    assert np.abs(added - counts).sum() == 3
+    assert (np.abs(added - counts).sum(axis=1) == 1).all()
+
+
+def test_sketch_thresholds_follow_the_quantiles_of_the_released_counts():
+    n_fine, max_bins = 256, 16
+    # counts of an exponential distribution on [0, 8]
+    edges = np.linspace(0, 8, n_fine + 1)
+    mass = np.diff(-np.exp(-edges))
+    counts = np.vstack([mass / mass.sum() * 1e6, np.full(n_fine, 10.0)])
+    lower, upper = np.zeros(2), np.array([8.0, 1.0])
+    t = sketch_thresholds(counts, lower, upper, max_bins)
+    assert t.shape == (2, max_bins - 1)
+    assert (np.diff(t, axis=1) > 0).all() and (t > lower[:, None]).all()
+    assert (t < upper[:, None]).all()
+    # the CDF of the mixture (1 - s) Exp + s Uniform at each threshold is (b + 1) / max_bins
+    s = SKETCH_UNIFORM_SHARE
+    cdf = (1 - s) * (1 - np.exp(-t[0])) / mass.sum() + s * t[0] / 8.0
+    np.testing.assert_allclose(cdf, np.arange(1, max_bins) / max_bins, atol=2e-3)
+    # uniform counts give the equal-width grid
+    np.testing.assert_allclose(t[1], BoundsBinner([[0.0, 1.0]], max_bins).thresholds()[0])
+
+
+def test_sketch_of_only_negative_noise_is_the_grid():
+    t = sketch_thresholds(-np.ones((1, 64)), np.array([2.0]), np.array([6.0]), 8)
+    np.testing.assert_allclose(t, BoundsBinner([[2.0, 6.0]], 8).thresholds())
+
+
+def _skewed_fits(split_candidates, upper):
+    """Amounts packed near 0 inside generous public bounds ``(0, upper)``: the grid wastes almost
+    every candidate; a sketch at epsilon 1 should find the signal at x = 0.3. The exponential
+    mechanism picks the splits, so the candidates' placement is what matters. Returns the grid
+    model's accuracy, the sketched model and its accuracy."""
+    rng = np.random.default_rng(3)
+    X = rng.exponential(0.3, size=(20_000, 2))
+    y = (X[:, 0] > 0.3).astype(int)
+    params = {"epsilon": 1.0, "feature_bounds": (0, upper), "classes": [0, 1],
+              "n_estimators": 20, "max_depth": 2, "split_selection": "exponential",
+              "random_state": 0}
+    grid = DPGBClassifier(split_candidates="uniform", **params).fit(X, y)
+    sketched = DPGBClassifier(split_candidates=split_candidates, **params).fit(X, y)
+    return grid.score(X, y), sketched, sketched.score(X, y)
+
+
+def test_sketch_puts_candidates_where_the_data_is():
+    # seeds 0-2: 0.993-0.997 with the sketch, the majority rate 0.627 on the grid
+    grid_score, sketch, score = _skewed_fits("sketch", 100)
+    assert score > 0.95 > 0.7 > grid_score
+    thresholds = sketch._forest.binner.thresholds()
+    assert (thresholds[:, :16] < 2.0).all()  # half of the candidates below 2 % of the range
+
+
+def test_sketched_model_round_trips_through_json_and_reports_the_sketch():
+    rng = np.random.default_rng(4)
+    X = rng.exponential(1.0, size=(500, 3))
+    clf = DPGBClassifier.dpboost_paper(epsilon=2.0, split_candidates="sketch",
+                                       feature_bounds=(0, 30),
+                                       classes=[0, 1], n_estimators=5, max_depth=3, random_state=0)
+    clf.fit(X, (X[:, 0] > 1).astype(int))
+    loaded = DPGBClassifier.from_json(clf.to_json())
+    np.testing.assert_array_equal(loaded._forest.binner.thresholds(), clf._forest.binner.thresholds())
+    # rows on and next to the released thresholds bin the same way after loading
+    probe = np.repeat(clf._forest.binner.thresholds()[:, :8].T, 2, axis=0)
+    probe[1::2] = np.nextafter(probe[1::2], -np.inf)
+    np.testing.assert_array_equal(loaded.predict_proba(probe), clf.predict_proba(probe))
+    np.testing.assert_array_equal(loaded.predict_proba(X), clf.predict_proba(X))
+    report = clf.privacy_report()
+    assert "over 5 trees in 1 sequentially composed groups, and the split-candidate sketch" in report
+
+
+def test_hessian_sketch_boundaries_split_the_released_weight_into_equal_quantiles():
+    n_fine, n_candidates = 255, 15
+    rng = np.random.default_rng(5)
+    weights = np.vstack([rng.exponential(1.0, n_fine) * np.exp(-np.arange(n_fine) / 20.0),
+                         np.full(n_fine, 3.0), -np.ones(n_fine)])
+    boundaries = hessian_sketch_boundaries(weights, n_candidates)
+    for f, b in enumerate(boundaries):
+        assert b.dtype == np.int64 and (np.diff(b) > 0).all()
+        assert 0 <= b[0] and b[-1] <= n_fine - 2
+        # weight left of boundary b (bins <= b) of the mixture with uniform mass: k / (K + 1)
+        density = np.maximum(weights[f], 0.0)
+        density = (density / density.sum() if density.sum() > 0 else np.full(n_fine, 1 / n_fine))
+        cdf = np.cumsum((1 - SKETCH_UNIFORM_SHARE) * density + SKETCH_UNIFORM_SHARE / n_fine)
+        if b.size == n_candidates:
+            quantiles = np.arange(1, n_candidates + 1) / (n_candidates + 1)
+            # nearest boundary: off by at most half a fine bin's weight
+            half_bin = np.maximum(np.diff(cdf, prepend=0.0)[b], np.diff(cdf)[b]) / 2 + 1e-12
+            assert (np.abs(cdf[b] - quantiles) <= half_bin + 1e-12).all()
+    # heavy weight near 0: most candidates there; flat or all-negative weight: the even grid
+    assert (boundaries[0] < 60).sum() >= 10
+    expected = np.rint(np.arange(1, n_candidates + 1) * n_fine / (n_candidates + 1)) - 1
+    np.testing.assert_array_equal(boundaries[1], expected)
+    np.testing.assert_array_equal(boundaries[2], expected)
+
+
+def test_hessian_sketch_merges_candidates_inside_one_heavy_bin():
+    weights = np.ones((1, 255))
+    weights[0, 100] = 1e6  # one fine bin holds almost all the weight
+    (b,) = hessian_sketch_boundaries(weights, 31)
+    assert b.size < 31 and (np.diff(b) > 0).all()
+    assert {99, 100} <= set(b.tolist())  # the heavy bin is isolated on both sides
+
+
+def test_hessian_sketch_puts_candidates_where_the_data_is():
+    # Bounds 20: the fine grid has 255 bins, so 0.3 is a fine boundary's 0.31, while the 32-bin
+    # grid's first candidate is 0.625. The Hessian weight follows the records here.
+    grid_score, hessian, score = _skewed_fits("hessian", 20)
+    assert score > 0.95 > 0.8 > grid_score
+    # the first trees' roots split x0 near 0.3 (fine boundary 3); the grid cannot
+    assert (hessian._forest.split_feature[:5, 0] == 0).all()
+    assert (np.abs(hessian._forest.split_bin[:5, 0].astype(int) - 3) <= 4).all()
+
+
+def test_hessian_sketched_model_round_trips_through_json():
+    rng = np.random.default_rng(8)
+    X = rng.exponential(1.0, size=(500, 3))
+    X[::9, 1] = np.nan
+    clf = DPGBClassifier(epsilon=2.0, split_candidates="hessian",
+                                     feature_bounds=(0, 30), classes=[0, 1], n_estimators=10,
+                                     max_depth=3, random_state=0)
+    clf.fit(X, (X[:, 0] > 1).astype(int))
+    loaded = DPGBClassifier.from_json(clf.to_json())
+    assert loaded._forest.binner.max_bins == HESSIAN_SKETCH_BINS
+    np.testing.assert_array_equal(loaded.predict_proba(X), clf.predict_proba(X))
+    assert "5 releases of the split-candidate sketch (tree -1)" in clf.privacy_report()
+
+
+@pytest.mark.parametrize("n_categories, n_bins", [(3, 32), (7, 255), (32, 32), (40, 32), (2, 2)])
+def test_category_boundaries_separate_exactly_the_categories(n_categories, n_bins):
+    binner = BoundsBinner([[0.0, 1.0], [-0.5, n_categories - 0.5]], n_bins)
+    b = category_boundaries(binner, 1, n_categories)
+    codes = np.column_stack([np.zeros(n_categories), np.arange(n_categories)])
+    bins = binner.transform(codes)[:, 1].astype(int)
+    assert (np.diff(b) > 0).all() and b.size == np.unique(bins).size - 1
+    # every boundary has a category on each side, and no two boundaries make the same split
+    sides = set()
+    for boundary in b:
+        left = bins <= boundary
+        assert left.any() and not left.all()
+        assert bins[left].max() <= boundary < bins[~left].min()
+        sides.add(tuple(left))
+    assert len(sides) == b.size
+    if n_categories <= n_bins:
+        assert b.size == n_categories - 1
+
+
+@pytest.mark.parametrize("split_selection", ["exponential", "random", "cyclical"])
+def test_categorical_splits_fall_between_categories(split_selection):
+    rng = np.random.default_rng(6)
+    X = np.column_stack([rng.integers(0, 4, 3000), rng.normal(size=3000)]).astype(float)
+    y = (X[:, 0] == 2).astype(int)
+    clf = DPGBClassifier.dpboost_paper(
+        epsilon=2.0, delta=1e-5, leaf_noise="gaussian", n_estimators=20, max_depth=3,
+        budget_allocation="sequential", feature_bounds=(-3, 3), classes=[0, 1],
+        categorical_features=[0], categories={0: [0.0, 1.0, 2.0, 3.0]},
+        split_selection=split_selection, random_state=0).fit(X, y)
+    allowed = category_boundaries(clf._forest.binner, 0, 4)
+    on_category = clf._forest.split_feature == 0
+    # random: a feature uniformly, then one of its candidates (about half of the 140 nodes)
+    assert on_category.sum() >= (50 if split_selection == "random" else 20)
+    assert np.isin(clf._forest.split_bin[on_category], allowed).all()
+
+
+def test_initial_candidates_restrict_categorical_features_only():
+    binner = BoundsBinner([[0.0, 1.0], [-0.5, 2.5], [-0.5, 0.5]], 8)
+    assert initial_candidates(binner, 3, {}) is None  # every boundary
+    lists = {1: np.array(["a", "b", "c"], dtype=object), 2: np.array(["only"], dtype=object)}
+    candidates = initial_candidates(binner, 3, lists)
+    assert (np.diff(candidates) > 0).all()
+    by_feature = [candidates[candidates // 7 == f] % 7 for f in range(3)]
+    np.testing.assert_array_equal(by_feature[0], np.arange(7))  # numeric: the whole grid
+    np.testing.assert_array_equal(by_feature[1], category_boundaries(binner, 1, 3))
+    assert by_feature[1].size == 2
+    # one category: no boundary separates two, so the feature keeps the grid's
+    np.testing.assert_array_equal(by_feature[2], np.arange(7))
