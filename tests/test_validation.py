@@ -468,3 +468,22 @@ def test_min_child_weight_auto_is_about_200_records_over_epsilon():
     assert resolve_min_child_weight("auto", "laplace", 2.0, 0.25) == 0.0  # no released weight
     assert resolve_min_child_weight("auto", "gaussian", np.inf, 0.25) == 0.0
     assert resolve_min_child_weight(3, "gaussian", 2.0, 0.25) == 3.0
+
+
+@pytest.mark.parametrize("bounds", [[(0.0, 1e-307), (0.0, 1.0)], [(0.0, 1.0), (-1e-306, 0.0)]])
+def test_bounds_whose_grid_scale_overflows_are_refused(bounds):
+    # 4096 / width must be finite for every grid (the sketch's finest): a width of 1e-307
+    # passed the old check and binned a value at the lower bound as missing.
+    X = np.random.default_rng(0).uniform(0, 1, size=(20, 2))
+    with pytest.raises(ValueError, match=r"feature_bounds\[\d\] = .*grid scale 4096\.0"):
+        DPGBClassifier(feature_bounds=bounds, classes=[0, 1]).fit(X, np.arange(20) % 2)
+
+
+def test_a_constant_huge_target_read_from_the_data_keeps_a_usable_width():
+    # lower + 1.0 rounds to lower above 2**53: the width is 1e-6 of the value instead.
+    X = np.random.default_rng(0).uniform(0, 1, size=(20, 2))
+    with pytest.warns(PrivacyLeakWarning, match="target_bounds was not given"):
+        reg = DPGBRegressor(epsilon=np.inf, feature_bounds=(0, 1)).fit(X, np.full(20, 1e17))
+    lower, upper = reg.target_bounds_
+    assert lower == 1e17 and upper > lower
+    np.testing.assert_allclose(reg.predict(X), 1e17)

@@ -146,25 +146,43 @@ def check_feature_bounds(feature_bounds, n_features):
         j = int(bad[0])
         raise ValueError(
             f"feature_bounds[{j}] = ({bounds[j, 0]}, {bounds[j, 1]}) must satisfy lower < upper.")
-    with np.errstate(over="ignore", divide="ignore"):
-        # The grid divides by the width: it must neither overflow nor underflow.
-        bad = np.flatnonzero(~np.isfinite(1.0 / (bounds[:, 1] - bounds[:, 0]))
-                             | ~np.isfinite(bounds[:, 1] - bounds[:, 0]))
+    bad = np.flatnonzero(unusable_widths(bounds))
     if bad.size:
         j = int(bad[0])
         raise ValueError(
             f"feature_bounds[{j}] = ({bounds[j, 0]}, {bounds[j, 1]}): upper - lower must be a "
-            "finite, normal positive number.")
+            f"finite, normal positive number whose grid scale {_FINEST_GRID} / (upper - lower) "
+            "is finite.")
     return bounds
+
+
+#: Bins per unit of a bound's width on the finest grid any code builds (the quantile sketch's
+#: 8 fine bins per bin at 255 bins, rounded up to a power of two).
+_FINEST_GRID = 4096.0
+
+
+def unusable_widths(bounds):
+    """Rows of ``bounds`` whose width a grid cannot divide: not finite, not a normal float, or
+    so small that ``_FINEST_GRID / width`` overflows.
+
+    Returns
+    -------
+    mask : ndarray of shape (n_features,), dtype=bool
+    """
+    with np.errstate(over="ignore", divide="ignore", invalid="ignore"):
+        width = bounds[:, 1] - bounds[:, 0]
+        return ~(np.isfinite(width) & (width >= np.finfo(np.float64).tiny)
+                 & np.isfinite(_FINEST_GRID / width))
 
 
 def check_target_bounds(target_bounds):
     """Validate public target bounds ``(lower, upper)``; returns a tuple of two floats."""
     bounds = np.asarray(target_bounds, dtype=np.float64)
-    if bounds.shape != (2,) or not np.isfinite(bounds).all() or bounds[0] >= bounds[1]:
+    if (bounds.shape != (2,) or not np.isfinite(bounds).all() or bounds[0] >= bounds[1]
+            or unusable_widths(bounds[None, :])[0]):
         raise ValueError(
             f"target_bounds={target_bounds!r} must be a pair (lower, upper) of finite numbers "
-            "with lower < upper.")
+            "with lower < upper and a finite, normal width.")
     return float(bounds[0]), float(bounds[1])
 
 
@@ -551,7 +569,13 @@ def encode_targets(y, target_bounds):
         finite = y[np.isfinite(y)]
         lower, upper = ((float(finite.min()), float(finite.max())) if finite.size
                         else (0.0, 1.0))
-        bounds = data_dependent("target_bounds", (lower, upper if upper > lower else lower + 1.0))
+        # A constant target still needs a width that survives rounding (as a constant feature).
+        upper = upper if upper > lower else lower + max(1.0, 1e-6 * abs(lower))
+        if unusable_widths(np.array([[lower, upper]]))[0]:
+            # Read off the data: the message must not quote them.
+            raise ValueError("target_bounds read from the data do not span a finite, normal "
+                             "width; pass public target_bounds.")
+        bounds = data_dependent("target_bounds", (lower, upper))
         derived = ("target_bounds",)
     else:
         bounds = check_target_bounds(target_bounds)
@@ -597,9 +621,7 @@ def resolve_feature_bounds(X, feature_bounds, categories):
         if len(categories) < X.shape[1]:
             bounds = data_dependent("feature_bounds", bounds)
             derived = ("feature_bounds",)
-        with np.errstate(over="ignore", divide="ignore"):
-            width = upper - lower
-            wide = np.flatnonzero(~np.isfinite(width) | ~np.isfinite(1.0 / width))
+        wide = np.flatnonzero(unusable_widths(bounds))
         if wide.size:
             # Read off the data: the message must not quote them.
             raise ValueError(f"feature_bounds read from the data for column {wide[0]} do "
