@@ -18,7 +18,7 @@ import dpboost._candidates as candidates_module
 from dpboost import DPGBRegressor
 from dpboost._accounting import LedgerEntry, PrivacyLedger, compose_rdp, deamplify_pure
 from dpboost._budget import gain_sensitivity, leaf_sensitivity, plan_budget
-from dpboost._candidates import fine_histograms
+from dpboost._candidates import bounds_histograms, fine_histograms
 from dpboost._grower import grow_tree
 from dpboost._mechanisms import (
     exponential_mechanism,
@@ -207,6 +207,32 @@ def test_audit_flags_sketch_with_per_feature_sensitivity():
     # sensitivity 1, as if a record touched one histogram only: the true loss is 2 eps
     d, d2, _ = _sketch_statistics()
     assert audit(_joint_ids(d, 1.0, 3), _joint_ids(d2, 1.0, 4)) > EPS
+
+
+# Private feature bounds: the log-grid histograms of D and D' (one more record) as
+# bounds_histograms computes them, released at the sensitivity the planner claims for two columns.
+def _bounds_statistics():
+    X = np.zeros((20, 2))
+    d = bounds_histograms(X).ravel()
+    d2 = bounds_histograms(np.vstack([X, [[5.0, -5.0]]])).ravel()
+    moved = np.flatnonzero(d != d2)
+    assert moved.size == 2  # one bin per column, from 0 to 1 records
+    claimed = plan_budget(epsilon=1.0, n_estimators=1, max_depth=1, learning_rate=0.1,
+                          l2_regularization=0.1, budget_allocation="sequential",
+                          trees_per_ensemble=1, leaf_clipping=True, bounds_features=2).bounds
+    return d[moved], d2[moved], claimed.sensitivity
+
+
+def test_audit_private_bounds_histograms():
+    d, d2, sensitivity = _bounds_statistics()
+    eps_lb = audit(_joint_ids(d, sensitivity, 5), _joint_ids(d2, sensitivity, 6))
+    assert 0.5 < eps_lb <= EPS
+
+
+def test_audit_flags_private_bounds_with_per_column_sensitivity():
+    # sensitivity 1, as if a record touched one column's histogram only: the true loss is 2 eps
+    d, d2, _ = _bounds_statistics()
+    assert audit(_joint_ids(d, 1.0, 5), _joint_ids(d2, 1.0, 6)) > EPS
 
 
 # The adaptive Hessian sketch: the Hessian sums of D and D' (one more record, h = 1 under the
