@@ -219,3 +219,38 @@ def test_private_search_on_adult_matches_the_default_at_half_the_total(adult_pub
     # One fit each: benchmarks/bench_private_search.py measures the means over 5 fits; the
     # single-fit standard deviations (about 0.003 each) give the difference 3 sigma = 0.012.
     assert auc_search >= auc_default - 0.012, (auc_search, auc_default)
+
+
+def test_an_accountant_holds_the_search_and_other_fits(data):
+    from dpboost import BudgetExceededError, PrivacyAccountant
+
+    X, y = data
+    accountant = PrivacyAccountant(epsilon=3.0, delta=1e-5)
+    search = _search(accountant=accountant).fit(X, y)
+    assert accountant.spent() == pytest.approx(search.privacy_spent_, rel=1e-12)
+    fit = DPGBClassifier(epsilon=0.5, n_estimators=5, feature_bounds=(-1, 1), classes=[0, 1],
+                         random_state=0, accountant=accountant).fit(X, y)
+    # Independently: the search's repeat-and-select event and the fit's releases, composed.
+    events = [dp_accounting.dp_event.RepeatAndSelectDpEvent(
+        dp_accounting.ZCDpEvent(search.trial_rho_), 4.0, 0.0),
+        dp_accounting.ZCDpEvent(search.score_rho_)]
+    events += [dp_accounting.GaussianDpEvent(e.noise_multiplier)
+               for e in fit.privacy_ledger_ if e.mechanism == "gaussian"]
+    independent = RdpAccountant()
+    independent.compose(dp_accounting.ComposedDpEvent(events))
+    assert accountant.spent() == pytest.approx(independent.get_epsilon(1e-5), rel=1e-9)
+    assert "a repeat-and-select event" in accountant.report()
+
+    class Unreadable:
+        shape = (10, 4)
+
+        def __len__(self):
+            raise AssertionError("read the data")
+
+    with pytest.raises(BudgetExceededError, match=r"PrivateSearchCV\(epsilon=2"):
+        _search(accountant=accountant).fit(Unreadable(), Unreadable())
+    with pytest.raises(ValueError, match="registers pure-DP fits only"):
+        _search(accountant=PrivacyAccountant(epsilon=10.0)).fit(X, y)
+    with pytest.raises(ValueError, match=r"accountant=None \(give it to the search\)"):
+        PrivateSearchCV(DPGBClassifier(classes=[0, 1], accountant=accountant),
+                        {"max_depth": [2]}, epsilon=1.0).fit(X, y)

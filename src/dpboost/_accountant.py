@@ -13,7 +13,7 @@ import threading
 import uuid
 from dataclasses import replace
 
-from ._accounting import compose_pure, compose_rdp
+from ._accounting import compose_pure, ledger_event, rdp_epsilon
 
 
 class BudgetExceededError(RuntimeError):
@@ -86,13 +86,22 @@ class PrivacyAccountant:
         return self
 
     def _composed(self, fits):
-        entries = [e for _, fit_entries in fits for e in fit_entries]
-        if not entries:
+        """Epsilon of ``fits``, each ``(name, ledger entries, dp-accounting event or None)``."""
+        import dp_accounting
+
+        entries = [e for _, fit_entries, _ in fits for e in fit_entries]
+        events = [event for _, _, event in fits if event is not None]
+        if not entries and not events:
             return 0.0
-        pure = compose_pure(entries)
+        # A search's event is not pure DP; a set of ledgers is when every release is.
+        pure = math.inf if events else compose_pure(entries)
         if self.delta == 0:
             return pure
-        return min(pure, compose_rdp(entries, self.delta))
+        ledger = ledger_event(entries)
+        if ledger is None:
+            return pure
+        return min(pure, rdp_epsilon(dp_accounting.ComposedDpEvent([ledger, *events]),
+                                     self.delta))
 
     def spent(self):
         """Composed epsilon of every registered fit, at this accountant's ``delta``.
@@ -116,15 +125,18 @@ class PrivacyAccountant:
         """
         return max(0.0, self.epsilon - self.spent())
 
-    def reserve(self, entries, name):
+    def reserve(self, entries, name, event=None):
         """Reserve the planned releases of a fit before it reads any record.
 
         Parameters
         ----------
         entries : sequence of LedgerEntry
-            The fit's planned ledger (``BudgetPlan.entries``).
+            The fit's planned ledger (``BudgetPlan.entries``); empty with ``event``.
         name : str
             How the report names the fit.
+        event : dp_accounting.DpEvent or None, default=None
+            A spend that is not a ledger (a private search's repeat-and-select event); Renyi
+            accountants only.
 
         Returns
         -------
@@ -147,30 +159,31 @@ class PrivacyAccountant:
                 "or inside joblib.parallel_backend('threading').")
         fit_id = uuid.uuid4().hex
         planned = tuple(replace(e, fit=fit_id) for e in entries)
-        if self.delta == 0 and not math.isfinite(compose_pure(planned)):
+        if self.delta == 0 and (event is not None or not math.isfinite(compose_pure(planned))):
             raise ValueError(f"{name} is not pure DP (delta > 0 or epsilon = inf); a "
                              "PrivacyAccountant with delta=0 registers pure-DP fits only.")
         with self._lock:
-            fits = [*self._fits.values(), *self._reserved.values(), (name, planned)]
+            fits = [*self._fits.values(), *self._reserved.values(), (name, planned, event)]
             total = self._composed(fits)
             # The planner calibrates within 1e-3 below a fit's epsilon; compositions of exactly
             # the budget must pass despite rounding.
             if not total <= self.epsilon * (1 + 1e-9):
                 before = self._composed([*self._fits.values(), *self._reserved.values()])
                 raise BudgetExceededError(
-                    f"{name} would spend epsilon {self._composed([(name, planned)]):.6g}; with "
+                    f"{name} would spend epsilon {self._composed([(name, planned, event)]):.6g}; with "
                     f"the {len(self._fits)} fits registered and {len(self._reserved)} in "
                     f"progress the total would be {total:.6g} > the accountant's "
                     f"{self.epsilon:.6g} (remaining {max(0.0, self.epsilon - before):.6g}, "
                     f"delta={self.delta:g}). Nothing was fitted or spent.")
-            self._reserved[fit_id] = (name, planned)
+            self._reserved[fit_id] = (name, planned, event)
         return fit_id
 
-    def commit(self, fit_id, entries):
-        """Register a reserved fit's ledger (its entries carry ``fit_id``)."""
+    def commit(self, fit_id, entries=()):
+        """Register a reserved fit's ledger (its entries carry ``fit_id``; a reserved event is
+        registered as it was planned)."""
         with self._lock:
-            name, _ = self._reserved.pop(fit_id)
-            self._fits[fit_id] = (name, tuple(entries))
+            name, _, event = self._reserved.pop(fit_id)
+            self._fits[fit_id] = (name, tuple(entries), event)
 
     def release(self, fit_id):
         """Drop the reservation of a fit that raised: nothing was released."""
@@ -191,9 +204,10 @@ class PrivacyAccountant:
         lines = [f"PrivacyAccountant: epsilon {self.epsilon:.6g} ({guarantee}), spent "
                  f"{spent:.6g} by {len(fits)} fits (composed sequentially), remaining "
                  f"{max(0.0, self.epsilon - spent):.6g}"]
-        for i, (name, entries) in enumerate(fits):
-            lines.append(f"  {i}: {name}: {len(entries)} releases, epsilon "
-                         f"{self._composed([(name, entries)]):.6g} alone")
+        for i, (name, entries, event) in enumerate(fits):
+            what = f"{len(entries)} releases" if event is None else "a repeat-and-select event"
+            lines.append(f"  {i}: {name}: {what}, epsilon "
+                         f"{self._composed([(name, entries, event)]):.6g} alone")
         return "\n".join(lines)
 
     def __repr__(self):

@@ -169,14 +169,22 @@ def compose_rdp(entries, delta):
     epsilon : float
         ``0.0`` for no entries; ``inf`` if any entry is non-private.
     """
+    event = ledger_event(entries)
+    if event is None:
+        return math.inf
+    return 0.0 if not event.events else rdp_epsilon(event, delta)
+
+
+def ledger_event(entries):
+    """The dp-accounting event of a set of releases (grouped as :func:`compose_rdp` says), an
+    empty ``ComposedDpEvent`` for no entries, or None if any entry is non-private."""
     import dp_accounting
-    from dp_accounting.rdp import RdpAccountant
 
     trees = {}
     for e in entries:
         event = _dp_event(e)
         if event is None:
-            return math.inf
+            return None
         trees.setdefault((e.fit, e.group, e.tree), []).append((e, event))
     groups = {}
     for (fit, group, _), released in trees.items():
@@ -200,8 +208,15 @@ def compose_rdp(entries, delta):
         key = tuple(x[:2] for x in events)
         counts[key] += 1
         by_key[key] = [x[2] for x in events]
-    if not counts:
-        return 0.0
+    return dp_accounting.ComposedDpEvent(
+        [dp_accounting.SelfComposedDpEvent(dp_accounting.ComposedDpEvent(by_key[k]), n)
+         for k, n in counts.items()])
+
+
+def rdp_epsilon(event, delta):
+    """(epsilon, delta)-DP epsilon of a dp-accounting event by Renyi-DP composition."""
+    from dp_accounting.rdp import RdpAccountant
+
     accountant = RdpAccountant()
     # For a sampled Gaussian with a large noise multiplier the accountant's series at fractional
     # orders may not converge; it then warns once per order per call and leaves the order out,
@@ -211,9 +226,7 @@ def compose_rdp(entries, delta):
     level = absl.level
     absl.setLevel(logging.ERROR)
     try:
-        accountant.compose(dp_accounting.ComposedDpEvent(
-            [dp_accounting.SelfComposedDpEvent(dp_accounting.ComposedDpEvent(by_key[k]), n)
-             for k, n in counts.items()]))
+        accountant.compose(event)
         return float(accountant.get_epsilon(delta))
     finally:
         absl.setLevel(level)

@@ -18,7 +18,8 @@ from sklearn.model_selection import ParameterSampler
 from sklearn.utils import _safe_indexing
 from sklearn.utils.validation import check_consistent_length, column_or_1d
 
-from ._accounting import PrivacyLedger, zcdp_rho
+from ._accountant import PrivacyAccountant
+from ._accounting import PrivacyLedger, rdp_epsilon, zcdp_rho
 from ._boosting import plan_fit
 from ._loss import make_loss
 from ._mechanisms import gaussian_mechanism, make_noise
@@ -33,22 +34,24 @@ _FIXED = ("epsilon", "delta", "leaf_noise", "subsample", "split_candidates", "ac
 _SHAPES = {"logarithmic": 0.0, "geometric": 1.0, "poisson": math.inf}
 
 
-def search_epsilon(rho_trial, rho_size, n_trials, n_trials_distribution, delta):
-    """(epsilon, delta)-DP epsilon of a search: repeat-and-select over trials of
+def search_event(rho_trial, rho_size, n_trials, n_trials_distribution):
+    """The dp-accounting event of a search: repeat-and-select over trials of
     ``rho_trial``-zCDP with ``n_trials`` expected trials, and one ``rho_size``-zCDP release.
 
-    Papernot & Steinke (2022), Theorems 2 (truncated negative binomial, shape 1 the geometric
-    distribution) and 6 (Poisson), through dp-accounting's ``RepeatAndSelectDpEvent``.
+    Papernot & Steinke (2022), Theorems 2 (truncated negative binomial: shape 0 logarithmic,
+    shape 1 geometric) and 6 (Poisson), through dp-accounting's ``RepeatAndSelectDpEvent``.
     """
     import dp_accounting
-    from dp_accounting.rdp import RdpAccountant
 
-    accountant = RdpAccountant()
-    accountant.compose(dp_accounting.ComposedDpEvent([
+    return dp_accounting.ComposedDpEvent([
         dp_accounting.dp_event.RepeatAndSelectDpEvent(
             dp_accounting.ZCDpEvent(rho_trial), float(n_trials), _SHAPES[n_trials_distribution]),
-        dp_accounting.ZCDpEvent(rho_size)]))
-    return float(accountant.get_epsilon(delta))
+        dp_accounting.ZCDpEvent(rho_size)])
+
+
+def search_epsilon(rho_trial, rho_size, n_trials, n_trials_distribution, delta):
+    """(epsilon, delta)-DP epsilon of :func:`search_event`."""
+    return rdp_epsilon(search_event(rho_trial, rho_size, n_trials, n_trials_distribution), delta)
 
 
 def zcdp_epsilon(rho, delta):
@@ -145,6 +148,11 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
     random_state : None, int or numpy.random.Generator, default=None
         None: secure noise (OpenDP, the operating system's randomness). A seed: reproducible
         numpy noise with a :class:`ReproducibleNoiseWarning`, for experiments only.
+    accountant : PrivacyAccountant or None, default=None
+        A budget shared with other fits (its ``delta > 0``): the whole search is reserved as one
+        repeat-and-select event before any record is read (:class:`BudgetExceededError` if it
+        does not fit), registered when it succeeds. The template's own ``accountant`` must be
+        None: the trials are parts of the search's event.
 
     Attributes
     ----------
@@ -173,7 +181,7 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
 
     def __init__(self, estimator, param_distributions, *, epsilon, delta=1e-5, n_trials=3,
                  n_trials_distribution="logarithmic", validation_fraction=0.0,
-                 score_share=0.05, random_state=None):
+                 score_share=0.05, random_state=None, accountant=None):
         self.estimator = estimator
         self.param_distributions = param_distributions
         self.epsilon = epsilon
@@ -183,6 +191,7 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
         self.validation_fraction = validation_fraction
         self.score_share = score_share
         self.random_state = random_state
+        self.accountant = accountant
 
     def _check(self):
         """Every rule on the parameters, before any record is read."""
@@ -200,6 +209,9 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
                              "[0, 1).")
         if not 0 < self.score_share < 1:
             raise ValueError(f"score_share={self.score_share!r} must be in (0, 1).")
+        if not (self.accountant is None or isinstance(self.accountant, PrivacyAccountant)):
+            raise ValueError(f"accountant={self.accountant!r} must be a PrivacyAccountant or "
+                             "None.")
         grids = (self.param_distributions if isinstance(self.param_distributions, list)
                  else [self.param_distributions])
         for grid in grids:
@@ -214,7 +226,8 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
                      p["split_candidates"] in ("uniform", "hessian"),
                  "public classes or target_bounds":
                      _public(p.get("classes", p.get("target_bounds"))),
-                 "feature_bounds not 'private'": _public(p["feature_bounds"], missing_ok=True)}
+                 "feature_bounds not 'private'": _public(p["feature_bounds"], missing_ok=True),
+                 "accountant=None (give it to the search)": p["accountant"] is None}
         broken = [rule for rule, holds in rules.items() if not holds]
         if broken:
             raise ValueError(f"estimator must have {', '.join(broken)}: a trial must be a "
@@ -251,6 +264,23 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
         """
         self._check()
         rho_fit, rho_score, trial_epsilon = self._budget()
+        event = search_event(rho_fit + rho_score, rho_score, self.n_trials,
+                             self.n_trials_distribution)
+        fit_id = (None if self.accountant is None else self.accountant.reserve(
+            (), f"PrivateSearchCV(epsilon={self.epsilon:g}, delta={self.delta:g})", event))
+        try:
+            self._search(X, y, rho_fit, rho_score, trial_epsilon)
+        except BaseException:
+            if fit_id is not None:
+                self.accountant.release(fit_id)
+            raise
+        if fit_id is not None:
+            self.accountant.commit(fit_id)
+        self.privacy_spent_ = rdp_epsilon(event, self.delta)
+        return self
+
+    def _search(self, X, y, rho_fit, rho_score, trial_epsilon):
+        """The trials, and the released attributes but ``privacy_spent_``."""
         if self.random_state is not None:
             warnings.warn("random_state is set: the search's noise is reproducible, hence "
                           "predictable; use random_state=None for releases.",
@@ -294,20 +324,17 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
         # Only the best trial is released (nor K, nor the other trials' scores or settings).
         self.trial_epsilon_ = trial_epsilon
         self.trial_rho_, self.score_rho_ = rho_fit + rho_score, rho_score
-        self.privacy_spent_ = search_epsilon(self.trial_rho_, rho_score, self.n_trials,
-                                             self.n_trials_distribution, self.delta)
         if best is None:
             self.best_params_ = self.best_estimator_ = None
             self.best_score_ = math.nan
             self.cv_results_ = {"params": [], "mean_test_score": [], "rank_test_score": []}
-            return self
+            return
         mean = best[0] / max(size, 1.0)
         self.best_params_, self.best_estimator_ = best[1], best[2]
         self.best_score_ = (mean if is_classifier(self.estimator)
                             else -(1.0 - mean) * self._target_width())
         self.cv_results_ = {"params": [self.best_params_],
                             "mean_test_score": [self.best_score_], "rank_test_score": [1]}
-        return self
 
     def _draw_n_trials(self, noise):
         """K from the public distribution, by inversion of one uniform draw."""
