@@ -182,57 +182,41 @@ def test_audit_flags_average_leaves_that_forget_the_count():
     assert audit(_joint_ids([0.0, 0.0], 1.0, 3), _joint_ids([-1.0, 1.0], 1.0, 4)) > EPS
 
 
-# The quantile sketch: the fine histograms of D and D' (one more record) as fine_histograms
-# computes them, released at the sensitivity the planner claims for two features.
-def _sketch_statistics():
+# Count histograms released once for two columns: the quantile sketch's fine grid and the private
+# bounds' log grid. D and D' (one more record) as the library computes them, released at the
+# sensitivity the planner claims for two columns; one record moves one bin of each column.
+HISTOGRAMS = {
+    "sketch": (lambda X: fine_histograms(X, np.zeros(2), np.ones(2), 4), [1.0, 1.0],
+               {"sketch_features": 2}, "sketch"),
+    "bounds": (bounds_histograms, [5.0, -5.0], {"bounds_features": 2}, "bounds"),
+}
+
+
+def _histogram_statistics(kind):
+    histograms, record, planned, release = HISTOGRAMS[kind]
     X = np.zeros((20, 2))
-    lower, upper = np.zeros(2), np.ones(2)
-    d = fine_histograms(X, lower, upper, 4).ravel()
-    d2 = fine_histograms(np.vstack([X, [[1.0, 1.0]]]), lower, upper, 4).ravel()
+    d = histograms(X).ravel()
+    d2 = histograms(np.vstack([X, [record]])).ravel()
     moved = np.flatnonzero(d != d2)
-    assert moved.size == 2  # one bin per feature, from 0 to 1 records
-    claimed = plan_budget(epsilon=1.0, n_estimators=1, max_depth=1, learning_rate=0.1,
-                          l2_regularization=0.1, budget_allocation="sequential",
-                          trees_per_ensemble=1, leaf_clipping=True, sketch_features=2).sketch
+    assert moved.size == 2  # one bin per column, from 0 to 1 records
+    claimed = getattr(plan_budget(epsilon=1.0, n_estimators=1, max_depth=1, learning_rate=0.1,
+                                  l2_regularization=0.1, budget_allocation="sequential",
+                                  trees_per_ensemble=1, leaf_clipping=True, **planned), release)
     return d[moved], d2[moved], claimed.sensitivity
 
 
-def test_audit_sketch_histograms():
-    d, d2, sensitivity = _sketch_statistics()
+@pytest.mark.parametrize("kind", list(HISTOGRAMS))
+def test_audit_histogram_releases(kind):
+    d, d2, sensitivity = _histogram_statistics(kind)
     eps_lb = audit(_joint_ids(d, sensitivity, 3), _joint_ids(d2, sensitivity, 4))
     assert 0.5 < eps_lb <= EPS
 
 
-def test_audit_flags_sketch_with_per_feature_sensitivity():
-    # sensitivity 1, as if a record touched one histogram only: the true loss is 2 eps
-    d, d2, _ = _sketch_statistics()
-    assert audit(_joint_ids(d, 1.0, 3), _joint_ids(d2, 1.0, 4)) > EPS
-
-
-# Private feature bounds: the log-grid histograms of D and D' (one more record) as
-# bounds_histograms computes them, released at the sensitivity the planner claims for two columns.
-def _bounds_statistics():
-    X = np.zeros((20, 2))
-    d = bounds_histograms(X).ravel()
-    d2 = bounds_histograms(np.vstack([X, [[5.0, -5.0]]])).ravel()
-    moved = np.flatnonzero(d != d2)
-    assert moved.size == 2  # one bin per column, from 0 to 1 records
-    claimed = plan_budget(epsilon=1.0, n_estimators=1, max_depth=1, learning_rate=0.1,
-                          l2_regularization=0.1, budget_allocation="sequential",
-                          trees_per_ensemble=1, leaf_clipping=True, bounds_features=2).bounds
-    return d[moved], d2[moved], claimed.sensitivity
-
-
-def test_audit_private_bounds_histograms():
-    d, d2, sensitivity = _bounds_statistics()
-    eps_lb = audit(_joint_ids(d, sensitivity, 5), _joint_ids(d2, sensitivity, 6))
-    assert 0.5 < eps_lb <= EPS
-
-
-def test_audit_flags_private_bounds_with_per_column_sensitivity():
+@pytest.mark.parametrize("kind", list(HISTOGRAMS))
+def test_audit_flags_histograms_with_per_column_sensitivity(kind):
     # sensitivity 1, as if a record touched one column's histogram only: the true loss is 2 eps
-    d, d2, _ = _bounds_statistics()
-    assert audit(_joint_ids(d, 1.0, 5), _joint_ids(d2, 1.0, 6)) > EPS
+    d, d2, _ = _histogram_statistics(kind)
+    assert audit(_joint_ids(d, 1.0, 3), _joint_ids(d2, 1.0, 4)) > EPS
 
 
 # The adaptive Hessian sketch: the Hessian sums of D and D' (one more record, h = 1 under the
