@@ -487,3 +487,28 @@ def test_a_constant_huge_target_read_from_the_data_keeps_a_usable_width():
     lower, upper = reg.target_bounds_
     assert lower == 1e17 and upper > lower
     np.testing.assert_allclose(reg.predict(X), 1e17)
+
+
+def test_feature_bounds_by_column_name():
+    pd = pytest.importorskip("pandas")
+    rng = np.random.default_rng(0)
+    frame = pd.DataFrame({"age": rng.uniform(18, 90, 300), "income": rng.uniform(0, 1e5, 300),
+                          "colour": rng.choice(["a", "b"], 300).astype(object)})
+    y = (frame["age"] > 50).astype(int)
+    params = {"categorical_features": ["colour"], "categories": {"colour": ["a", "b"]},
+              "classes": [0, 1], "n_estimators": 3, "random_state": 0}
+    by_name = DPGBClassifier(feature_bounds={"income": (0, 1e6), "age": (0, 120)},
+                             **params).fit(frame, y)
+    by_index = DPGBClassifier(feature_bounds={0: (0, 120), 1: (0, 1e6)}, **params).fit(frame, y)
+    as_array = DPGBClassifier(feature_bounds=[(0, 120), (0, 1e6), (0, 1)], **params).fit(frame, y)
+    for model in (by_name, by_index):
+        np.testing.assert_array_equal(model.feature_bounds_, as_array.feature_bounds_)
+        np.testing.assert_array_equal(model.predict(frame), as_array.predict(frame))
+    loaded = DPGBClassifier.from_json(by_name.to_json())
+    assert loaded.feature_bounds == {"income": [0.0, 1e6], "age": [0, 120]}
+    for bounds, match in [({"age": (0, 120)}, r"no \(lower, upper\) for column 'income'"),
+                          ({"age": None, "income": (0, 1)}, r"feature_bounds\['age'\] = None"),
+                          ({"agee": (0, 1)}, r"names 'agee', which is not a column"),
+                          ({7: (0, 1)}, r"key 7 is neither a column name nor an index")]:
+        with pytest.raises(ValueError, match=match):
+            DPGBClassifier(feature_bounds=bounds, **params).fit(frame, y)

@@ -101,8 +101,10 @@ PARAMETERS = """
         GLC (Sec. 3.1): clip leaf values of the tree at ensemble position t_e to
         ``+-(1 - eta)^t_e`` before noise, so their sensitivity is ``min(1 / (1 + lambda),
         2 (1 - eta)^t_e)`` (Corollary 2). For SEQ and PARA the position is the tree index.
-    feature_bounds : array-like of shape (n_features, 2) or (2,), "private" or None, default=None
-        Public ``(lower, upper)`` of each feature; values outside are clipped. ``"private"``:
+    feature_bounds : array-like of shape (n_features, 2) or (2,), dict, "private" or None, default=None
+        Public ``(lower, upper)`` of each feature; values outside are clipped. A dict maps a
+        column name (or index) to its pair (as DP-EBM's ``privacy_bounds``); every numeric
+        column needs an entry, categorical ones none. ``"private"``:
         released by the fit from the data at 10 % of ``epsilon`` (a Laplace histogram of every
         numeric feature on a public log grid from 1e-6 to 1e12 in magnitude, 8 bins per decade;
         the bounds are the outer edges of its 0.5 % and 99.5 % quantiles after the noise floor;

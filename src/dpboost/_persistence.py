@@ -44,11 +44,12 @@ def model_to_json(estimator_name, params, fitted, forest, ledger):
     # A Generator or an accountant is not serialisable, and the fit is done.
     params = dict(params, random_state=None, accountant=None)
     for key in ("feature_bounds", "classes", "target_bounds", "categorical_features"):
-        if params.get(key) is not None and not isinstance(params[key], str):
+        if params.get(key) is not None and not isinstance(params[key], (str, dict)):
             params[key] = np.asarray(params[key]).tolist()
-    if params.get("categories") is not None:
-        # JSON objects only have string keys: keep (key, list) pairs so int keys survive.
-        params["categories"] = [[k, list(v)] for k, v in params["categories"].items()]
+    for key in ("categories", "feature_bounds"):
+        if isinstance(params.get(key), dict):
+            # JSON objects only have string keys: keep (key, list) pairs so int keys survive.
+            params[key] = {"pairs": [[k, np.asarray(v).tolist()] for k, v in params[key].items()]}
     stored = {name: (np.asarray(value).tolist() if name in _ARRAYS else value)
               for name, value in fitted.items()}
     stored["categories_"] = [[j, v.tolist()] for j, v in fitted["categories_"].items()]
@@ -99,8 +100,11 @@ def model_from_json(text, estimator_name):
     if doc["estimator"] != estimator_name:
         raise ValueError(f"the JSON holds a {doc['estimator']}, not a {estimator_name}")
     params = doc["params"]
-    if params.get("categories") is not None:
-        params["categories"] = {k: v for k, v in params["categories"]}
+    for key in ("categories", "feature_bounds"):
+        if isinstance(params.get(key), dict):
+            params[key] = {k: v for k, v in params[key]["pairs"]}
+        elif key == "categories" and params.get(key) is not None:  # first writers: pairs
+            params[key] = {k: v for k, v in params[key]}
     f = doc["fitted"]
     fitted = {name: f[name] for name in ("n_features_in_", "privacy_spent_")}
     for name, dtype in _ARRAYS.items():

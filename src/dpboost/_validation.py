@@ -66,7 +66,7 @@ PARAMETER_CONSTRAINTS = {
     "budget_allocation": [StrOptions({"eoe", "sequential", "parallel"})],
     "gradient_filtering": ["boolean"],
     "leaf_clipping": ["boolean"],
-    "feature_bounds": ["array-like", StrOptions({"private"}), None],
+    "feature_bounds": ["array-like", dict, StrOptions({"private"}), None],
     "categorical_features": ["array-like", StrOptions({"from_dtype"}), None],
     "categories": [dict, None],
     "random_state": ["random_state", np.random.Generator, NoiseSource],
@@ -582,10 +582,16 @@ def encode_targets(y, target_bounds):
     return keep, scale_target(y, bounds)[:, None], {"target_bounds_": bounds}, derived
 
 
-def resolve_feature_bounds(X, feature_bounds, categories):
-    """The bounds of a fit: ``feature_bounds`` checked, or read from ``X`` with a
-    PrivacyLeakWarning (if any feature is numeric), or NaN for the numeric rows with
-    ``"private"`` (the fit releases them); categorical rows set from the lists.
+def resolve_feature_bounds(X, feature_bounds, categories, names=None):
+    """The bounds of a fit: ``feature_bounds`` checked (an array, or a dict by column name or
+    index), or read from ``X`` with a PrivacyLeakWarning (if any feature is numeric), or NaN for
+    the numeric rows with ``"private"`` (the fit releases them); categorical rows set from the
+    lists.
+
+    Parameters
+    ----------
+    names : ndarray of str or None, default=None
+        The columns' names (``feature_names_in_``), for a dict's keys.
 
     Returns
     -------
@@ -627,12 +633,44 @@ def resolve_feature_bounds(X, feature_bounds, categories):
             raise ValueError(f"feature_bounds read from the data for column {wide[0]} do "
                              "not span a finite, normal positive width; pass public "
                              "feature_bounds.")
+    elif isinstance(feature_bounds, dict):
+        bounds = _bounds_by_column(feature_bounds, X.shape[1], categories, names)
     else:
         bounds = check_feature_bounds(feature_bounds, X.shape[1]).copy()
     for j, values in categories.items():
         # One code per category; the grid puts each in its own bin when n <= max_bins.
         bounds[j] = (-0.5, values.size - 0.5)
     return check_feature_bounds(bounds, X.shape[1]), derived
+
+
+def _bounds_by_column(feature_bounds, n_features, categories, names):
+    """Rows of a ``feature_bounds`` dict (key: column name or index); categorical columns need
+    no entry. Raises ValueError naming the column whose entry is missing, unknown or None."""
+    index = {} if names is None else {str(name): j for j, name in enumerate(names)}
+    bounds = np.full((n_features, 2), np.nan)
+    for key, pair in feature_bounds.items():
+        if isinstance(key, str):
+            if key not in index:
+                raise ValueError(f"feature_bounds names {key!r}, which is not a column of X.")
+            j = index[key]
+        elif isinstance(key, (int, np.integer)) and 0 <= key < n_features:
+            j = int(key)
+        else:
+            raise ValueError(f"feature_bounds key {key!r} is neither a column name nor an index "
+                             f"in [0, {n_features}).")
+        if pair is None or np.shape(pair) != (2,):
+            raise ValueError(f"feature_bounds[{key!r}] = {pair!r} must be a pair (lower, "
+                             "upper).")
+        bounds[j] = pair
+    for j in range(n_features):
+        if j not in categories and np.isnan(bounds[j]).any():
+            column = repr(str(names[j])) if names is not None else str(j)
+            raise ValueError(f"feature_bounds has no (lower, upper) for column {column}: every "
+                             "numeric column needs public bounds (categorical ones take their "
+                             "categories' codes).")
+        if j in categories:
+            bounds[j] = (0.0, 1.0)  # replaced by the codes' bounds
+    return bounds
 
 
 def resolve_min_child_weight(min_child_weight, leaf_noise, epsilon, hessian_bound):
@@ -690,7 +728,8 @@ def fit_inputs(estimator, X, y):
     else:
         keep, y_scaled, target, from_y = encode_targets(y, estimator.target_bounds)
     X = X[keep]
-    bounds, from_X = resolve_feature_bounds(X, estimator.feature_bounds, lists)
+    bounds, from_X = resolve_feature_bounds(X, estimator.feature_bounds, lists,
+                                            getattr(estimator, "feature_names_in_", None))
     if estimator.diagnostics:
         warn_diagnostics()
     numeric = np.setdiff1d(np.arange(X.shape[1]), list(lists))
