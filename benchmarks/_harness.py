@@ -231,6 +231,22 @@ def run_grid(names, cells, n_folds, *, max_rows=None, load=_loaders.load, splits
     return rows
 
 
+def run_public(doc, cells, keys, columns=None, describe=scores):
+    """The scripts on Adult as a new user gets it: parse ``--quick``, fit ``cells`` 5 times (2
+    with ``--quick``) on its official split with the public schema (``_loaders.load_public``),
+    and summarise ``columns`` (default: error, ROC AUC, fit time) per ``keys``.
+
+    Returns
+    -------
+    args, rows, table
+    """
+    args = parser(doc).parse_args()
+    rows = run_grid(["adult"], cells, 2 if args.quick else 5, load=_loaders.load_public,
+                    describe=describe)
+    columns = columns or {"error": "error", "auc": "auc", "fit_s": "fit_s"}
+    return args, rows, summarise(rows, keys, columns, count="runs")
+
+
 # --- results, tables and figures ---------------------------------------------------------------
 
 def machine_facts():

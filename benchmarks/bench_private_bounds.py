@@ -11,7 +11,6 @@ Run: ``python benchmarks/bench_private_bounds.py [--quick]``; writes results/pri
 """
 
 import _harness
-import _loaders
 
 from dpboost import DPGBClassifier
 
@@ -25,11 +24,7 @@ def cells(data, fold):
 
 
 def main():
-    args = _harness.parser(__doc__).parse_args()
-    rows = _harness.run_grid(["adult"], cells, 2 if args.quick else 5,
-                             load=_loaders.load_public)
-    table = _harness.summarise(rows, ["bounds", "epsilon"],
-                               {"error": "error", "auc": "auc", "fit_s": "fit_s"}, count="runs")
+    args, _, table = _harness.run_public(__doc__, cells, ["bounds", "epsilon"])
     _harness.print_table(table)
     _harness.write_results(_harness.result_name("private_bounds", args), table)
 

@@ -20,7 +20,6 @@ repetitions instead of 5.
 """
 
 import _harness
-import _loaders
 
 from dpboost import DPGBClassifier, PrivateSearchCV
 
@@ -57,13 +56,10 @@ def describe(data, model, fold):
 
 
 def main():
-    args = _harness.parser(__doc__).parse_args()
-    rows = _harness.run_grid(["adult"], cells, 2 if args.quick else 5,
-                             load=_loaders.load_public, describe=describe)
+    args, rows, table = _harness.run_public(
+        __doc__, cells, ["setting", "epsilon", "space", "search"],
+        {"error": "error", "auc": "auc", "spent": "spent", "fit_s": "fit_s"}, describe)
     _harness.write_results(_harness.result_name("private_search", args), rows)
-    table = _harness.summarise(rows, ["setting", "epsilon", "space", "search"],
-                               {"error": "error", "auc": "auc", "spent": "spent",
-                                "fit_s": "fit_s"}, count="runs")
     _harness.print_table(table)
 
 

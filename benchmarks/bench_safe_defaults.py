@@ -26,11 +26,7 @@ def cells(data, fold):
 
 
 def main():
-    args = _harness.parser(__doc__).parse_args()
-    rows = _harness.run_grid(["adult"], cells, 2 if args.quick else 5,
-                             load=_loaders.load_public)
-    table = _harness.summarise(rows, ["setting", "epsilon"],
-                               {"error": "error", "auc": "auc", "fit_s": "fit_s"}, count="runs")
+    args, _, table = _harness.run_public(__doc__, cells, ["setting", "epsilon"])
     y_test = _loaders.load_public("adult")["y_test"]
     majority = float(min(np.mean(y_test), 1 - np.mean(y_test)))
     table = [{**t, "majority_error": majority} for t in table]
