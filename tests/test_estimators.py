@@ -273,3 +273,32 @@ def test_dpboost_paper_is_the_papers_setting(cls):
         assert "loss" not in params
 
 
+
+
+@pytest.mark.parametrize("n_classes", [2, 3])
+def test_iteration_range_predicts_with_a_slice_of_the_stages(binary, make_clf, n_classes):
+    X, y = binary
+    y = y if n_classes == 2 else (X[:, 0] > 0.3).astype(int) + (X[:, 1] > 0).astype(int)
+    clf = make_clf(n_estimators=6, classes=list(range(n_classes))).fit(X, y)
+    staged = list(clf.staged_predict_proba(X[:50]))
+    for k in (1, 4, 6):
+        np.testing.assert_array_equal(clf.predict_proba(X[:50], iteration_range=(0, k)),
+                                      staged[k - 1])
+    full = clf.decision_function(X[:50])
+    np.testing.assert_array_equal(clf.decision_function(X[:50], iteration_range=(0, 6)), full)
+    # Stages add up: the first two and the last four give the whole model's margins.
+    np.testing.assert_allclose(clf.decision_function(X[:50], iteration_range=(0, 2))
+                               + clf.decision_function(X[:50], iteration_range=(2, 6)), full,
+                               atol=1e-12)
+    for bad in [(0, 7), (3, 3), (-1, 2), (0.5, 2), "all", (1, 2, 3)]:
+        with pytest.raises(ValueError, match=r"iteration_range=.* must be \(begin, end\) with "
+                                             r"0 <= begin < end <= n_estimators=6"):
+            clf.predict(X[:5], iteration_range=bad)
+
+
+def test_regressor_iteration_range(binary):
+    X, _ = binary
+    reg = DPGBRegressor.dpboost_paper(n_estimators=5, feature_bounds=(-1, 1),
+                                      target_bounds=(-2, 2), random_state=0).fit(X, X[:, 0])
+    staged = list(reg.staged_predict(X[:20]))
+    np.testing.assert_array_equal(reg.predict(X[:20], iteration_range=(0, 3)), staged[2])

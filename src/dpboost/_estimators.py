@@ -19,6 +19,7 @@ from ._validation import (
     DPBOOST_PAPER,
     PARAMETER_CONSTRAINTS,
     cells_as_numbers,
+    check_iteration_range,
     check_mechanisms,
     fit_inputs,
     n_threads,
@@ -222,10 +223,11 @@ class _BaseDPGB(BaseEstimator):
                           ensure_all_finite=False, reset=False)
         return self._forest.binner.transform(X, order="C")
 
-    def _raw_predict(self, X):
+    def _raw_predict(self, X, iteration_range=None):
         """Scores of every output, shape (n_samples, n_outputs)."""
         X_binned = self._binned(X)
-        return self._forest.raw_predict(X_binned, n_threads(self.n_jobs))
+        stages = check_iteration_range(iteration_range, self._forest.n_stages)
+        return self._forest.raw_predict(X_binned, n_threads(self.n_jobs), stages)
 
     def _staged_raw_predict(self, X):
         """Scores after each boosting stage, shape (n_samples, n_outputs) each (copies)."""
@@ -253,22 +255,24 @@ class DPGBClassifier(ClassifierMixin, _BaseDPGB):
     def _loss_name(self):
         return self.loss
 
-    def decision_function(self, X):
+    def decision_function(self, X, iteration_range=None):
         """Raw margins: square-loss estimates of ``E[label | x]`` with labels -1 / +1.
 
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
+        iteration_range : (int, int) or None, default=None
+            Only the boosting stages ``[begin, end)`` (XGBoost's name); None: all.
 
         Returns
         -------
         margin : ndarray of shape (n_samples,) for two classes (positive class ``classes_[1]``),
             or (n_samples, n_classes) for one-vs-rest, dtype=float64
         """
-        margin = self._raw_predict(X)
+        margin = self._raw_predict(X, iteration_range)
         return margin[:, 0] if self.classes_.size == 2 else margin
 
-    def predict_proba(self, X):
+    def predict_proba(self, X, iteration_range=None):
         """Class probabilities through the loss's link (``_loss``).
 
         ``"softmax"``: ``softmax(F)`` (two classes: ``[1 - p, p]``, ``p = sigma(F)``).
@@ -278,28 +282,32 @@ class DPGBClassifier(ClassifierMixin, _BaseDPGB):
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
+        iteration_range : (int, int) or None, default=None
+            Only the boosting stages ``[begin, end)`` (XGBoost's name); None: all.
 
         Returns
         -------
         proba : ndarray of shape (n_samples, n_classes), dtype=float64
         """
-        return self._proba(self._raw_predict(X))
+        return self._proba(self._raw_predict(X, iteration_range))
 
     def _proba(self, margin):
         return make_loss(self.loss, margin.shape[1]).proba(margin)
 
-    def predict(self, X):
+    def predict(self, X, iteration_range=None):
         """Predicted labels: the class of largest margin (two classes: ``classes_[1]`` if F > 0).
 
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
+        iteration_range : (int, int) or None, default=None
+            Only the boosting stages ``[begin, end)`` (XGBoost's name); None: all.
 
         Returns
         -------
         y_pred : ndarray of shape (n_samples,)
         """
-        return self._labels(self._raw_predict(X))
+        return self._labels(self._raw_predict(X, iteration_range))
 
     def _labels(self, margin):
         if self.classes_.size == 2:
@@ -351,18 +359,20 @@ class DPGBRegressor(RegressorMixin, _BaseDPGB):
                  verbose=0, diagnostics=False, n_jobs=None, accountant=None):
         self._store_parameters(locals())
 
-    def predict(self, X):
+    def predict(self, X, iteration_range=None):
         """Predicted targets in the units of ``y``.
 
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
+        iteration_range : (int, int) or None, default=None
+            Only the boosting stages ``[begin, end)`` (XGBoost's name); None: all.
 
         Returns
         -------
         y_pred : ndarray of shape (n_samples,), dtype=float64
         """
-        return unscale_target(np.clip(self._raw_predict(X)[:, 0], -1.0, 1.0),
+        return unscale_target(np.clip(self._raw_predict(X, iteration_range)[:, 0], -1.0, 1.0),
                               self.target_bounds_)
 
     def staged_predict(self, X):

@@ -63,11 +63,13 @@ class Forest:
                        self.missing_left[trees], self.binner.max_bins, self.leaf_value[trees],
                        n_threads, out)
 
-    def raw_predict(self, X_binned, n_threads):
-        """Scores of every output, shape (n_samples, n_outputs)."""
+    def raw_predict(self, X_binned, n_threads, stages=None):
+        """Scores of every output, shape (n_samples, n_outputs), from the boosting stages
+        ``stages = (begin, end)`` (None: all)."""
+        begin, end = (0, self.n_stages) if stages is None else stages
         out = np.zeros((self.n_outputs, X_binned.shape[0]))
         for k in range(self.n_outputs):
-            self.add_trees(X_binned, slice(k * self.n_stages, (k + 1) * self.n_stages),
+            self.add_trees(X_binned, slice(k * self.n_stages + begin, k * self.n_stages + end),
                            n_threads, out[k])
         return out.T
 

@@ -100,6 +100,22 @@ DPBOOST_PAPER = {"delta": 0.0, "n_estimators": 50, "max_depth": 6, "learning_rat
                  "split_selection": "exponential", "split_candidates": "uniform"}
 
 
+def check_iteration_range(iteration_range, n_stages):
+    """``(begin, end)`` of the boosting stages a prediction uses (XGBoost's ``iteration_range``):
+    None for all, else integers with ``0 <= begin < end <= n_estimators``."""
+    if iteration_range is None:
+        return 0, n_stages
+    try:
+        begin, end = (int(v) for v in iteration_range)
+        valid = 0 <= begin < end <= n_stages and tuple(iteration_range) == (begin, end)
+    except (TypeError, ValueError):
+        valid = False
+    if not valid:
+        raise ValueError(f"iteration_range={iteration_range!r} must be (begin, end) with "
+                         f"0 <= begin < end <= n_estimators={n_stages}.")
+    return begin, end
+
+
 def n_threads(n_jobs):
     """Threads for ``n_jobs`` on this machine (:func:`check_n_jobs` with Numba's thread count)."""
     return check_n_jobs(n_jobs, numba.config.NUMBA_NUM_THREADS)
