@@ -176,7 +176,7 @@ def test_regressor_search_reports_minus_mae_in_target_units(data):
 
 def test_secure_by_default_and_warns_when_seeded(data):
     X, y = data
-    with pytest.warns(dpboost_warning(), match="search's noise is reproducible"):
+    with pytest.warns(dpboost_warning(), match="the noise is reproducible by anyone"):
         _search(n_trials=1).fit(X[:300], y[:300])
     with warnings.catch_warnings():
         warnings.simplefilter("error")

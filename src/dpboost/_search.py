@@ -10,7 +10,6 @@ bounds every configuration the search may draw (docs/privacy.md, Private hyper-p
 """
 
 import math
-import warnings
 
 import numpy as np
 from sklearn.base import BaseEstimator, MetaEstimatorMixin, clone, is_classifier
@@ -23,7 +22,7 @@ from ._accounting import PrivacyLedger, rdp_epsilon, zcdp_rho
 from ._boosting import plan_fit
 from ._loss import make_loss
 from ._mechanisms import gaussian_mechanism, make_noise
-from ._validation import ReproducibleNoiseWarning, float_cells, label_codes, planned_shape
+from ._validation import float_cells, label_codes, planned_shape, warn_reproducible_noise
 
 #: Parameters a search may not draw: they set the privacy of a trial, which the search fixes.
 _FIXED = ("epsilon", "delta", "leaf_noise", "subsample", "split_candidates", "accountant",
@@ -281,10 +280,7 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
 
     def _search(self, X, y, rho_fit, rho_score, trial_epsilon):
         """The trials, and the released attributes but ``privacy_spent_``."""
-        if self.random_state is not None:
-            warnings.warn("random_state is set: the search's noise is reproducible, hence "
-                          "predictable; use random_state=None for releases.",
-                          ReproducibleNoiseWarning, stacklevel=2)
+        warn_reproducible_noise(self.random_state)
         noise = make_noise(self.random_state)
         ledger = PrivacyLedger()
         y = column_or_1d(y, warn=True)
