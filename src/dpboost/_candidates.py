@@ -15,7 +15,6 @@ import math
 import numpy as np
 
 from ._binning import BoundsBinner, bin_columns
-from ._budget import SKETCH_SCOPE
 from ._common import G_H_DTYPE, SAMPLE_INDEX_DTYPE, boundary_feature, boundary_index
 from ._histogram import build_level_histograms
 from ._mechanisms import gaussian_mechanism, laplace_mechanism, noise_scale
@@ -30,6 +29,27 @@ HESSIAN_SKETCH_BINS = 255
 #: weight, so the thresholds are strictly increasing (no duplicate candidates) and no region of
 #: the bounds is left without a candidate when the noise wipes out its counts.
 SKETCH_UNIFORM_SHARE = 0.1
+
+
+def _release(statistics, entry, noise, ledger):
+    """``statistics`` released as one row (a record moves every column's histogram, hence the
+    planned entry's sensitivity over the whole array) by the mechanism, parameters and ledger
+    scope of the planned ``entry``.
+
+    Returns
+    -------
+    released : ndarray of the shape of ``statistics``, dtype=float64
+    """
+    row = statistics.reshape(1, -1)
+    scope = {"group": entry.group, "tree": entry.tree, "level": entry.level}
+    if entry.mechanism == "gaussian":
+        released = gaussian_mechanism(row, noise_multiplier=entry.noise_multiplier,
+                                      sensitivity=entry.sensitivity, noise=noise, ledger=ledger,
+                                      scope=scope)
+    else:
+        released = laplace_mechanism(row, epsilon=entry.epsilon, sensitivity=entry.sensitivity,
+                                     noise=noise, ledger=ledger, scope=scope)
+    return released.reshape(statistics.shape)
 
 
 def fine_histograms(X, lower, upper, n_fine):
@@ -210,10 +230,7 @@ def private_bounds(X, release, noise, ledger):
         ``lower < upper``, both edges of the grid.
     """
     counts = bounds_histograms(X)
-    released = laplace_mechanism(counts.reshape(1, -1), epsilon=release.epsilon,
-                                 sensitivity=release.sensitivity, noise=noise, ledger=ledger,
-                                 scope={"group": release.group, "tree": release.tree,
-                                        "level": release.level}).reshape(counts.shape)
+    released = _release(counts, release, noise, ledger)
     floor = noise_scale(release) * math.log(counts.size)
     mass = np.maximum(released - floor, 0.0)
     cumulative = np.cumsum(mass, axis=1)
@@ -254,12 +271,9 @@ def initial_binner(X, bounds, numeric, max_bins, plan, noise, ledger):
         return binner
     lower, upper = bounds[numeric, 0], bounds[numeric, 1]
     counts = fine_histograms(X[:, numeric], lower, upper, SKETCH_RESOLUTION * max_bins)
-    # One row: a record changes every feature's histogram, hence L1 sensitivity n_numeric.
-    released = laplace_mechanism(counts.reshape(1, -1), epsilon=plan.sketch.epsilon,
-                                 sensitivity=plan.sketch.sensitivity, noise=noise, ledger=ledger,
-                                 scope=SKETCH_SCOPE)
+    released = _release(counts, plan.sketch, noise, ledger)
     thresholds = binner.thresholds()
-    thresholds[numeric] = sketch_thresholds(released.reshape(counts.shape), lower, upper,
+    thresholds[numeric] = sketch_thresholds(released, lower, upper,
                                             max_bins)
     return BoundsBinner(bounds, max_bins, thresholds)
 
@@ -319,21 +333,11 @@ def hessian_sketch_candidates(X_binned, hessians, numeric, candidates, max_bins,
                            np.empty(0, dtype=np.uint8), n_threads, hist)
     # Hessian sums of the numeric features' grid bins (not the missing-value bin).
     weights = hist[numeric, 0, :n_bins, 0]
-    scope = {"group": release.group, "tree": release.tree, "level": release.level}
-    if release.mechanism == "gaussian":
-        released = gaussian_mechanism(weights.reshape(1, -1),
-                                      noise_multiplier=release.noise_multiplier,
-                                      sensitivity=release.sensitivity, noise=noise,
-                                      ledger=ledger, scope=scope)
-    else:
-        released = laplace_mechanism(weights.reshape(1, -1), epsilon=release.epsilon,
-                                     sensitivity=release.sensitivity, noise=noise,
-                                     ledger=ledger, scope=scope)
+    released = _release(weights, release, noise, ledger)
     # A Laplace variable's standard deviation is sqrt(2) times its scale.
     noise_std = noise_scale(release) * (1.0 if release.mechanism == "gaussian"
                                         else math.sqrt(2.0))
-    boundaries = hessian_sketch_boundaries(released.reshape(weights.shape), max_bins - 1,
-                                           noise_std)
+    boundaries = hessian_sketch_boundaries(released, max_bins - 1, noise_std)
     kept = ([] if candidates is None else
             [candidates[~np.isin(boundary_feature(candidates, n_bins), numeric)]])
     return np.sort(np.concatenate(
