@@ -101,14 +101,14 @@ def train(X, y_scaled, inputs, loss, params, plan, n_threads, fit_id=None):
     if plan.bounds is not None:
         # Public inputs released from the data first (docs/privacy.md, Private feature bounds).
         private_features = _is_private(params["feature_bounds"])
+        private_target = _is_private(params.get("target_bounds"))
         columns = np.column_stack(([X[:, numeric]] if private_features else [])
-                                  + ([y_scaled] if _is_private(params.get("target_bounds"))
-                                     else []))
+                                  + ([y_scaled] if private_target else []))
         values = private_bounds(columns, plan.bounds, noise, ledger)
         if private_features:
             bounds = bounds.copy()
             bounds[numeric] = values[:numeric.size]
-        if columns.shape[1] > numeric.size * private_features:
+        if private_target:
             released["target_bounds_"] = tuple(float(v) for v in values[-1])
             y_scaled = scale_target(y_scaled[:, 0], released["target_bounds_"])[:, None]
     binner = initial_binner(X, bounds, numeric, params["max_bins"], plan, noise, ledger)

@@ -87,7 +87,7 @@ class _BaseDPGB(BaseEstimator):
             forest, ledger, filtered, released = train(X, y_scaled, inputs, loss, params, plan,
                                                        n_threads(self.n_jobs), fit_id)
         except BaseException:
-            if fit_id is not None and self.accountant is not None:
+            if fit_id is not None:  # reserved with the accountant
                 self.accountant.release(fit_id)
             raise
         if self.accountant is not None:

@@ -1,9 +1,9 @@
 """Private hyper-parameter search: :class:`PrivateSearchCV` (Papernot & Steinke, ICLR 2022).
 
 Repeat-and-select with a random number of trials: K is drawn from a public distribution, each
-trial trains one random configuration on the private training part and scores it with a noisy
-count on the private validation part, and only the best (configuration, model, noisy score) is
-released. Papernot & Steinke bound the Renyi DP of the whole search by that of one trial and the
+trial trains one random configuration on the private records and scores it with a noisy sum of
+per-record scores (on the training records, or on a validation part), and only the best
+(configuration, model, noisy score) is released. Papernot & Steinke bound the Renyi DP of the whole search by that of one trial and the
 distribution of K (their Theorems 2 and 6); dp-accounting's ``RepeatAndSelectDpEvent`` computes
 it. Every trial is planned as rho-zCDP (Gaussian and exponential releases only), so one rho
 bounds every configuration the search may draw (docs/privacy.md, Private hyper-parameter search).
@@ -56,11 +56,8 @@ def search_epsilon(rho_trial, rho_size, n_trials, n_trials_distribution, delta):
 def zcdp_epsilon(rho, delta):
     """epsilon of a rho-zCDP mechanism at delta, as dp-accounting converts it."""
     import dp_accounting
-    from dp_accounting.rdp import RdpAccountant
 
-    accountant = RdpAccountant()
-    accountant.compose(dp_accounting.ZCDpEvent(rho))
-    return float(accountant.get_epsilon(delta))
+    return rdp_epsilon(dp_accounting.ZCDpEvent(rho), delta)
 
 
 def _public(value, missing_ok=False):
@@ -81,6 +78,17 @@ def _largest_rho(epsilon_of, epsilon):
         if high / low < 1 + 1e-9:
             break
     return low
+
+
+def _invert(u, k, p, ratio):
+    """The smallest K >= k whose cumulative probability exceeds the uniform ``u``, from
+    ``P(K = k) = p`` and ``P(K = j + 1) / P(K = j) = ratio(j)`` (inversion, summed in order)."""
+    cumulative = p
+    while u >= cumulative and p > 0:
+        p *= ratio(k)
+        k += 1
+        cumulative += p
+    return k
 
 
 def _logarithmic_parameter(mean):
@@ -160,8 +168,8 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
     best_estimator_ : estimator or None
         The released model, fitted on the training part with ``trial_epsilon_``.
     best_score_ : float
-        Its released validation score: accuracy (classifier) or minus the mean absolute error
-        in target units (regressor); noisy.
+        Its released score, the noisy mean of the per-record scores: one minus the Brier score
+        (classifier) or minus the mean absolute error in target units (regressor).
     cv_results_ : dict of lists
         The released trial only: ``params``, ``mean_test_score``, ``rank_test_score``.
     trial_epsilon_ : float
@@ -327,8 +335,11 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
             return
         mean = best[0] / max(size, 1.0)
         self.best_params_, self.best_estimator_ = best[1], best[2]
-        self.best_score_ = (mean if is_classifier(self.estimator)
-                            else -(1.0 - mean) * self._target_width())
+        if is_classifier(self.estimator):
+            self.best_score_ = mean
+        else:
+            lower, upper = self.best_estimator_.target_bounds_
+            self.best_score_ = -(1.0 - mean) * (upper - lower)
         self.cv_results_ = {"params": [self.best_params_],
                             "mean_test_score": [self.best_score_], "rank_test_score": [1]}
 
@@ -340,24 +351,12 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
             if self.n_trials == 1:
                 return 1
             g = _logarithmic_parameter(self.n_trials)
-            k, p = 1, -(1.0 - g) / math.log(g)
-            cumulative = p
-            while u >= cumulative and p > 0:
-                p *= (1.0 - g) * k / (k + 1)
-                k += 1
-                cumulative += p
-            return k
+            return _invert(u, 1, -(1.0 - g) / math.log(g), lambda k: (1.0 - g) * k / (k + 1))
         if self.n_trials_distribution == "geometric":
             # P(K = k) = g (1 - g)^(k - 1), g = 1 / mean.
             g = 1.0 / self.n_trials
             return 1 if g == 1.0 else 1 + int(math.log1p(-u) / math.log1p(-g))
-        k, p = 0, math.exp(-self.n_trials)
-        cumulative = p
-        while u >= cumulative and p > 0:
-            k += 1
-            p *= self.n_trials / k
-            cumulative += p
-        return k
+        return _invert(u, 0, math.exp(-self.n_trials), lambda k: self.n_trials / (k + 1))
 
     def _check_trial(self, model, X, rho_fit):
         """Refuse, before it reads any record, a trial whose plan is not within rho_fit."""
@@ -368,10 +367,6 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
         if not rho <= rho_fit * (1 + 1e-6):
             raise ValueError(f"a trial with {params} plans rho {rho:.6g} > the search's "
                              f"{rho_fit:.6g} per trial: it is not zero-concentrated DP.")
-
-    def _target_width(self):
-        lower, upper = self.estimator.target_bounds
-        return float(upper) - float(lower)
 
     def _score_sum(self, model, X_val, y_val):
         """Sum over validation records of a score in [0, 1] (sensitivity 1), each from its
