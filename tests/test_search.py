@@ -254,3 +254,23 @@ def test_an_accountant_holds_the_search_and_other_fits(data):
     with pytest.raises(ValueError, match=r"accountant=None \(give it to the search\)"):
         PrivateSearchCV(DPGBClassifier(classes=[0, 1], accountant=accountant),
                         {"max_depth": [2]}, epsilon=1.0).fit(X, y)
+
+
+@pytest.mark.parametrize("record, label", [
+    ([0.3, -0.7, 0.9, 0.1], 1), ([np.nan] * 4, 0), ([np.inf, -np.inf, 1e300, -1e300], 1),
+    ([0.0, 0.0, 0.0, 0.0], 7), ([0.5, 0.5, 0.5, 0.5], np.nan)])
+def test_a_score_sum_moves_by_at_most_its_sensitivity(data, record, label):
+    # The released score is a sum of per-record scores in [0, 1]: adding any record (odd cells,
+    # a label outside the classes, a missing target) moves it by at most 1, the sensitivity the
+    # Gaussian release is calibrated to; a broken per-record score outside [0, 1] would not.
+    X, y = data
+    search = _search()
+    clf = DPGBClassifier(n_estimators=5, feature_bounds=(-1, 1), classes=[0, 1],
+                         random_state=0).fit(X, y)
+    reg = DPGBRegressor(n_estimators=5, feature_bounds=(-1, 1), target_bounds=(-1, 1),
+                        random_state=0).fit(X, X[:, 0])
+    for model, target in [(clf, y.astype(float)), (reg, X[:, 0])]:
+        before = search._score_sum(model, X[:200], target[:200])
+        after = search._score_sum(model, np.vstack([X[:200], [record]]),
+                                  np.append(target[:200], label))
+        assert 0.0 <= after - before <= 1.0 + 1e-9, (model, after - before)
