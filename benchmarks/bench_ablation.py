@@ -40,7 +40,7 @@ VARIANTS = {"DPBoost": {}, "no GLC": {"leaf_clipping": False},
 class ExactSplits(NumpyNoise):
     """Seeded numpy noise, but the exponential mechanism returns the first maximiser (no draw)."""
 
-    def exponential(self, utilities, scale):
+    def exponential(self, utilities, scale, sensitivity):
         return np.argmax(utilities, axis=1)
 
 
@@ -48,10 +48,10 @@ class ExactLeaves(NumpyNoise):
     """Seeded numpy noise, but Laplace and Gaussian releases return their input (no draw): the
     leaves, and in other settings than DPBoost's the private sketches too."""
 
-    def laplace(self, values, scale):
+    def laplace(self, values, scale, sensitivity):
         return np.array(values, dtype=np.float64)
 
-    def gaussian(self, values, scale):
+    def gaussian(self, values, scale, sensitivity):
         return np.array(values, dtype=np.float64)
 
 

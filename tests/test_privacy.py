@@ -65,15 +65,15 @@ def test_pickled_model_holds_only_public_and_released_values(binary, estimator):
 
 def test_default_random_state_uses_secure_noise_and_differs_between_fits(binary, make_clf,
                                                                          monkeypatch):
-    # Rule 5: random_state=None draws every release from OpenDP's samplers and OS randomness.
+    # Rule 5: random_state=None draws every release from the exact samplers and OS randomness.
     import dpboost._mechanisms as mechanisms
 
     calls = []
     original = mechanisms.SecureNoise.exponential
 
-    def spy(self, utilities, scale):
+    def spy(self, utilities, scale, sensitivity):
         calls.append(scale)
-        return original(self, utilities, scale)
+        return original(self, utilities, scale, sensitivity)
 
     monkeypatch.setattr(mechanisms.SecureNoise, "exponential", spy)
     X, y = binary

@@ -21,6 +21,7 @@ from dpboost._budget import gain_sensitivity, leaf_sensitivity, plan_budget
 from dpboost._candidates import bounds_histograms, fine_histograms
 from dpboost._grower import grow_tree
 from dpboost._mechanisms import (
+    SecureNoise,
     exponential_mechanism,
     gaussian_mechanism,
     laplace_mechanism,
@@ -76,11 +77,19 @@ EPS = 1.0
 N_EM = 200_000
 
 
-def _em_ids(utilities, sensitivity, seed):
+def _noise(seed, secure):
+    """Seeded numpy noise, or the exact samplers of the default path on seeded words (their laws
+    do not depend on where the words come from: tests/test_samplers.py)."""
+    if not secure:
+        return make_noise(seed)
+    return SecureNoise(words=np.random.default_rng(seed).bit_generator.random_raw)
+
+
+def _em_ids(utilities, sensitivity, seed, secure=False):
     ledger = PrivacyLedger()
     return exponential_mechanism(np.tile(utilities, (N_EM, 1)), epsilon=EPS,
-                                 sensitivity=sensitivity, noise=make_noise(seed), ledger=ledger,
-                                 scope=SCOPE)
+                                 sensitivity=sensitivity, noise=_noise(seed, secure),
+                                 ledger=ledger, scope=SCOPE)
 
 
 def _em_neighbours():
@@ -93,15 +102,17 @@ def _em_neighbours():
     return u_d, u_d2, delta
 
 
-def test_audit_exponential_mechanism():
+@pytest.mark.parametrize("secure", [False, True])
+def test_audit_exponential_mechanism(secure):
     u_d, u_d2, delta = _em_neighbours()
-    eps_lb = audit(_em_ids(u_d, delta, 1), _em_ids(u_d2, delta, 2))
+    eps_lb = audit(_em_ids(u_d, delta, 1, secure), _em_ids(u_d2, delta, 2, secure))
     assert 0.5 < eps_lb <= EPS  # tight enough to mean something, never above the claim
 
 
-def test_audit_flags_exponential_mechanism_with_halved_sensitivity():
+@pytest.mark.parametrize("secure", [False, True])
+def test_audit_flags_exponential_mechanism_with_halved_sensitivity(secure):
     u_d, u_d2, delta = _em_neighbours()
-    assert audit(_em_ids(u_d, delta / 2, 1), _em_ids(u_d2, delta / 2, 2)) > EPS
+    assert audit(_em_ids(u_d, delta / 2, 1, secure), _em_ids(u_d2, delta / 2, 2, secure)) > EPS
 
 
 def test_audit_flags_a_candidate_with_probability_zero():
@@ -113,21 +124,24 @@ def test_audit_flags_a_candidate_with_probability_zero():
 
 
 # 2. Leaf release: neighbouring leaf values differ by exactly the leaf sensitivity.
-def _leaf_ids(value, scale_sensitivity, seed, n=200_000):
+def _leaf_ids(value, scale_sensitivity, seed, secure=False, n=200_000):
     released = laplace_mechanism(np.full(n, value), epsilon=EPS, sensitivity=scale_sensitivity,
-                                 noise=make_noise(seed), ledger=PrivacyLedger(), scope=SCOPE)
+                                 noise=_noise(seed, secure), ledger=PrivacyLedger(), scope=SCOPE)
     return np.digitize(released, np.linspace(-6, 6, 49))
 
 
-def test_audit_laplace_leaves():
+@pytest.mark.parametrize("secure", [False, True])
+def test_audit_laplace_leaves(secure):
     delta = leaf_sensitivity(0.1)
-    eps_lb = audit(_leaf_ids(0.0, delta, 3), _leaf_ids(delta, delta, 4))
+    eps_lb = audit(_leaf_ids(0.0, delta, 3, secure), _leaf_ids(delta, delta, 4, secure))
     assert 0.5 < eps_lb <= EPS
 
 
-def test_audit_flags_laplace_with_halved_sensitivity():
+@pytest.mark.parametrize("secure", [False, True])
+def test_audit_flags_laplace_with_halved_sensitivity(secure):
     delta = leaf_sensitivity(0.1)
-    assert audit(_leaf_ids(0.0, delta / 2, 3), _leaf_ids(delta, delta / 2, 4)) > EPS
+    assert audit(_leaf_ids(0.0, delta / 2, 3, secure),
+                 _leaf_ids(delta, delta / 2, 4, secure)) > EPS
 
 
 # 2b. Gaussian release of a leaf statistic: neighbours differ by exactly the L2 sensitivity; the
@@ -135,9 +149,9 @@ def test_audit_flags_laplace_with_halved_sensitivity():
 GAUSS_DELTA = 1e-5
 
 
-def _gaussian_ids(value, noise_multiplier, seed, n=200_000):
+def _gaussian_ids(value, noise_multiplier, seed, secure=False, n=200_000):
     released = gaussian_mechanism(np.full((n, 1), value), noise_multiplier=noise_multiplier,
-                                  sensitivity=1.0, noise=make_noise(seed),
+                                  sensitivity=1.0, noise=_noise(seed, secure),
                                   ledger=PrivacyLedger(), scope=SCOPE)
     return np.digitize(released[:, 0], np.linspace(-8, 9, 69))
 
@@ -148,13 +162,17 @@ def _gaussian_claim(noise_multiplier):
     return compose_rdp([entry], GAUSS_DELTA)
 
 
-def test_audit_gaussian_leaves():
-    eps_lb = audit(_gaussian_ids(0.0, 1.5, 3), _gaussian_ids(1.0, 1.5, 4), delta=GAUSS_DELTA)
+@pytest.mark.parametrize("secure", [False, True])
+def test_audit_gaussian_leaves(secure):
+    eps_lb = audit(_gaussian_ids(0.0, 1.5, 3, secure), _gaussian_ids(1.0, 1.5, 4, secure),
+                   delta=GAUSS_DELTA)
     assert 0.5 < eps_lb <= _gaussian_claim(1.5)
 
 
-def test_audit_flags_gaussian_with_a_third_of_the_noise():
-    eps_lb = audit(_gaussian_ids(0.0, 0.5, 3), _gaussian_ids(1.0, 0.5, 4), delta=GAUSS_DELTA)
+@pytest.mark.parametrize("secure", [False, True])
+def test_audit_flags_gaussian_with_a_third_of_the_noise(secure):
+    eps_lb = audit(_gaussian_ids(0.0, 0.5, 3, secure), _gaussian_ids(1.0, 0.5, 4, secure),
+                   delta=GAUSS_DELTA)
     assert eps_lb > _gaussian_claim(1.5)
 
 

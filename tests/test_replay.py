@@ -141,17 +141,17 @@ class _TapNoise(NoiseSource):
         call.output = _copy(output)
         return output
 
-    def exponential(self, utilities, scale):
+    def exponential(self, utilities, scale, sensitivity):
         return self._draw("exponential", shape=utilities.shape, scale=float(scale),
-                          draw=lambda inner: inner.exponential(utilities, scale))
+                          draw=lambda inner: inner.exponential(utilities, scale, sensitivity))
 
-    def laplace(self, values, scale):
+    def laplace(self, values, scale, sensitivity):
         return self._draw("laplace", shape=values.shape, scale=float(scale),
-                          draw=lambda inner: inner.laplace(values, scale))
+                          draw=lambda inner: inner.laplace(values, scale, sensitivity))
 
-    def gaussian(self, values, scale):
+    def gaussian(self, values, scale, sensitivity):
         return self._draw("gaussian", shape=values.shape, scale=float(scale),
-                          draw=lambda inner: inner.gaussian(values, scale))
+                          draw=lambda inner: inner.gaussian(values, scale, sensitivity))
 
     def uniform(self, n):
         return self._draw("uniform", n=int(n), draw=lambda inner: inner.uniform(n))
@@ -1194,26 +1194,26 @@ def test_sensitivity_checker_accepts_a_change_within_the_bounds():
 
 
 @pytest.mark.parametrize("call, match", [
-    (lambda noise: noise.laplace(np.zeros(3), 1.0), r"shape \(2,\).*shape \(3,\)"),
+    (lambda noise: noise.laplace(np.zeros(3), 1.0, 1.0), r"shape \(2,\).*shape \(3,\)"),
     (lambda noise: noise.uniform(4), r"D made laplace .* D' makes uniform"),
     (lambda noise: noise.coins(12), r"12 coins on D', 10 on D"),
 ])
 def test_replay_noise_refuses_a_call_of_another_form(call, match):
     recording = RecordingNoise(0)
-    recording.laplace(np.zeros(2), 1.0)
+    recording.laplace(np.zeros(2), 1.0, 1.0)
     recording.coins(10)
     replaying = ReplayNoise(recording.calls, 0.0)
     if "coins" in match:
-        replaying.laplace(np.zeros(2), 1.0)
+        replaying.laplace(np.zeros(2), 1.0, 1.0)
     with pytest.raises(ReplayMismatch, match=match):
         call(replaying)
 
 
 def test_replay_noise_returns_the_recorded_outputs_and_the_extra_coin():
     recording = RecordingNoise(0)
-    released = recording.laplace(np.zeros(2), 1.0)
+    released = recording.laplace(np.zeros(2), 1.0, 1.0)
     coins = recording.coins(5)
     replaying = ReplayNoise(recording.calls, 0.25)
-    np.testing.assert_array_equal(replaying.laplace(np.ones(2), 1.0), released)
+    np.testing.assert_array_equal(replaying.laplace(np.ones(2), 1.0, 1.0), released)
     np.testing.assert_array_equal(replaying.coins(6), np.append(coins, 0.25))
     assert replaying.calls[0].values is None and replaying.calls[0].shape == (2,)

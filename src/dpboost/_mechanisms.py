@@ -1,8 +1,8 @@
 """The only module that draws randomness: exponential mechanism, Laplace mechanism, record partition.
 
 Two noise sources share one interface, :class:`NoiseSource`. :class:`SecureNoise`
-(``random_state=None``, the default) uses OpenDP's exact samplers and the operating system's
-randomness, which are safe against the floating-point attacks of Mironov (2012).
+(``random_state=None``, the default) draws with exact samplers on a lattice (``_samplers``) from
+the operating system's randomness, safe against the floating-point attacks of Mironov (2012).
 :class:`NumpyNoise` (an int or Generator ``random_state``) draws floating-point noise from a numpy
 Generator: reproducible, hence predictable, and for experiments only. Every mechanism writes one
 ledger entry per release, shows the entry and its exact input to :meth:`NoiseSource.observe`
@@ -16,15 +16,20 @@ subnormal scale is not the distribution it claims to be.
 
 import math
 import os
+from fractions import Fraction
 
 import numpy as np
+
+from ._samplers import START, add_discrete_gaussian, add_discrete_laplace, exponential_rows
 
 
 class NoiseSource:
     """Interface of the noise sources: the draws every mechanism of this module needs.
 
-    Subclasses implement :meth:`exponential`, :meth:`laplace`, :meth:`gaussian` and
-    :meth:`uniform`. An instance may be passed as ``random_state`` to the estimators.
+    Subclasses implement ``exponential(utilities, scale, sensitivity)``,
+    ``laplace(values, scale, sensitivity)``, ``gaussian(values, scale, sensitivity)`` (the
+    scale from :func:`noise_scale`, the sensitivity of one row of the release) and
+    ``uniform(n)``. An instance may be passed as ``random_state`` to the estimators.
     """
 
     def observe(self, entry, values):
@@ -58,8 +63,9 @@ class NumpyNoise(NoiseSource):
     def __init__(self, generator):
         self.generator = generator
 
-    def exponential(self, utilities, scale):
-        """Row-wise index drawn with probability proportional to ``exp(u / scale)``.
+    def exponential(self, utilities, scale, sensitivity):
+        """Row-wise index drawn with probability proportional to ``exp(u / scale)``
+        (``sensitivity`` is not needed by floating-point noise).
 
         Rejection sampling with an exact fallback, all rows of a level at once. The weights
         ``w = exp((u - max u) / scale)`` lie in (0, 1] (no overflow). Each of ``k`` trials per row
@@ -92,11 +98,11 @@ class NumpyNoise(NoiseSource):
             choice[rejected] = np.count_nonzero(cumulative[:, :-1] <= target[:, None], axis=1)
         return choice
 
-    def laplace(self, values, scale):
+    def laplace(self, values, scale, sensitivity):
         """``values + Laplace(scale)``, independently per element."""
         return values + self.generator.laplace(scale=scale, size=values.shape)
 
-    def gaussian(self, values, scale):
+    def gaussian(self, values, scale, sensitivity):
         """``values + N(0, scale^2)``, independently per element."""
         return values + self.generator.normal(scale=scale, size=values.shape)
 
@@ -106,59 +112,128 @@ class NumpyNoise(NoiseSource):
 
 
 class SecureNoise(NoiseSource):
-    """Exact, floating-point-safe samplers of OpenDP with the operating system's randomness.
+    """Exact samplers on a lattice (:mod:`dpboost._samplers`) fed by the operating system's
+    randomness: safe against the floating-point attacks of Mironov (2012).
 
-    The exponential mechanism is OpenDP's ``make_noisy_max`` with Gumbel noise (its zCDP variant,
-    which samples exactly ``P ∝ exp(u / scale)``); leaves use OpenDP's ``make_laplace`` or
-    ``make_gaussian`` on float vectors; the record partition uses ``os.urandom``. Measurements are built once per shape and
-    scale.
+    A release of ``values`` (one row per node; ``sensitivity`` bounds the change of one row) with
+    noise scale ``scale``: the lattice step is the power of two ``g`` with ``scale / g`` in
+    ``[2**b, 2**(b + 1))`` (``b`` = 24 for the discrete Gaussian, 40 for the discrete Laplace, 36
+    for the exponential mechanism); the values are clipped to ``±2**61 g`` (1-Lipschitz) and
+    rounded to ``g Z``. Rounding moves each coordinate by at most half a step, so on the lattice
+    one record moves a row by at most ``sensitivity / g + c`` steps, ``c`` = the row's length
+    (L1, Laplace), ``ceil(sqrt(row length))`` (L2, Gaussian) or 1 (each utility). The integer
+    noise scale is ``ceil(scale / g + c * scale / sensitivity) + 1``: the planned ratio of noise
+    to sensitivity holds on the lattice, so the planned epsilon (Laplace, exponential) or Renyi
+    curve (Gaussian; Canonne, Kamath & Steinke 2020, Prop. 5 and Thm. 14) is an upper bound; the
+    final ``+ 1`` absorbs the rounding of the float ``scale``. The output is the noisy lattice
+    point times ``g``: every value of the release is a multiple of ``g``, whatever the data.
+
+    Parameters
+    ----------
+    words : callable, default=None
+        ``words(n)`` returns ``n`` independent uniform 64-bit words as a writable uint64 array;
+        None: the operating system's CSPRNG (``os.urandom``). The tests pass a seeded source to
+        check the samplers' laws; a release is only as private as its words are unpredictable.
     """
 
-    def __init__(self):
-        import opendp.prelude as dp
+    #: Bits of the integer noise scale (see above): a lattice step of ``scale / 2**b``.
+    GAUSSIAN_BITS, LAPLACE_BITS, EXPONENTIAL_BITS = 24, 40, 36
+    #: Integer scales the kernels take: the discrete Gaussian's acceptance test multiplies two
+    #: of them (``_samplers._discrete_gaussian``), the others stay below the words' range.
+    GAUSSIAN_LIMIT, LIMIT = 2**26, 2**62
+    #: Words a first buffer holds per element (a little above the mean use measured on the
+    #: kernels: about 15 per discrete Gaussian, 9 per discrete Laplace, 10 to a few hundred per
+    #: exponential-mechanism row); the stream is extended when a release needs more.
+    WORDS = {add_discrete_gaussian: 16, add_discrete_laplace: 10, exponential_rows: 64}
 
-        dp.enable_features("contrib")
-        self._dp = dp
-        self._measurements = {}
+    def __init__(self, words=None):
+        self.words = _os_words if words is None else words
 
-    def measurement(self, kind, size, scale):
-        """OpenDP measurement ``kind`` ("noisy_max", "laplace", "gaussian") on float vectors."""
-        key = (kind, size, scale)
-        if key not in self._measurements:
-            dp = self._dp
-            domain = dp.vector_domain(dp.atom_domain(T=float, nan=False), size=size)
-            if kind == "noisy_max":
-                m = dp.m.make_noisy_max(domain, dp.linf_distance(T=float),
-                                        dp.zero_concentrated_divergence(), scale=scale)
-            elif kind == "laplace":
-                m = dp.m.make_laplace(domain, dp.l1_distance(T=float), scale=scale)
-            else:
-                m = dp.m.make_gaussian(domain, dp.l2_distance(T=float), scale=scale)
-            self._measurements[key] = m
-        return self._measurements[key]
+    @staticmethod
+    def lattice(scale, sensitivity, bits, inflation, limit):
+        """The lattice step ``g`` and the integer noise scale of a release (class docstring),
+        which must be below ``limit``.
 
-    def exponential(self, utilities, scale):
-        """Row-wise index drawn exactly with probability proportional to ``exp(u / scale)``."""
-        m = self.measurement("noisy_max", utilities.shape[1], float(scale))
-        # numpy rows convert faster than Python lists in OpenDP's bindings.
-        return np.array([m(row) for row in utilities], dtype=np.int64)
+        Returns
+        -------
+        step : float
+            A power of two.
+        integer_scale : int
 
-    def laplace(self, values, scale):
-        """``values + Laplace(scale)`` with OpenDP's exact sampler (``values`` of any shape)."""
-        flat = np.ascontiguousarray(values, dtype=np.float64).ravel()
-        return np.array(self.measurement("laplace", flat.size, float(scale))(flat)).reshape(
-            values.shape)
+        Raises
+        ------
+        ValueError
+            ``scale`` is not positive, or the integer scale reaches ``limit`` (for the Gaussian,
+            a noise multiplier times ``ceil(sqrt(row length))`` above about ``2**25``): decided
+            by the plan, not the data.
+        """
+        if not scale > 0:
+            raise ValueError(f"a secure release needs a positive noise scale, got {scale!r}")
+        step = math.ldexp(1.0, math.frexp(scale)[1] - 1 - bits)
+        ratio = Fraction(scale) / Fraction(sensitivity)
+        integer_scale = math.ceil(Fraction(scale) / Fraction(step) + inflation * ratio) + 1
+        if integer_scale >= limit:
+            raise ValueError(
+                f"noise scale {scale!r} over sensitivity {sensitivity!r} is too large for the "
+                "exact samplers: lower the noise (epsilon, delta) or the number of releases.")
+        return step, integer_scale
 
-    def gaussian(self, values, scale):
-        """``values + N(0, scale^2)`` with OpenDP's exact sampler (``values`` of any shape)."""
-        flat = np.ascontiguousarray(values, dtype=np.float64).ravel()
-        return np.array(self.measurement("gaussian", flat.size, float(scale))(flat)).reshape(
-            values.shape)
+    def _on_lattice(self, values, step):
+        """``values`` as int64 multiples of ``step``, clipped to ``±2**61``."""
+        scaled = np.nan_to_num(np.asarray(values, dtype=np.float64) / step)
+        return np.rint(np.clip(scaled, -(2.0**61), 2.0**61)).astype(np.int64)
+
+    def _stream(self, kernel, data, integer_scale, out):
+        """Run ``kernel`` over all of ``out``, extending its word stream whenever it runs out
+        (the protocol of :mod:`dpboost._samplers`)."""
+        words = self.words(self.WORDS[kernel] * out.shape[0] + 64)
+        state = np.zeros(3, dtype=np.int64)
+        done = kernel(data, integer_scale, words, state, 0, out)
+        while done < out.shape[0]:
+            more = self.words(max(words.size // 8, 1024))
+            words = np.concatenate([words[state[START]:], more])
+            state[:] = 0
+            done = kernel(data, integer_scale, words, state, done, out)
+        return out
+
+    def _add(self, kernel, values, lattice):
+        step, integer_scale = lattice
+        centers = self._on_lattice(values, step).ravel()
+        noisy = self._stream(kernel, centers, integer_scale, np.empty_like(centers))
+        return (noisy * step).reshape(np.shape(values))
+
+    def exponential(self, utilities, scale, sensitivity):
+        """Row-wise index drawn exactly with probability proportional to ``exp(u / scale)`` on
+        the lattice (:func:`dpboost._samplers.exponential_rows`)."""
+        step, integer_scale = self.lattice(scale, sensitivity, self.EXPONENTIAL_BITS, 1,
+                                           self.LIMIT)
+        out = np.empty(utilities.shape[0], dtype=np.int64)
+        return self._stream(exponential_rows, self._on_lattice(utilities, step), integer_scale,
+                            out)
+
+    def laplace(self, values, scale, sensitivity):
+        """``values + Laplace(scale)`` as an exact discrete Laplace on the lattice; ``values``
+        of shape (n_nodes,) or (n_nodes, n_statistics), ``sensitivity`` an L1 bound per row."""
+        row = 1 if np.ndim(values) < 2 else np.shape(values)[1]
+        return self._add(add_discrete_laplace, values,
+                         self.lattice(scale, sensitivity, self.LAPLACE_BITS, row, self.LIMIT))
+
+    def gaussian(self, values, scale, sensitivity):
+        """``values + N(0, scale^2)`` as an exact discrete Gaussian on the lattice; ``values``
+        of shape (n_nodes, n_statistics), ``sensitivity`` an L2 bound per row."""
+        row = 1 if np.ndim(values) < 2 else np.shape(values)[1]
+        return self._add(add_discrete_gaussian, values,
+                         self.lattice(scale, sensitivity, self.GAUSSIAN_BITS,
+                                      math.isqrt(row - 1) + 1, self.GAUSSIAN_LIMIT))
 
     def uniform(self, n):
-        """``n`` independent uniform floats in [0, 1) on a 2**-53 grid, from ``os.urandom``."""
-        bits = np.frombuffer(os.urandom(8 * n), dtype=np.uint64) >> np.uint64(11)
-        return bits * 2.0**-53
+        """``n`` independent uniform floats in [0, 1) on a 2**-53 grid."""
+        return (self.words(n) >> np.uint64(11)) * 2.0**-53
+
+
+def _os_words(n):
+    """``n`` uniform 64-bit words from the operating system's CSPRNG (a writable array)."""
+    return np.frombuffer(bytearray(os.urandom(8 * n)), dtype=np.uint64)
 
 
 def make_noise(random_state):
@@ -248,7 +323,7 @@ def exponential_mechanism(utilities, *, epsilon, sensitivity, noise, ledger, sco
     if not private:
         return np.argmax(utilities, axis=1)
     noise.observe(entry, utilities)
-    return noise.exponential(utilities, noise_scale(entry))
+    return noise.exponential(utilities, noise_scale(entry), sensitivity)
 
 
 def uniform_choice(n_nodes, n_candidates, *, noise, ledger, scope, weights=None):
@@ -315,7 +390,7 @@ def laplace_mechanism(values, *, epsilon, sensitivity, noise, ledger, scope):
     noise.observe(entry, values)
     if sensitivity == 0:
         return np.zeros(values.shape)
-    return noise.laplace(values, scale)
+    return noise.laplace(values, scale, sensitivity)
 
 
 def gaussian_mechanism(values, *, noise_multiplier, sensitivity, noise, ledger, scope):
@@ -337,11 +412,15 @@ def gaussian_mechanism(values, *, noise_multiplier, sensitivity, noise, ledger, 
     Returns
     -------
     released : ndarray of shape (n_nodes, n_statistics), dtype=float64
+        With ``sensitivity == 0``, zeros (as :func:`laplace_mechanism`).
     """
     entry = ledger.record(mechanism="gaussian", epsilon=math.inf, sensitivity=sensitivity,
                           n_nodes=values.shape[0], noise_multiplier=noise_multiplier, **scope)
+    scale = noise_scale(entry)
     noise.observe(entry, values)
-    return noise.gaussian(values, noise_scale(entry))
+    if sensitivity == 0:
+        return np.zeros(values.shape)
+    return noise.gaussian(values, scale, sensitivity)
 
 
 def poisson_sample(n_records, rate, noise):
