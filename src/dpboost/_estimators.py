@@ -5,6 +5,8 @@ inputs, the data domain) -> ``_boosting.train`` (plan, candidates, trees) -> the
 attributes. Prediction bins ``X`` on the fitted grid and sums the forest's trees.
 """
 
+import json
+
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin, _fit_context
 from sklearn.utils._param_validation import StrOptions
@@ -12,6 +14,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ._boosting import plan_fit, train
 from ._docstrings import CLASSIFIER, REGRESSOR
+from ._export import forest_to_xgboost, model_attributes
 from ._inspection import privacy_report, split_count_importances, tree_text
 from ._loss import LOSSES, make_loss, unscale_target
 from ._persistence import model_from_json, model_to_json
@@ -173,6 +176,87 @@ class _BaseDPGB(BaseEstimator):
         return model_to_json(type(self).__name__, self.get_params(deep=False), fitted,
                              self._forest, self.privacy_ledger_)
 
+    def to_xgboost_json(self):
+        """The fitted model in XGBoost's JSON model format, for ``xgboost.Booster`` to serve.
+
+        Each tree is written as it is: complete, in heap order (XGBoost's node ids), with the
+        released split features, missing-value sides and leaf values (after shrinkage). A split
+        "bin ``<= b`` goes left" becomes XGBoost's ``x < split_condition`` with the smallest
+        float32 value that dpboost bins right of ``b``: XGBoost reads inputs as float32, and on
+        every float32 input (values exactly at a threshold included) both send a record the same
+        way. Missing values (NaN) follow the released side (``default_left``).
+
+        The link is folded into the model so that ``Booster.predict`` returns:
+
+        - a classifier with the logistic or softmax loss and two classes: ``binary:logistic``,
+          ``base_score`` 0.5 (a margin of 0); predictions are ``predict_proba(X)[:, 1]``;
+        - ``loss="softmax"`` with K > 2 classes: ``multi:softprob``, K trees per round in the
+          order of ``classes_``, ``base_score`` 0; predictions are ``predict_proba(X)``;
+        - ``loss="square"`` with two classes: ``reg:squarederror`` with ``(F + 1) / 2``
+          (leaves halved, ``base_score`` 0.5); ``predict_proba(X)[:, 1]`` is that clipped to
+          [0, 1];
+        - a regressor: ``reg:squarederror`` in the units of ``y`` (leaves times
+          ``(upper - lower) / 2``, ``base_score`` ``(lower + upper) / 2`` of ``target_bounds_``);
+          ``predict(X)`` is that clipped to ``target_bounds_``, a step XGBoost has no way to
+          store.
+
+        ``output_margin=True`` gives the margins of :meth:`decision_function` (classifiers with
+        the logistic or softmax loss), and XGBoost's ``iteration_range`` selects boosting stages
+        as dpboost's does.
+
+        Returns
+        -------
+        text : str
+            XGBoost's JSON model (``gbtree``; the fields of XGBoost >= 2.0, with ``base_score``
+            as one number so that earlier readers load it too). Load it with
+            ``xgboost.Booster().load_model(bytearray(text, "utf-8"))``, or write it to a
+            ``.json`` file for ``xgboost.Booster(model_file=path)``. It holds
+            ``n_outputs * n_estimators`` trees of ``2**(max_depth + 1) - 1`` nodes,
+            ``n_features_in_`` features and their ``feature_names_in_`` (if fitted on a
+            DataFrame), and the attributes ``dpboost_estimator``, ``dpboost_version`` and
+            ``dpboost_categories`` (the category lists, JSON).
+
+        Raises
+        ------
+        NotImplementedError
+            A classifier with one-vs-rest outputs (``loss="logistic"`` or ``"square"`` with
+            K > 2 classes): its probabilities are normalised per-class scores, a link no XGBoost
+            objective has.
+        ValueError
+            A feature bound outside float32's range (XGBoost stores split conditions as
+            float32).
+
+        Notes
+        -----
+        Privacy: the export is post-processing of released values (split choices, leaf values,
+        the grid) and public inputs (target bounds, category lists), so it carries the fit's
+        guarantee and nothing more. XGBoost's node statistics have no released counterpart and
+        are never statistics of the data: ``loss_changes`` and internal ``base_weights`` are 0
+        (XGBoost's ``"gain"`` importance is 0), and the cover ``sum_hessian`` is the number of
+        leaves below the node, a constant of the tree's shape, not a count of records. SHAP
+        values (``pred_contribs=True``) are therefore those of a reference that sends an absent
+        feature either way with probability 1/2, not the training distribution.
+
+        Inputs: XGBoost reads ``X`` as float32, dpboost bins float64. On float32-representable
+        inputs (``X.astype(np.float32)``) both route every record alike and the predictions
+        agree up to float32 rounding of the leaf sums (about 1e-7 relative); a float64 value
+        within float32 rounding of a threshold may go the other way. XGBoost refuses infinite
+        values, which dpboost clips into the outer bins: replace them by the largest float32,
+        ``big = np.finfo(np.float32).max; np.nan_to_num(X, nan=np.nan, posinf=big,
+        neginf=-big)``, which both put there. Categorical columns must hold their codes, as dpboost encodes
+        them: the position of the value in ``categories_[j]`` (NaN for a value not in the list
+        or missing); the exported trees split those codes as numbers, exactly as dpboost does.
+        """
+        from . import __version__
+
+        check_is_fitted(self)
+        objective, base_score, leaf_scale = self._xgboost_link()
+        model = forest_to_xgboost(
+            self._forest, objective, self.n_features_in_, base_score=base_score,
+            leaf_scale=leaf_scale, feature_names=getattr(self, "feature_names_in_", None),
+            attributes=model_attributes(type(self).__name__, self.categories_, __version__))
+        return json.dumps(model)
+
     @classmethod
     def from_json(cls, text):
         """Rebuild a fitted estimator from :meth:`to_json` output (same predictions).
@@ -291,6 +375,20 @@ class DPGBClassifier(ClassifierMixin, _BaseDPGB):
         """
         return self._proba(self._raw_predict(X, iteration_range))
 
+    def _xgboost_link(self):
+        """(objective, base_score, leaf scale) of :meth:`to_xgboost_json`."""
+        n_outputs = self._forest.n_outputs
+        if n_outputs == 1:
+            if self.loss == "square":
+                return "reg:squarederror", 0.5, 0.5
+            return "binary:logistic", 0.5, 1.0
+        if self.loss == "softmax":
+            return "multi:softprob", 0.0, 1.0
+        raise NotImplementedError(
+            f"loss={self.loss!r} with {n_outputs} classes has one-vs-rest probabilities "
+            "(normalised per-class scores), which no XGBoost objective computes; "
+            "loss='softmax' exports as multi:softprob")
+
     def _proba(self, margin):
         return make_loss(self.loss, margin.shape[1]).proba(margin)
 
@@ -374,6 +472,12 @@ class DPGBRegressor(RegressorMixin, _BaseDPGB):
         """
         return unscale_target(np.clip(self._raw_predict(X, iteration_range)[:, 0], -1.0, 1.0),
                               self.target_bounds_)
+
+    def _xgboost_link(self):
+        """(objective, base_score, leaf scale) of :meth:`to_xgboost_json`: the unscaling of
+        the targets folded into the trees."""
+        lower, upper = self.target_bounds_
+        return "reg:squarederror", (lower + upper) / 2.0, (upper - lower) / 2.0
 
     def staged_predict(self, X):
         """Predictions after each boosting stage (as scikit-learn's gradient boosting).
