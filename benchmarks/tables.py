@@ -142,20 +142,25 @@ def defaults_max_bins():
 
 
 def secure_noise():
-    rows = _results("secure_noise")
-
-    def label(r):
-        n, d = int(r["n_samples"]), r["n_features"]
-        if r["dataset"].startswith("make_classification"):
-            return f"make_classification {n // 1000}k × {d}"
-        return f"{r['dataset'].capitalize()} {n:,} × {d}"
+    def fmt(v, unit=" s", digits=2):
+        return "" if v in ("", None) else f"{float(v):.{digits}f}{unit}"
 
     return markdown(
-        ["data", "numpy samplers (int `random_state`)", "OpenDP samplers (`random_state=None`)",
-         "ratio", "OpenDP noisy-max call"],
-        [[label(r), f"{float(r['numpy_fit_s']):.2f} s", f"{float(r['secure_fit_s']):.2f} s",
-          f"{float(r['secure_over_numpy']):.1f}", f"{float(r['opendp_ms_per_node']):.2f} ms"]
-         for r in rows])
+        ["setting", "data", "numpy noise (int `random_state`)", "secure (`random_state=None`)",
+         "secure / numpy", "HGB, same trees", "secure / HGB"],
+        [[r["setting"], r["data"], fmt(r["numpy_fit_s"]), fmt(r["secure_fit_s"]),
+          fmt(r["secure_over_numpy"], "×"), fmt(r.get("hgb_fit_s")),
+          fmt(r.get("secure_over_hgb"), "×")] for r in _results("secure_noise")])
+
+
+def secure_samplers():
+    rows = _results("secure_samplers")
+    releases = list(dict.fromkeys(r["release"] for r in rows))
+    options = list(dict.fromkeys(r["option"] for r in rows))
+    cost = {(r["release"], r["option"]): float(r["us_per_value"]) for r in rows}
+    return markdown(["option"] + releases,
+                    [[o] + [f"{cost[(rel, o)]:.3g}" if (rel, o) in cost else "–"
+                            for rel in releases] for o in options])
 
 
 #: (dataset, methods) shown of error_vs_epsilon.csv, and the unit of the regression sets.
@@ -482,7 +487,7 @@ def fit():
 
 #: name -> function returning the markdown of README.md's ``<!-- table:name -->`` block.
 TABLES = {f.__name__: f for f in (
-    safe_defaults, fit_time, defaults_max_bins, secure_noise, error_vs_epsilon,
+    safe_defaults, fit_time, defaults_max_bins, secure_noise, secure_samplers, error_vs_epsilon,
     error_vs_epsilon_rmse, convergence, ablation_filtered, ablation_glc, ablation_exact, peers,
     blocks_grid_ranks, blocks_grid_scores, candidates_ranks, candidates_scores,
     candidates_table1, candidates_hessian, multiclass, table1, table1_hessian, fit)}
