@@ -659,6 +659,8 @@ AXES = {
     "label": ["low", "mid", "high"],
     "coin": [0.0, 0.999999],
     "bounds": ["public", "private"],
+    "gradient_bound": [1.0, 0.4],
+    "interaction_cst": [None, "no_interactions"],
 }
 
 
@@ -675,7 +677,8 @@ _PREFIX = {"task": "", "split_selection": "-", "leaf_noise": "-", "budget_alloca
            "split_candidates": "-", "subsample": "-ss", "delta": "-d", "learning_rate": "-lr",
            "gradient_filtering": "-gdf", "leaf_clipping": "-glc", "l2_regularization": "-l2",
            "min_child_weight": "-mcw", "max_depth": "-depth", "data": "-", "features": "+",
-           "label": ":", "coin": "@", "bounds": "-"}
+           "label": ":", "coin": "@", "bounds": "-", "gradient_bound": "-g",
+           "interaction_cst": "-ic"}
 
 
 def _fmt(value):
@@ -688,16 +691,22 @@ def config_id(config):
     return "".join(_PREFIX[axis] + _fmt(config[axis]) for axis in AXES)
 
 
+#: Axes added after ids were recorded: an id without them has their first value.
+_LATER_AXES = ("gradient_bound", "interaction_cst")
+
+
 def config_from_id(text):
     """The configuration of a test id made by :func:`config_id` (to replay a reported case)."""
-    pattern = "".join(
-        re.escape(_PREFIX[axis]) + f"(?P<{axis}>"
-        + "|".join(sorted((re.escape(_fmt(v)) for v in AXES[axis]), key=len, reverse=True)) + ")"
-        for axis in AXES)
+    parts = []
+    for axis in AXES:
+        values = sorted((re.escape(_fmt(v)) for v in AXES[axis]), key=len, reverse=True)
+        part = re.escape(_PREFIX[axis]) + f"(?P<{axis}>{'|'.join(values)})"
+        parts.append(f"(?:{part})?" if axis in _LATER_AXES else part)
+    pattern = "".join(parts)
     match = re.fullmatch(pattern, text)
     if match is None:
         raise ValueError(f"not a configuration id: {text!r}")
-    return {axis: {_fmt(v): v for v in AXES[axis]}[value]
+    return {axis: AXES[axis][0] if value is None else {_fmt(v): v for v in AXES[axis]}[value]
             for axis, value in match.groupdict().items()}
 
 
@@ -851,6 +860,8 @@ def estimator_factory(config):
         leaf_noise=config["leaf_noise"], min_child_weight=config["min_child_weight"],
         subsample=config["subsample"], split_selection=config["split_selection"],
         split_candidates=config["split_candidates"],
+        gradient_bound=config.get("gradient_bound", 1.0),
+        interaction_cst=config.get("interaction_cst"),
         feature_bounds=("private" if config.get("bounds") == "private"
                         else [(-1.0, 1.0)] * 3 + ([(0.0, 1.0)] if categorical else [])),
         categorical_features=["colour"] if categorical else None,

@@ -147,6 +147,9 @@ class TreeBudget:
         Gaussian leaves: noise standard deviation over ``leaf_sensitivity``; 0 otherwise.
     split_selection : {"exponential", "cyclical", "random"}, default="exponential"
         How each node picks its split; ``"random"`` spends nothing on the splits.
+    gradient_bound : float, default=GRADIENT_BOUND
+        g*: the tree's gradients are clipped (or filtered, GDF) to ``[-g*, g*]``; every
+        sensitivity above assumes it.
     leaf_noise : {"laplace", "gaussian", "average"}, default="laplace"
         How the leaves are released (see :func:`plan_budget`).
     sampling_rate : float, default=1.0
@@ -166,6 +169,7 @@ class TreeBudget:
     split_selection: str = "exponential"
     leaf_noise: str = "laplace"
     sampling_rate: float = 1.0
+    gradient_bound: float = GRADIENT_BOUND
 
 
 @dataclass(frozen=True)
@@ -267,7 +271,7 @@ def plan_budget(*, epsilon, n_estimators, max_depth, learning_rate, l2_regulariz
                 budget_allocation, trees_per_ensemble, leaf_clipping, n_outputs=1, delta=0.0,
                 leaf_noise="laplace", hessian_bound=1.0, split_selection="exponential",
                 subsample=1.0, sketch_features=0, hessian_sketch_features=0,
-                hessian_sketch_rounds=1, bounds_features=0):
+                hessian_sketch_rounds=1, bounds_features=0, gradient_bound=GRADIENT_BOUND):
     """Plan every mechanism's epsilon, noise and sensitivity.
 
     Parameters
@@ -332,6 +336,9 @@ def plan_budget(*, epsilon, n_estimators, max_depth, learning_rate, l2_regulariz
         (docs/privacy.md, Budget split).
     hessian_sketch_rounds : int, default=1
         Releases per output, at most ``n_estimators``.
+    gradient_bound : float, default=GRADIENT_BOUND
+        g* > 0, the bound every record's gradient is clipped (or GDF-filtered) to; the gain,
+        leaf and GLC bounds scale with it (Li et al. 2020, Lemmas 1-2; DP-XGB).
     bounds_features : int, default=0
         Number of features whose bounds are released privately (``feature_bounds="private"``;
         0: none). One Laplace release of ``BOUNDS_SHARE * epsilon`` and L1 sensitivity
@@ -358,7 +365,7 @@ def plan_budget(*, epsilon, n_estimators, max_depth, learning_rate, l2_regulariz
 def _plan(*, epsilon, n_estimators, max_depth, learning_rate, l2_regularization,
           budget_allocation, trees_per_ensemble, leaf_clipping, n_outputs, delta, leaf_noise,
           hessian_bound, split_selection, subsample, sketch_features, hessian_sketch_features,
-          hessian_sketch_rounds):
+          hessian_sketch_rounds, gradient_bound):
     """:func:`plan_budget` without private bounds."""
     n_trees = n_outputs * n_estimators
     gaussian = leaf_noise == "gaussian"
@@ -386,10 +393,12 @@ def _plan(*, epsilon, n_estimators, max_depth, learning_rate, l2_regularization,
         trees = tuple(
             TreeBudget(tree=t, group=t, position=t % n_estimators, output=t // n_estimators,
                        epsilon_level=math.inf, epsilon_leaf=math.inf,
-                       gain_sensitivity=gain_sensitivity(),
-                       leaf_sensitivity=leaf_sensitivity(l2_regularization), leaf_clip=math.inf,
-                       split_selection=split_selection, leaf_noise=leaf_noise,
-                       sampling_rate=subsample)
+                       gain_sensitivity=gain_sensitivity(gradient_bound),
+                       leaf_sensitivity=leaf_sensitivity(l2_regularization,
+                                                         gradient_bound=gradient_bound),
+                       leaf_clip=math.inf, split_selection=split_selection,
+                       leaf_noise=leaf_noise, sampling_rate=subsample,
+                       gradient_bound=gradient_bound)
             for t in range(n_trees))
         return BudgetPlan(trees=trees, record_shares=None, max_depth=max_depth, epsilon=math.inf,
                           sketch=sketch, hessian_sketch_trees=sketch_trees,
@@ -406,25 +415,25 @@ def _plan(*, epsilon, n_estimators, max_depth, learning_rate, l2_regularization,
             output, t = divmod(tree, n_estimators)
             if gaussian:
                 # A public bound on the released Newton leaf, g* / h*: post-processing.
-                clip = GRADIENT_BOUND / hessian_bound
-                sensitivity = gaussian_leaf_sensitivity(hessian_bound)
+                clip = gradient_bound / hessian_bound
+                sensitivity = gaussian_leaf_sensitivity(hessian_bound, gradient_bound)
             elif leaf_noise == "average":
                 # GLC bounds the released average (post-processing), g* (a mean gradient's bound)
                 # without it; the sensitivity is that of the (sum, count) pair either way.
-                clip = (leaf_clip_bound(int(positions[t]), learning_rate) if leaf_clipping
-                        else GRADIENT_BOUND)
-                sensitivity = average_leaf_sensitivity()
+                clip = (leaf_clip_bound(int(positions[t]), learning_rate, gradient_bound)
+                        if leaf_clipping else gradient_bound)
+                sensitivity = average_leaf_sensitivity(gradient_bound)
             else:
-                clip = (leaf_clip_bound(int(positions[t]), learning_rate) if leaf_clipping
-                        else math.inf)
-                sensitivity = leaf_sensitivity(l2_regularization, clip)
+                clip = (leaf_clip_bound(int(positions[t]), learning_rate, gradient_bound)
+                        if leaf_clipping else math.inf)
+                sensitivity = leaf_sensitivity(l2_regularization, clip, gradient_bound)
             trees.append(TreeBudget(
                 tree=tree, group=output * n_groups + int(groups[t]),
                 position=int(positions[t]), output=output, epsilon_level=epsilon_level,
-                epsilon_leaf=epsilon_leaf, gain_sensitivity=gain_sensitivity(),
+                epsilon_leaf=epsilon_leaf, gain_sensitivity=gain_sensitivity(gradient_bound),
                 leaf_sensitivity=sensitivity, leaf_clip=clip,
                 leaf_noise_multiplier=noise_multiplier, split_selection=split_selection,
-                leaf_noise=leaf_noise, sampling_rate=subsample))
+                leaf_noise=leaf_noise, sampling_rate=subsample, gradient_bound=gradient_bound))
         plan = BudgetPlan(trees=tuple(trees), record_shares=shares, max_depth=max_depth,
                           epsilon=0.0, delta=delta, sketch=sketch,
                           hessian_sketch_trees=sketch_trees,

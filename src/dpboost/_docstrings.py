@@ -51,6 +51,13 @@ PARAMETERS = """
         uniformly random feature, then a uniformly random candidate of it, independent of the
         data, so the whole budget goes to the leaves (DP-TR "random boosting", Maddock et al.
         2022).
+    interaction_cst : {None, "no_interactions"}, default=None
+        ``"no_interactions"`` (scikit-learn's name): every tree splits on one feature only, so
+        the model is additive in the features; tree t of each output takes feature
+        ``t mod n_features`` (in turn, as DP-EBM and S-BDT's cyclical feature interactions) and
+        chooses its splits among that feature's candidates by ``split_selection``. A public
+        choice: it changes no sensitivity. ``split_selection="cyclical"`` is
+        ``"exponential"`` with ``"no_interactions"``.
     split_candidates : {"uniform", "sketch", "hessian"}, default="hessian"
         Where the ``max_bins - 1`` thresholds of each numeric feature lie. ``"uniform"``: the
         equal-width grid inside ``feature_bounds``, free. ``"sketch"``: quantiles of a private
@@ -94,13 +101,21 @@ PARAMETERS = """
         ``eta (1 - eta)^t_e / (1 - (1 - eta)^T_e)``). ``"sequential"`` (SEQ): every tree sees every
         record with ``epsilon / T``. ``"parallel"`` (PARA, Zhao et al. 2018): tree t sees a disjoint
         ``2^-(t+1)`` share of the records with the whole ``epsilon``.
+    gradient_bound : float, default=1.0
+        g* > 0, the bound on one record's gradient (Li et al. 2020's g*). Logistic and softmax
+        gradients lie in (-1, 1), square-loss gradients on targets scaled to [-1, 1] in
+        [-2, 2]; a tree clips them to ``[-g*, g*]``, or ignores the records beyond with
+        ``gradient_filtering``. Every sensitivity scales with it: the gain's ``3 g*^2``
+        (Lemma 1), the Laplace leaf's ``g* / (1 + lambda)`` (Lemma 2), the Gaussian leaf
+        pair's ``sqrt(g*^2 + h*^2)`` (DP-XGB). A smaller bound lowers the noise and biases the
+        records it clips (S-BDT clips at 0.3-0.5).
     gradient_filtering : bool, default=True
-        GDF (Sec. 3.1): each tree ignores records with ``|g| > 1``. When False, gradients are
-        clipped to [-1, 1] instead, which keeps the same sensitivities.
+        GDF (Sec. 3.1): each tree ignores records with ``|g| > g*``. When False, gradients are
+        clipped to ``[-g*, g*]`` instead, which keeps the same sensitivities.
     leaf_clipping : bool, default=True
         GLC (Sec. 3.1): clip leaf values of the tree at ensemble position t_e to
-        ``+-(1 - eta)^t_e`` before noise, so their sensitivity is ``min(1 / (1 + lambda),
-        2 (1 - eta)^t_e)`` (Corollary 2). For SEQ and PARA the position is the tree index.
+        ``+-g* (1 - eta)^t_e`` before noise, so their sensitivity is ``min(g* / (1 + lambda),
+        2 g* (1 - eta)^t_e)`` (Corollary 2). For SEQ and PARA the position is the tree index.
     feature_bounds : array-like of shape (n_features, 2) or (2,), dict, "private" or None, default=None
         Public ``(lower, upper)`` of each feature; values outside are clipped. A dict maps a
         column name (or index) to its pair (as DP-EBM's ``privacy_bounds``); every numeric

@@ -327,10 +327,11 @@ class DPGBClassifier(ClassifierMixin, _BaseDPGB):
 
     def __init__(self, *, epsilon=1.0, delta=1e-5, loss="softmax", n_estimators=100,
                  max_depth=6, learning_rate=0.3, l2_regularization=1.0, max_bins=32,
-                 trees_per_ensemble=50, budget_allocation="sequential", gradient_filtering=True,
-                 leaf_clipping=True, leaf_noise="gaussian", min_child_weight="auto",
+                 trees_per_ensemble=50, budget_allocation="sequential", gradient_bound=1.0,
+                 gradient_filtering=True, leaf_clipping=True, leaf_noise="gaussian",
+                 min_child_weight="auto",
                  subsample=1.0, split_selection="random", split_candidates="hessian",
-                 feature_bounds=None,
+                 interaction_cst=None, feature_bounds=None,
                  categorical_features=None, categories=None, classes=None, random_state=None,
                  verbose=0, diagnostics=False, n_jobs=None, accountant=None):
         self._store_parameters(locals())
@@ -450,10 +451,12 @@ class DPGBRegressor(RegressorMixin, _BaseDPGB):
 
     def __init__(self, *, epsilon=1.0, delta=1e-5, n_estimators=100, max_depth=6,
                  learning_rate=0.1, l2_regularization=1.0, max_bins=32, trees_per_ensemble=50,
-                 budget_allocation="sequential", gradient_filtering=True, leaf_clipping=True,
+                 budget_allocation="sequential", gradient_bound=1.0, gradient_filtering=True,
+                 leaf_clipping=True,
                  leaf_noise="gaussian", min_child_weight="auto", subsample=1.0,
-                 split_selection="random", split_candidates="hessian", feature_bounds=None,
-                 categorical_features=None, categories=None, target_bounds=None, random_state=None,
+                 split_selection="random", split_candidates="hessian", interaction_cst=None,
+                 feature_bounds=None, categorical_features=None, categories=None,
+                 target_bounds=None, random_state=None,
                  verbose=0, diagnostics=False, n_jobs=None, accountant=None):
         self._store_parameters(locals())
 

@@ -56,6 +56,8 @@ PARAMETER_CONSTRAINTS = {
     "min_child_weight": [Interval(Real, 0, None, closed="left"), StrOptions({"auto"})],
     "subsample": [Interval(Real, 0, 1, closed="right")],
     "split_selection": [StrOptions({"exponential", "cyclical", "random"})],
+    "interaction_cst": [None, StrOptions({"no_interactions"})],
+    "gradient_bound": [Interval(Real, 0, None, closed="neither")],
     "split_candidates": [StrOptions({"uniform", "sketch", "hessian"})],
     "n_estimators": [Interval(Integral, 1, None, closed="left")],
     "max_depth": [Interval(Integral, 1, MAX_DEPTH, closed="both")],
@@ -95,7 +97,8 @@ def check_mechanisms(leaf_noise, delta, l2_regularization, min_child_weight=0.0)
 #: ``loss="square"`` for the classifier).
 DPBOOST_PAPER = {"delta": 0.0, "n_estimators": 50, "max_depth": 6, "learning_rate": 0.1,
                  "l2_regularization": 0.1, "max_bins": 32, "trees_per_ensemble": 50,
-                 "budget_allocation": "eoe", "gradient_filtering": True, "leaf_clipping": True,
+                 "budget_allocation": "eoe", "gradient_bound": 1.0, "gradient_filtering": True,
+                 "leaf_clipping": True,
                  "leaf_noise": "laplace", "min_child_weight": 0.0, "subsample": 1.0,
                  "split_selection": "exponential", "split_candidates": "uniform"}
 
