@@ -34,11 +34,14 @@ class Schema:
     categories : dict of str to list
         Public category list of each categorical column, in the order that defines the split
         candidates ("first k categories vs the rest").
+    classes : tuple, default=(0, 1)
+        Public labels of the ``target`` column (both shared files code their label 0 / 1).
     """
 
     files: tuple
     bounds: dict
     categories: dict
+    classes: tuple = (0, 1)
 
 
 #: Adult's numeric ranges. Each bound is documented or, where no documentation gives one, a round
@@ -256,7 +259,7 @@ def estimator_params(name, columns):
     params : dict
         ``feature_bounds`` (ndarray of shape (n_columns, 2); a categorical row is
         ``(-0.5, n_categories - 0.5)``, the row the estimator uses), ``categorical_features``
-        (names), ``categories`` (dict by name) and ``classes`` ([0, 1]).
+        (names), ``categories`` (dict by name) and ``classes`` (the schema's, [0, 1]).
 
     Raises
     ------
@@ -274,7 +277,7 @@ def estimator_params(name, columns):
     return {"feature_bounds": np.array(bounds, dtype=np.float64),
             "categorical_features": categorical,
             "categories": {c: schema.categories[c] for c in categorical},
-            "classes": [0, 1]}
+            "classes": list(schema.classes)}
 
 
 def load_encoded(name, folder):
