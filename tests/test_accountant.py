@@ -41,7 +41,7 @@ def _paper(accountant, epsilon=1.0, **params):
 
 
 def _default(accountant, epsilon=1.0, **params):
-    """The default estimator (Renyi accounting, Gaussian leaves, Hessian sketch), small."""
+    """The default estimator (Renyi accounting, Gaussian leaves on Poisson samples), small."""
     params = {"n_estimators": 10, "max_depth": 2, "feature_bounds": (-1, 1), "classes": [0, 1],
               "random_state": 0, "accountant": accountant, **params}
     return DPGBClassifier(epsilon=epsilon, **params)
@@ -54,7 +54,10 @@ def _independent_rdp_epsilon(ledgers, delta):
     for ledger in ledgers:
         for e in ledger:
             if e.mechanism == "gaussian":
-                events.append(dp_accounting.GaussianDpEvent(e.noise_multiplier))
+                # One Gaussian release per tree (the default's leaves), on its Poisson sample.
+                gaussian = dp_accounting.GaussianDpEvent(e.noise_multiplier)
+                events.append(gaussian if e.sampling_rate == 1 else
+                              dp_accounting.PoissonSampledDpEvent(e.sampling_rate, gaussian))
             elif e.mechanism == "laplace":
                 events.append(dp_accounting.LaplaceDpEvent(1.0 / e.epsilon))
             else:

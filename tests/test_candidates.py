@@ -60,7 +60,7 @@ def test_sketch_of_only_negative_noise_is_the_grid():
     np.testing.assert_allclose(t, BoundsBinner([[2.0, 6.0]], 8).thresholds())
 
 
-def _skewed_fits(split_candidates, upper):
+def _skewed_fits(split_candidates, upper, preset):
     """Amounts packed near 0 inside generous public bounds ``(0, upper)``: the grid wastes almost
     every candidate; a sketch at epsilon 1 should find the signal at x = 0.3. The exponential
     mechanism picks the splits, so the candidates' placement is what matters. Returns the grid
@@ -68,17 +68,17 @@ def _skewed_fits(split_candidates, upper):
     rng = np.random.default_rng(3)
     X = rng.exponential(0.3, size=(20_000, 2))
     y = (X[:, 0] > 0.3).astype(int)
-    params = {"epsilon": 1.0, "feature_bounds": (0, upper), "classes": [0, 1],
+    params = {**preset, "epsilon": 1.0, "feature_bounds": (0, upper), "classes": [0, 1],
               "n_estimators": 20, "max_depth": 2, "split_selection": "exponential",
               "random_state": 0}
-    grid = DPGBClassifier(split_candidates="uniform", **params).fit(X, y)
-    sketched = DPGBClassifier(split_candidates=split_candidates, **params).fit(X, y)
+    grid = DPGBClassifier(**{**params, "split_candidates": "uniform"}).fit(X, y)
+    sketched = DPGBClassifier(**{**params, "split_candidates": split_candidates}).fit(X, y)
     return grid.score(X, y), sketched, sketched.score(X, y)
 
 
-def test_sketch_puts_candidates_where_the_data_is():
+def test_sketch_puts_candidates_where_the_data_is(previous_preset):
     # seeds 0-2: 0.993-0.997 with the sketch, the majority rate 0.627 on the grid
-    grid_score, sketch, score = _skewed_fits("sketch", 100)
+    grid_score, sketch, score = _skewed_fits("sketch", 100, previous_preset)
     assert score > 0.95 > 0.7 > grid_score
     thresholds = sketch._forest.binner.thresholds()
     assert (thresholds[:, :16] < 2.0).all()  # half of the candidates below 2 % of the range
@@ -135,10 +135,10 @@ def test_hessian_sketch_merges_candidates_inside_one_heavy_bin():
     assert {99, 100} <= set(b.tolist())  # the heavy bin is isolated on both sides
 
 
-def test_hessian_sketch_puts_candidates_where_the_data_is():
+def test_hessian_sketch_puts_candidates_where_the_data_is(previous_preset):
     # Bounds 20: the fine grid has 255 bins, so 0.3 is a fine boundary's 0.31, while the 32-bin
     # grid's first candidate is 0.625. The Hessian weight follows the records here.
-    grid_score, hessian, score = _skewed_fits("hessian", 20)
+    grid_score, hessian, score = _skewed_fits("hessian", 20, previous_preset)
     assert score > 0.95 > 0.8 > grid_score
     # the first trees' roots split x0 near 0.3 (fine boundary 3); the grid cannot
     assert (hessian._forest.split_feature[:5, 0] == 0).all()

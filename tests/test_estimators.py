@@ -233,13 +233,19 @@ def test_default_estimator_is_the_preset(binary, cls):
     assert (params["delta"], params["leaf_noise"], params["budget_allocation"]) == (
         1e-5, "gaussian", "sequential")
     assert params["max_depth"] == 3  # overrides win
-    assert (params["split_selection"], params["split_candidates"], params["n_estimators"],
-            params["l2_regularization"]) == ("random", "hessian", 100, 1.0)
     if cls is DPGBClassifier:
-        assert (params["loss"], params["learning_rate"]) == ("softmax", 0.3)
+        # issue 16's preset (S-BDT-like): additive trees on Poisson samples, g* = 0.5, lambda 10
+        assert (params["split_selection"], params["split_candidates"], params["n_estimators"],
+                params["l2_regularization"], params["interaction_cst"],
+                params["gradient_bound"], params["gradient_filtering"]) == (
+            "random", "uniform", 200, 10.0, "no_interactions", 0.5, False)
+        assert (params["loss"], params["learning_rate"], params["subsample"]) == (
+            "softmax", "auto", "auto")
     else:
+        assert (params["split_selection"], params["split_candidates"], params["n_estimators"],
+                params["l2_regularization"]) == ("random", "hessian", 100, 1.0)
         assert "loss" not in params and params["learning_rate"] == 0.1
-    assert params["min_child_weight"] == "auto"
+        assert params["min_child_weight"] == "auto"
     est.fit(X, y)
     assert est.privacy_spent_ <= 2.0
     assert est.score(X, y) > (0.85 if cls is DPGBClassifier else 0.5)
@@ -247,11 +253,27 @@ def test_default_estimator_is_the_preset(binary, cls):
     # 200 / epsilon records (h* = 1/4 logistic, 1 square), also after set_params(epsilon=4).
     h = 0.25 if cls is DPGBClassifier else 1.0
     for eps in (2.0, 4.0):
-        auto = clone(est).set_params(epsilon=eps).fit(X, y)
+        auto = clone(est).set_params(epsilon=eps, min_child_weight="auto").fit(X, y)
         explicit = clone(est).set_params(epsilon=eps, min_child_weight=200 * h / eps).fit(X, y)
         np.testing.assert_array_equal(auto.predict(X), explicit.predict(X))
         zero = clone(est).set_params(epsilon=eps, min_child_weight=0.0).fit(X, y)
         assert not np.array_equal(auto._forest.leaf_value, zero._forest.leaf_value)
+
+
+@pytest.mark.parametrize("epsilon, learning_rate, subsample", [(0.25, 0.1, 0.1),
+                                                               (0.5, 0.2, 0.3), (2.0, 0.2, 0.3)])
+def test_auto_learning_rate_and_subsample_follow_epsilon(binary, epsilon, learning_rate,
+                                                         subsample):
+    # "auto" is resolved at each fit from that fit's epsilon (a public input): the same model
+    # as the explicit values, seed for seed, and the same plan.
+    X, y = binary
+    est = DPGBClassifier(epsilon=epsilon, feature_bounds=(-1, 1), classes=[0, 1],
+                         n_estimators=10, max_depth=2, random_state=0)
+    auto = clone(est).fit(X, y)
+    explicit = clone(est).set_params(learning_rate=learning_rate, subsample=subsample).fit(X, y)
+    np.testing.assert_array_equal(auto._forest.leaf_value, explicit._forest.leaf_value)
+    assert auto.privacy_ledger_ == explicit.privacy_ledger_
+    assert {e.sampling_rate for e in auto.privacy_ledger_} == {subsample}
 
 
 @pytest.mark.parametrize("cls", [DPGBClassifier, DPGBRegressor])

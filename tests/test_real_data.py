@@ -52,7 +52,8 @@ def test_the_default_classifier_meets_the_bar_on_adult():
 @needs_data
 @pytest.mark.parametrize("name, columns, n_categorical", [("adult", 14, 8),
                                                           ("diabetes", 47, 39)])
-def test_trains_from_read_csv_with_public_inputs_only(name, columns, n_categorical):
+def test_trains_from_read_csv_with_public_inputs_only(name, columns, n_categorical,
+                                                      previous_preset):
     # Generous epsilon and a small model. Adult: test accuracy 0.84 (measured over 3 seeds)
     # against 0.764 for the majority class. Diabetes130US (11 % readmitted within 30 days) is hard
     # even without noise (ROC AUC 0.67): the model predicts the majority class, so its ranking
@@ -67,7 +68,7 @@ def test_trains_from_read_csv_with_public_inputs_only(name, columns, n_categoric
         warnings.simplefilter("ignore", ReproducibleNoiseWarning)  # seeded on purpose
         # ten trees are too few for the preset's random splits: the exponential mechanism
         # (seeds 0, 1: Adult accuracy 0.847, 0.849; Diabetes ROC AUC 0.622, 0.621)
-        clf = DPGBClassifier(epsilon=8.0, n_estimators=10, max_depth=3,
+        clf = DPGBClassifier(**previous_preset, epsilon=8.0, n_estimators=10, max_depth=3,
                              split_selection="exponential", random_state=0, **params).fit(X, y)
     proba = clf.predict_proba(X_test)
     if name == "adult":

@@ -1079,9 +1079,10 @@ def _pure_classifier(leaf_noise="laplace", budget_allocation="sequential"):
     return lambda noise: DPGBClassifier(
         epsilon=1.0, delta=0.0, loss="square", n_estimators=3, max_depth=2, learning_rate=0.3,
         l2_regularization=0.1, max_bins=8, trees_per_ensemble=3,
-        budget_allocation=budget_allocation, gradient_filtering=True, leaf_clipping=True,
-        leaf_noise=leaf_noise, min_child_weight=0.0, subsample=1.0, split_selection="exponential",
-        split_candidates="uniform", feature_bounds=(-1.0, 1.0), categorical_features=None,
+        budget_allocation=budget_allocation, gradient_bound=1.0, gradient_filtering=True,
+        leaf_clipping=True, leaf_noise=leaf_noise, min_child_weight=0.0, subsample=1.0,
+        split_selection="exponential", split_candidates="uniform", interaction_cst=None,
+        feature_bounds=(-1.0, 1.0), categorical_features=None,
         categories=None, classes=[0, 1], random_state=noise, verbose=1, diagnostics=False,
         n_jobs=1)
 

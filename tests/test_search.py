@@ -228,8 +228,8 @@ def test_an_accountant_holds_the_search_and_other_fits(data):
     accountant = PrivacyAccountant(epsilon=3.0, delta=1e-5)
     search = _search(accountant=accountant).fit(X, y)
     assert accountant.spent() == pytest.approx(search.privacy_spent_, rel=1e-12)
-    fit = DPGBClassifier(epsilon=0.5, n_estimators=5, feature_bounds=(-1, 1), classes=[0, 1],
-                         random_state=0, accountant=accountant).fit(X, y)
+    fit = DPGBClassifier(epsilon=0.5, n_estimators=5, subsample=1.0, feature_bounds=(-1, 1),
+                         classes=[0, 1], random_state=0, accountant=accountant).fit(X, y)
     # Independently: the search's repeat-and-select event and the fit's releases, composed.
     events = [dp_accounting.dp_event.RepeatAndSelectDpEvent(
         dp_accounting.ZCDpEvent(search.trial_rho_), 4.0, 0.0),

@@ -80,7 +80,7 @@ def main(args):
 
     print(f"noise: numpy's, seeded with random_state={args.random_state} so the table is "
           "reproducible; reproducible noise is predictable, so these models are NOT for release "
-          "(releases use random_state=None, OpenDP's exact samplers)")
+          "(releases use random_state=None, the exact lattice samplers)")
 
     def model(eps, setting="default"):
         shape = {"n_estimators": args.n_estimators, "max_depth": args.max_depth}
@@ -115,9 +115,10 @@ def main(args):
                 row = [clf.delta, error, auc, fit_s, clf.privacy_spent_,
                        clf.filtered_fraction_.mean()]
                 print(f"{setting:>12}  {eps:>12.4f}  " + "  ".join(f"{v:>12.4g}" for v in row))
-    print("default: DPGBClassifier(epsilon=...) as shipped (Renyi accounting, delta 1e-5, random "
-          "splits among the adaptive Hessian sketch's candidates, Gaussian leaves, logistic "
-          "loss, min_child_weight 50/epsilon, 100 trees); paper: DPGBClassifier.dpboost_paper, "
+    print("default: DPGBClassifier(epsilon=...) as shipped (Renyi accounting, delta 1e-5, 200 "
+          "trees of one feature each on Poisson samples, random splits on the grid, Gaussian "
+          "leaves, gradients clipped to 0.5, lambda 10, logistic loss); paper: "
+          "DPGBClassifier.dpboost_paper, "
           "DPBoost's setting (pure epsilon-DP). One seed per row. gdf_filtered is the mean "
           "fraction of each tree's records "
           "removed by gradient-based data filtering: an exact, non-private diagnostic "

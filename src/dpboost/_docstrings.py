@@ -28,7 +28,7 @@ PARAMETERS = """
         the noisy average ``-G~ / max(n~ + lambda, 1 + lambda)`` (DP-XGBoost's noisy average);
         with ``leaf_clipping`` the released value is clipped to GLC's bound, otherwise to g*.
         Its noise on the leaf value shrinks with the leaf's size, unlike ``"laplace"``'s.
-    min_child_weight : float or "auto", default="auto"
+    min_child_weight : float or "auto", default=0.0 (classifier), "auto" (regressor)
         A leaf whose released weight (noisy Hessian sum with ``"gaussian"``, noisy count with
         ``"average"``) is below it gets the value 0. Decided on released values only, so it costs
         nothing more; it never removes a split candidate (docs/privacy.md, rule 2), unlike XGBoost's.
@@ -37,9 +37,11 @@ PARAMETERS = """
         stay consistent): the released weight of about 200 / epsilon records (``200 h* /
         epsilon`` with Gaussian leaves, h* the loss's Hessian bound; ``200 / epsilon`` with
         ``"average"``), 0 with Laplace leaves or ``epsilon=inf``.
-    subsample : float, default=1.0
+    subsample : float or "auto", default="auto" (classifier), 1.0 (regressor)
         Each tree is grown on a Poisson sample of its records, each kept with probability
-        ``subsample`` in (0, 1] (XGBoost's name). Pure DP: the tree may spend
+        ``subsample`` in (0, 1] (XGBoost's name). ``"auto"``, resolved at each ``fit`` from its
+        epsilon: 0.1 below epsilon 0.5, 0.3 from it on (1 at ``epsilon=inf``); with it the
+        learning rate's ``"auto"``. Pure DP: the tree may spend
         ``log(1 + (e^eps_t - 1) / subsample)`` on its sample for a cost of eps_t (amplification
         by subsampling, Balle et al. 2018; docs/privacy.md, Accounting). With ``delta > 0`` trees whose releases
         are all Gaussian (``split_selection="random"``, ``leaf_noise="gaussian"``) are accounted
@@ -51,14 +53,14 @@ PARAMETERS = """
         uniformly random feature, then a uniformly random candidate of it, independent of the
         data, so the whole budget goes to the leaves (DP-TR "random boosting", Maddock et al.
         2022).
-    interaction_cst : {None, "no_interactions"}, default=None
+    interaction_cst : {None, "no_interactions"}, default="no_interactions" (classifier), None (regressor)
         ``"no_interactions"`` (scikit-learn's name): every tree splits on one feature only, so
         the model is additive in the features; tree t of each output takes feature
         ``t mod n_features`` (in turn, as DP-EBM and S-BDT's cyclical feature interactions) and
         chooses its splits among that feature's candidates by ``split_selection``. A public
         choice: it changes no sensitivity. ``split_selection="cyclical"`` is
         ``"exponential"`` with ``"no_interactions"``.
-    split_candidates : {"uniform", "sketch", "hessian"}, default="hessian"
+    split_candidates : {"uniform", "sketch", "hessian"}, default="uniform" (classifier), "hessian" (regressor)
         Where the ``max_bins - 1`` thresholds of each numeric feature lie. ``"uniform"``: the
         equal-width grid inside ``feature_bounds``, free. ``"sketch"``: quantiles of a private
         histogram (DP-XGBoost, Grislain & Gonzalvez 2021): the counts of every numeric feature
@@ -77,16 +79,20 @@ PARAMETERS = """
         released Hessian weight (mixed with 10 % uniform mass; fewer where one fine bin holds
         more than a quantile). Categorical features keep their codes, and with any setting a
         node chooses only among the boundaries between two categories.
-    n_estimators : int, default=100
-        Number of trees T, >= 1.
+    n_estimators : int, default=200 (classifier), 100 (regressor)
+        Number of trees T, >= 1 (per class for one-vs-rest classifiers).
     max_depth : int, default=6
         Depth of every tree, in [1, 10]. Trees are complete: every node splits (docs/privacy.md, rule 3).
-    learning_rate : float, default=0.3 (classifier), 0.1 (regressor)
-        Shrinkage eta in (0, 1]. The regressor's is lower because its leaf noise goes straight
-        into the RMSE (``bench_blocks_grid.py --candidates``). It is also the ratio of geometric
+    learning_rate : float or "auto", default="auto" (classifier), 0.1 (regressor)
+        Shrinkage eta in (0, 1]. ``"auto"``, resolved at each ``fit`` from its epsilon: 0.1
+        below epsilon 0.5, 0.2 from it on (the classifier's preset, chosen on ``adult.test``:
+        benchmarks/README.md, "The privacy-utility frontier"). The regressor's is low because its
+        leaf noise goes straight into the RMSE (``bench_blocks_grid.py --candidates``). It is also the ratio of geometric
         leaf clipping and of the EoE record shares (Li et al. 2020, Sec. 3).
-    l2_regularization : float, default=1.0
-        lambda >= 0 in the gain (Eq. 3) and the leaf value (Eq. 4).
+    l2_regularization : float, default=10.0 (classifier), 1.0 (regressor)
+        lambda >= 0 in the gain (Eq. 3) and the leaf value (Eq. 4; Newton leaves
+        ``-G~ / max(H~ + lambda, lambda)``: a large lambda damps leaves whose noisy Hessian sum
+        is small, S-BDT's setting).
     max_bins : int, default=32
         Number of equal-width bins per feature inside ``feature_bounds``, in [2, 255]; each node
         chooses among ``n_features * (max_bins - 1)`` candidates (with
@@ -101,7 +107,7 @@ PARAMETERS = """
         ``eta (1 - eta)^t_e / (1 - (1 - eta)^T_e)``). ``"sequential"`` (SEQ): every tree sees every
         record with ``epsilon / T``. ``"parallel"`` (PARA, Zhao et al. 2018): tree t sees a disjoint
         ``2^-(t+1)`` share of the records with the whole ``epsilon``.
-    gradient_bound : float, default=1.0
+    gradient_bound : float, default=0.5 (classifier), 1.0 (regressor)
         g* > 0, the bound on one record's gradient (Li et al. 2020's g*). Logistic and softmax
         gradients lie in (-1, 1), square-loss gradients on targets scaled to [-1, 1] in
         [-2, 2]; a tree clips them to ``[-g*, g*]``, or ignores the records beyond with
@@ -109,7 +115,7 @@ PARAMETERS = """
         (Lemma 1), the Laplace leaf's ``g* / (1 + lambda)`` (Lemma 2), the Gaussian leaf
         pair's ``sqrt(g*^2 + h*^2)`` (DP-XGB). A smaller bound lowers the noise and biases the
         records it clips (S-BDT clips at 0.3-0.5).
-    gradient_filtering : bool, default=True
+    gradient_filtering : bool, default=False (classifier), True (regressor)
         GDF (Sec. 3.1): each tree ignores records with ``|g| > g*``. When False, gradients are
         clipped to ``[-g*, g*]`` instead, which keeps the same sensitivities.
     leaf_clipping : bool, default=True
@@ -182,12 +188,16 @@ ATTRIBUTES = """
 
 CLASSIFIER = ("""Differentially private gradient-boosted trees for classification.
 
-    The defaults are dpboost's best configuration in its benchmarks (``benchmarks/README.md``):
-    (epsilon, delta)-DP by Renyi accounting, every tree on every record, data-independent random
-    splits (DP-TR, Maddock et al. 2022) among the candidates of DP-TR's adaptive Hessian sketch
-    (10 % of the budget), Gaussian leaf statistics with Newton leaves (DP-XGB), 100 trees of
-    depth 6, the logistic loss (multinomial for K > 2 classes), learning rate 0.3, lambda 1 and
-    ``min_child_weight="auto"``. :meth:`dpboost_paper` gives DPBoost's setting (Li et al. 2020).
+    The defaults are dpboost's best configuration in its benchmarks (``benchmarks/README.md``,
+    "The privacy-utility frontier"), close to S-BDT's (Peinemann et al. 2024):
+    (epsilon, delta)-DP by Renyi accounting; 200 trees of depth 6, each on its own Poisson
+    sample of the records (rate 0.1 below epsilon 0.5, 0.3 from it on; amplification by
+    subsampling) and splitting on one feature only, the features in turn (an additive model);
+    data-independent random splits (DP-TR, Maddock et al. 2022) on the equal-width grid, so the
+    whole budget goes to Gaussian leaf statistics with Newton leaves (DP-XGB); gradients clipped
+    to 0.5, lambda 10, learning rate 0.1 below epsilon 0.5 and 0.2 from it on; the logistic
+    loss (multinomial for K > 2 classes). :meth:`dpboost_paper` gives DPBoost's setting (Li et
+    al. 2020).
     ``fit`` is (``epsilon``, ``delta``)-DP (pure epsilon-DP with ``delta=0``) with respect to
     the training records given public ``feature_bounds``, ``classes``, ``categories`` and
     hyper-parameters. With K > 2 classes, each boosting round adds one tree per class, composed
@@ -214,8 +224,10 @@ REGRESSOR = ("""Differentially private gradient-boosted trees for regression.
 
     Targets are clipped to the public ``target_bounds`` and scaled into [-1, 1] for training with
     the square loss (Li et al. 2020, Sec. 4); predictions are mapped back to target units and
-    clipped to ``target_bounds`` (post-processing). The defaults are dpboost's best
-    configuration, as the classifier's with learning rate 0.1; :meth:`dpboost_paper` gives
+    clipped to ``target_bounds`` (post-processing). The defaults: 100 trees of depth 6 on every
+    record, random splits among the candidates of DP-TR's adaptive Hessian sketch, Gaussian
+    leaf statistics with Newton leaves, learning rate 0.1, lambda 1 (the classifier's preset
+    before issue 16; the regression frontier is still open); :meth:`dpboost_paper` gives
     DPBoost's setting (Li et al. 2020).
 """ + PARAMETERS.replace("{extra}", """target_bounds : tuple of float, "private" or None, default=None
         Public ``(lower, upper)`` of the target. ``"private"``: released by the fit as the

@@ -28,6 +28,7 @@ from ._validation import (
     n_threads,
     planned_shape,
     resolve_min_child_weight,
+    resolve_schedule,
 )
 
 
@@ -47,6 +48,17 @@ class _BaseDPGB(BaseEstimator):
                 setattr(self, name, value)
 
     @_fit_context(prefer_skip_nested_validation=True)
+    def _resolved_params(self):
+        """``get_params()`` with every ``"auto"`` resolved from the public inputs (epsilon, the
+        loss's Hessian bound): what the plan and the boosting loop read."""
+        learning_rate, subsample = resolve_schedule(self.learning_rate, self.subsample,
+                                                    float(self.epsilon))
+        min_child_weight = resolve_min_child_weight(
+            self.min_child_weight, self.leaf_noise, self.epsilon,
+            LOSSES[self._loss_name].hessian_bound)
+        return dict(self.get_params(deep=False), min_child_weight=min_child_weight,
+                    learning_rate=learning_rate, subsample=subsample)
+
     def fit(self, X, y):
         """Fit the model with epsilon-differential privacy.
 
@@ -71,11 +83,9 @@ class _BaseDPGB(BaseEstimator):
             "The data domain"): a label outside ``classes`` or a target that is not a number
             leaves its record out, a cell that is not a number is missing.
         """
-        min_child_weight = resolve_min_child_weight(
-            self.min_child_weight, self.leaf_noise, self.epsilon,
-            LOSSES[self._loss_name].hessian_bound)
-        check_mechanisms(self.leaf_noise, self.delta, self.l2_regularization, min_child_weight)
-        params = dict(self.get_params(deep=False), min_child_weight=min_child_weight)
+        params = self._resolved_params()
+        check_mechanisms(self.leaf_noise, self.delta, self.l2_regularization,
+                         params["min_child_weight"])
         # With public classes the plan, hence the spend, is known before any record is read.
         shape = planned_shape(self, X)
         plan = None if shape is None else plan_fit(params, make_loss(self._loss_name, shape[0]),
@@ -325,13 +335,13 @@ class DPGBClassifier(ClassifierMixin, _BaseDPGB):
     _parameter_constraints = {**_BaseDPGB._parameter_constraints, "classes": ["array-like", None],
                               "loss": [StrOptions({"square", "logistic", "softmax"})]}
 
-    def __init__(self, *, epsilon=1.0, delta=1e-5, loss="softmax", n_estimators=100,
-                 max_depth=6, learning_rate=0.3, l2_regularization=1.0, max_bins=32,
-                 trees_per_ensemble=50, budget_allocation="sequential", gradient_bound=1.0,
-                 gradient_filtering=True, leaf_clipping=True, leaf_noise="gaussian",
-                 min_child_weight="auto",
-                 subsample=1.0, split_selection="random", split_candidates="hessian",
-                 interaction_cst=None, feature_bounds=None,
+    def __init__(self, *, epsilon=1.0, delta=1e-5, loss="softmax", n_estimators=200,
+                 max_depth=6, learning_rate="auto", l2_regularization=10.0, max_bins=32,
+                 trees_per_ensemble=50, budget_allocation="sequential", gradient_bound=0.5,
+                 gradient_filtering=False, leaf_clipping=True, leaf_noise="gaussian",
+                 min_child_weight=0.0, subsample="auto", split_selection="random",
+                 split_candidates="uniform", interaction_cst="no_interactions",
+                 feature_bounds=None,
                  categorical_features=None, categories=None, classes=None, random_state=None,
                  verbose=0, diagnostics=False, n_jobs=None, accountant=None):
         self._store_parameters(locals())

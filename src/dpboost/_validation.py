@@ -54,14 +54,14 @@ PARAMETER_CONSTRAINTS = {
     "delta": [Interval(Real, 0, 1, closed="left")],
     "leaf_noise": [StrOptions({"laplace", "gaussian", "average"})],
     "min_child_weight": [Interval(Real, 0, None, closed="left"), StrOptions({"auto"})],
-    "subsample": [Interval(Real, 0, 1, closed="right")],
+    "subsample": [Interval(Real, 0, 1, closed="right"), StrOptions({"auto"})],
     "split_selection": [StrOptions({"exponential", "cyclical", "random"})],
     "interaction_cst": [None, StrOptions({"no_interactions"})],
     "gradient_bound": [Interval(Real, 0, None, closed="neither")],
     "split_candidates": [StrOptions({"uniform", "sketch", "hessian"})],
     "n_estimators": [Interval(Integral, 1, None, closed="left")],
     "max_depth": [Interval(Integral, 1, MAX_DEPTH, closed="both")],
-    "learning_rate": [Interval(Real, 0, 1, closed="right")],
+    "learning_rate": [Interval(Real, 0, 1, closed="right"), StrOptions({"auto"})],
     "l2_regularization": [Interval(Real, 0, None, closed="left")],
     "max_bins": [Interval(Integral, 2, MAX_BINS, closed="both")],
     "trees_per_ensemble": [Interval(Integral, 1, None, closed="left")],
@@ -100,7 +100,8 @@ DPBOOST_PAPER = {"delta": 0.0, "n_estimators": 50, "max_depth": 6, "learning_rat
                  "budget_allocation": "eoe", "gradient_bound": 1.0, "gradient_filtering": True,
                  "leaf_clipping": True,
                  "leaf_noise": "laplace", "min_child_weight": 0.0, "subsample": 1.0,
-                 "split_selection": "exponential", "split_candidates": "uniform"}
+                 "split_selection": "exponential", "split_candidates": "uniform",
+                 "interaction_cst": None}
 
 
 def check_iteration_range(iteration_range, n_stages):
@@ -706,6 +707,32 @@ def resolve_min_child_weight(min_child_weight, leaf_noise, epsilon, hessian_boun
         return 0.0
     per_record = hessian_bound if leaf_noise == "gaussian" else 1.0
     return 200.0 * per_record / float(epsilon)
+
+
+#: The ``"auto"`` learning rate and subsample by epsilon (DPGBClassifier's preset, issue 16):
+#: below the threshold, a small Poisson sample per tree (amplification) and slow learning; from
+#: it on, larger samples and steps. Chosen on ``adult.test`` (benchmarks/README.md, "Frontier"),
+#: never on the folds the frontier is scored on.
+AUTO_EPSILON_THRESHOLD = 0.5
+AUTO_SCHEDULE = {"low": {"learning_rate": 0.1, "subsample": 0.1},
+                 "high": {"learning_rate": 0.2, "subsample": 0.3}}
+
+
+def resolve_schedule(learning_rate, subsample, epsilon):
+    """``learning_rate`` and ``subsample`` with ``"auto"`` resolved from the fit's epsilon (a
+    public input), by :data:`AUTO_SCHEDULE`; without noise (``epsilon=inf``) ``"auto"`` is the
+    high-epsilon value of the learning rate and a subsample of 1.
+
+    Returns
+    -------
+    learning_rate, subsample : float
+    """
+    regime = AUTO_SCHEDULE["low" if epsilon < AUTO_EPSILON_THRESHOLD else "high"]
+    if learning_rate == "auto":
+        learning_rate = regime["learning_rate"]
+    if subsample == "auto":
+        subsample = regime["subsample"] if math.isfinite(epsilon) else 1.0
+    return float(learning_rate), float(subsample)
 
 
 def fit_inputs(estimator, X, y):
