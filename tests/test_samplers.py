@@ -53,28 +53,20 @@ def _pvalue(samples, support, weights):
                            ).pvalue
 
 
-def _gaussian_weights(support, s):
-    return np.exp(-support.astype(float) ** 2 / (2 * s * s))
+#: kernel, unnormalised law at scale s, support half-width in scales
+LAWS = {"gaussian": (add_discrete_gaussian, lambda y, s: np.exp(-y.astype(float) ** 2 / (2 * s * s)),
+                     12),
+        "laplace": (add_discrete_laplace, lambda y, t: np.exp(-np.abs(y) / t), 25)}
 
 
-def _laplace_weights(support, t):
-    return np.exp(-np.abs(support) / t)
-
-
-@pytest.mark.parametrize("s", [1, 3, 40])
-def test_discrete_gaussian_law(s):
-    y = _run(add_discrete_gaussian, np.zeros(N, dtype=np.int64), s, seed=s)
-    support = np.arange(-12 * s, 12 * s + 1)
-    assert _pvalue(y, support, _gaussian_weights(support, s)) > ALPHA
-    assert _pvalue(y, support, _gaussian_weights(support, 1.15 * s)) < ALPHA
-
-
-@pytest.mark.parametrize("t", [1, 4, 100])
-def test_discrete_laplace_law(t):
-    y = _run(add_discrete_laplace, np.zeros(N, dtype=np.int64), t, seed=t)
-    support = np.arange(-25 * t, 25 * t + 1)
-    assert _pvalue(y, support, _laplace_weights(support, t)) > ALPHA
-    assert _pvalue(y, support, _laplace_weights(support, 1.15 * t)) < ALPHA
+@pytest.mark.parametrize("law, scale", [("gaussian", 1), ("gaussian", 3), ("gaussian", 40),
+                                        ("laplace", 1), ("laplace", 4), ("laplace", 100)])
+def test_discrete_law(law, scale):
+    kernel, weights, width = LAWS[law]
+    y = _run(kernel, np.zeros(N, dtype=np.int64), scale, seed=scale)
+    support = np.arange(-width * scale, width * scale + 1)
+    assert _pvalue(y, support, weights(support, scale)) > ALPHA
+    assert _pvalue(y, support, weights(support, 1.15 * scale)) < ALPHA
 
 
 def test_samplers_add_their_noise_to_the_centers():
