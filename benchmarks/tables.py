@@ -20,6 +20,7 @@ from pathlib import Path
 
 import _harness
 import bench_blocks_grid
+import bench_frontier
 import bench_table1
 import numpy as np
 
@@ -485,12 +486,84 @@ def fit():
                      "LightGBM", "XGBoost"], lines)
 
 
+def _best(rows, column):
+    """The smallest value of ``column`` over ``rows`` (repeats: the best of n), as a float."""
+    return min(float(r[column]) for r in rows)
+
+
+#: The runs of compile.csv the README shows: (setting, rows, run) -> label.
+COMPILE_RUNS = {("default", "2000", "cold"): "default",
+                ("dpboost_paper", "2000", "cold"): "`dpboost_paper()`",
+                ("dpboost_paper", "2000", "after default"): "`dpboost_paper()` after a default fit",
+                ("default", "100000", "cold"): "default, 100k rows",
+                ("dpboost_paper", "100000", "cold"): "`dpboost_paper()`, 100k rows"}
+
+
+def compile_startup():
+    rows = _results("compile")
+    lines = []
+    for (setting, n, run), label in COMPILE_RUNS.items():
+        cold = [r for r in rows if (r["setting"], r["rows"], r["run"]) == (setting, n, run)]
+        if not cold:
+            continue
+        warm = [r for r in rows if run == "cold"
+                and (r["setting"], r["rows"], r["run"]) == (setting, n, "warm")]
+        cells = [f"{_best(cold, c):.2f}" for c in ("import_s", "fit_s", "predict_s", "compile_s")]
+        cells.append(max(int(r["kernels_compiled"]) for r in cold))
+        cells += ([f"{_best(warm, 'import_s'):.2f}", f"{_best(warm, 'fit_s'):.2f}",
+                   f"{min(float(r['import_s']) + float(r['fit_s']) for r in warm):.2f}"]
+                  if warm else ["", "", ""])
+        lines.append([label, *cells])
+    return markdown(["setting (2,000 × 10 unless stated)", "cold: import s", "first fit s",
+                     "first predict s", "compile s", "kernels compiled", "warm: import s",
+                     "fit s", "import + fit s"], lines)
+
+
+def compile_kernels():
+    rows = [r for r in _results("compile_kernels") if r["depth"] == "0"
+            and (r["run"] == "cold" or r["run"] == "after default")]
+    runs = [key for key in COMPILE_RUNS if any((r["setting"], r["rows"], r["run"]) == key
+                                               for r in rows)]
+    kernels = list(dict.fromkeys(r["kernel"].removeprefix("dpboost.") for r in rows))
+    seconds = {}
+    for r in rows:
+        key = (r["kernel"].removeprefix("dpboost."), (r["setting"], r["rows"], r["run"]))
+        seconds[key] = min(seconds.get(key, math.inf), float(r["seconds"]))
+    return markdown(["kernel (s, with the kernels it calls)"] + [COMPILE_RUNS[k] for k in runs],
+                    [[f"`{k}`"] + [f"{seconds[(k, run)]:.2f}" if (k, run) in seconds else "–"
+                                   for run in runs] for k in kernels])
+
+
+def compile_floors():
+    return markdown(["alone in a fresh process", "s"],
+                    [[r["what"], f"{float(r['seconds']):.2f}"]
+                     for r in _results("compile_floors")])
+
+
+def frontier():
+    """Adult under S-BDT's protocol: ROC AUC mean ± std per method and epsilon, S-BDT's numbers."""
+    rows = [r for r in _results("frontier") if r["dataset"] == "adult"]
+    stats = {(s["method"], float(s["epsilon"])): s
+             for s in _harness.group_stats(rows, ["method", "epsilon"], "auc")}
+    methods = [m for m in dict.fromkeys(r["method"] for r in rows) if m != "HGB (non-private)"]
+    sbdt = bench_frontier.SBDT["adult"]
+    lines = [["S-BDT (published, tuned on the test folds)"]
+             + [f"{sbdt[e]:.3f}" if e in sbdt else "" for e in bench_frontier.EPSILONS]]
+    for m in methods:
+        lines.append([m] + [f"{stats[(m, e)]['mean']:.3f} ± {stats[(m, e)]['std']:.3f}"
+                            if (m, e) in stats else "" for e in bench_frontier.EPSILONS])
+    ceiling = stats[("HGB (non-private)", math.inf)]
+    lines.append([f"HGB, non-private: {ceiling['mean']:.3f}"] + [""] * len(bench_frontier.EPSILONS))
+    return markdown(["epsilon"] + [f"{e:g}" for e in bench_frontier.EPSILONS], lines)
+
+
 #: name -> function returning the markdown of README.md's ``<!-- table:name -->`` block.
 TABLES = {f.__name__: f for f in (
     safe_defaults, fit_time, defaults_max_bins, secure_noise, secure_samplers, error_vs_epsilon,
     error_vs_epsilon_rmse, convergence, ablation_filtered, ablation_glc, ablation_exact, peers,
     blocks_grid_ranks, blocks_grid_scores, candidates_ranks, candidates_scores,
-    candidates_table1, candidates_hessian, multiclass, table1, table1_hessian, fit)}
+    candidates_table1, candidates_hessian, multiclass, table1, table1_hessian, fit,
+    compile_startup, compile_kernels, compile_floors, frontier)}
 
 _BLOCK = re.compile(r"(<!-- table:(\w+) -->\n)(.*?)(<!-- /table:\2 -->)", re.S)
 

@@ -82,3 +82,26 @@ def test_binning_on_thresholds_counts_thresholds_at_or_below():
     np.testing.assert_array_equal(binned[6], 0)
     np.testing.assert_array_equal(binned[7], 7)
     np.testing.assert_array_equal(binner.thresholds(), thresholds)
+
+
+@pytest.mark.parametrize("thresholds", [False, True])
+def test_codes_do_not_depend_on_layout_or_size(thresholds):
+    # More than one chunk of rows (the parallel path), and every input layout the binner takes:
+    # C and Fortran order, a strided view, a read-only array; C and Fortran output. One compiled
+    # kernel serves them all (flat arrays); the codes are the naive ones everywhere.
+    rng = np.random.default_rng(2)
+    X = rng.normal(size=(5000, 3)) * 2
+    X[rng.random(X.shape) < 0.05] = np.nan
+    bounds = np.array([[-2.0, 2.0]] * 3)
+    edges = np.sort(rng.uniform(-2, 2, size=(3, 15)), axis=1)
+    binner = BoundsBinner(bounds, 16, edges if thresholds else None)
+    expected = (np.where(np.isnan(X), 16, np.array(
+        [np.searchsorted(edges[f], np.nan_to_num(X[:, f]), side="right") for f in range(3)]).T)
+                if thresholds else _naive_bins(X, bounds, 16))
+    read_only = X.copy()
+    read_only.setflags(write=False)
+    for data in (X, np.asfortranarray(X), np.repeat(X, 2, axis=1)[:, ::2],
+                 np.hstack([X, X])[:, :3], read_only):
+        for order in "FC":
+            np.testing.assert_array_equal(binner.transform(data, order=order), expected)
+    np.testing.assert_array_equal(binner.transform(X[:1000]), expected[:1000])  # one chunk

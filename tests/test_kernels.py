@@ -4,7 +4,7 @@ references, and their invariants (the binning kernels are in test_binning.py).""
 import numpy as np
 import pytest
 
-from dpboost._histogram import build_level_histograms
+from dpboost._histogram import all_rows_histograms, build_level_histograms
 from dpboost._predictor import predict_binned
 from dpboost._splitting import compute_gains, partition_level, range_sums
 
@@ -94,6 +94,21 @@ def test_histograms_of_a_root_with_every_row():
     node = np.zeros(idx.size, dtype=np.int32)
     np.testing.assert_array_equal(_build(X_binned, idx, node, g, 1, n_bins),
                                   _naive_histograms(X_binned, idx, node, g, 1, n_bins + 1))
+
+
+@pytest.mark.parametrize("n_threads", [1, 2])
+@pytest.mark.parametrize("d", [1, 3, 4])
+def test_all_rows_histograms_equal_the_root_level(n_threads, d):
+    # The Hessian sketch's kernel: the level kernel's root over every row, to the last bit.
+    X_binned, _, _, _, _, n_bins = _level_inputs(9, d=d)
+    g = np.random.default_rng(9).uniform(-1, 1, X_binned.shape[0]).astype(np.float32)
+    out = np.full((d, n_bins + 1, 2), np.nan)
+    all_rows_histograms(X_binned, g, n_threads, out)
+    idx = np.arange(X_binned.shape[0], dtype=np.int32)
+    node = np.zeros(idx.size, dtype=np.int32)
+    np.testing.assert_array_equal(out, _build(X_binned, idx, node, g, 1, n_bins)[:, 0])
+    np.testing.assert_allclose(out, _naive_histograms(X_binned, idx, node, g, 1, n_bins + 1)[:, 0],
+                               rtol=1e-12, atol=1e-12)
 
 
 def test_histograms_empty_nodes_and_order_invariance():
@@ -215,7 +230,8 @@ def test_predict_binned_matches_naive(depth, n_rows, n_threads):
     out = np.full(n_rows, 0.5)
     predict_binned(X_binned, feat, thr, miss, 10, leaves, n_threads, out)
     np.testing.assert_allclose(out, 0.5 + _naive_predict(X_binned, feat, thr, miss, 10, leaves))
-    # Fortran-ordered input (the training layout) gives the same predictions.
-    out_f = np.full(n_rows, 0.5)
-    predict_binned(np.asfortranarray(X_binned), feat, thr, miss, 10, leaves, n_threads, out_f)
-    np.testing.assert_array_equal(out_f, out)
+    # Fortran-ordered input (the training layout) and a strided view give the same predictions.
+    for layout in (np.asfortranarray(X_binned), np.repeat(X_binned, 2, axis=1)[:, ::2]):
+        out_f = np.full(n_rows, 0.5)
+        predict_binned(layout, feat, thr, miss, 10, leaves, n_threads, out_f)
+        np.testing.assert_array_equal(out_f, out)

@@ -1,5 +1,7 @@
 """dpboost: differentially private gradient-boosted decision trees with a scikit-learn API."""
 
+# Imported for its effect: a one-line notice while Numba compiles the kernels (a cold cache).
+from . import _compilation  # noqa: F401
 from ._accountant import BudgetExceededError, PrivacyAccountant
 from ._accounting import LedgerEntry
 from ._estimators import DPGBClassifier, DPGBRegressor

@@ -11,50 +11,138 @@ from numba import njit, prange
 
 from ._common import X_BINNED_DTYPE
 
-#: Rows per parallel chunk of the binning kernels: the chunk's rows of ``X`` (2048 x 8 bytes per
-#: feature) stay in cache while every feature is binned, so ``X`` is read from memory once
-#: whatever its layout (measured 2-3x faster than one pass per feature on a C-order 1M x 20).
+#: Rows per chunk of the binning kernels: the chunk's rows of ``X`` (2048 x 8 bytes per feature)
+#: stay in cache while every feature is binned, so ``X`` is read from memory once whatever its
+#: layout (measured 2-3x faster than one pass per feature on a C-order 1M x 20). A job of one
+#: chunk runs on the calling thread, a larger one in parallel over its chunks.
 _BIN_CHUNK = 2048
 
 
-@njit(parallel=True, cache=True)
+def flat_layout(a):
+    """A C- or Fortran-contiguous 2-D array as ``(flat, row_stride, column_stride)``.
+
+    ``a[i, j]`` is ``flat[i * row_stride + j * column_stride]``; ``flat`` is a view (no copy).
+    Kernels take this form so that one compiled kernel serves both layouts: Numba compiles a
+    kernel once per argument type, and the layout is part of an array's type.
+    """
+    if a.flags.c_contiguous:
+        return a.ravel(order="C"), a.shape[1], 1
+    if a.flags.f_contiguous:
+        return a.ravel(order="F"), 1, a.shape[0]
+    raise ValueError("a C- or Fortran-contiguous array is needed")
+
+
 def bin_columns(X, lower, scale, max_bins, out):
-    # Clipping happens here, by construction of the code: a value below the lower bound (-inf
-    # included) lands in bin 0 and one above the upper bound (+inf included) in the last bin.
-    # NaN gets the missing-value code max_bins.
-    n_samples, n_features = X.shape
-    for c in prange((n_samples + _BIN_CHUNK - 1) // _BIN_CHUNK):
-        stop = min((c + 1) * _BIN_CHUNK, n_samples)
+    """Equal-width codes: ``out[i, f] = int((X[i, f] - lower[f]) * scale[f])``, clipped.
+
+    Clipping happens here, by construction of the code: a value below the lower bound (-inf
+    included) lands in bin 0 and one above the upper bound (+inf included) in the last bin. NaN
+    gets the missing-value code ``max_bins``.
+
+    Parameters
+    ----------
+    X : ndarray of shape (n_samples, n_features), dtype=float64
+        C or Fortran order, writeable.
+    lower, scale : ndarray of shape (n_features,), dtype=float64, C order, writeable
+        Lower bounds and bins per unit.
+    max_bins : int
+        Number of bins (at most 255 into uint8 codes, 65535 into uint16).
+    out : ndarray of shape (n_samples, n_features), dtype=uint8 or uint16
+        C or Fortran order; overwritten with the codes.
+    """
+    x, out_flat = flat_layout(X), flat_layout(out)
+    if X.shape[0] <= _BIN_CHUNK:
+        _bin_rows(*x, X.shape[1], lower, scale, max_bins, 0, X.shape[0], *out_flat)
+    else:
+        _bin_chunks(*x, X.shape[0], X.shape[1], lower, scale, max_bins, *out_flat)
+
+
+def bin_by_thresholds(X, thresholds, max_bins, out):
+    """Codes on given thresholds: ``out[i, f]`` is the number of ``thresholds[f]`` ``<= X[i, f]``.
+
+    Bin ``b`` holds ``thresholds[f, b - 1] <= x < thresholds[f, b]``; infinities land in the
+    first or last bin (clipping); NaN gets the missing-value code ``max_bins``.
+
+    Parameters
+    ----------
+    X : ndarray of shape (n_samples, n_features), dtype=float64
+        C or Fortran order, writeable.
+    thresholds : ndarray of shape (n_features, max_bins - 1), dtype=float64, C order, writeable
+        Non-decreasing per feature.
+    max_bins : int
+    out : ndarray of shape (n_samples, n_features), dtype=uint8
+        C or Fortran order; overwritten with the codes.
+    """
+    x, out_flat = flat_layout(X), flat_layout(out)
+    if X.shape[0] <= _BIN_CHUNK:
+        _bin_rows_by_thresholds(*x, thresholds, max_bins, 0, X.shape[0], *out_flat)
+    else:
+        _bin_chunks_by_thresholds(*x, X.shape[0], thresholds, max_bins, *out_flat)
+
+
+# Each kernel is a serial worker over a range of rows and a parallel loop whose body is one call
+# of it. A small job calls the worker alone, so that a small fit never compiles a parallel loop:
+# Numba compiles a ``prange`` body through its parfor passes, slow to compile, and once more for
+# every function it inlines into it. The parallel loop passes the worker int64 row numbers (a
+# bare ``prange`` index is unsigned, and would compile a second specialization of the worker).
+
+
+@njit(cache=True)
+def _bin_rows(x, x_row, x_column, n_features, lower, scale, max_bins, start, stop, out, out_row,
+              out_column):
+    """Rows ``start:stop`` of :func:`bin_columns` (flat arrays, see :func:`flat_layout`), a
+    chunk of rows at a time."""
+    for chunk in range(start, stop, _BIN_CHUNK):
+        chunk_stop = min(chunk + _BIN_CHUNK, stop)
         for f in range(n_features):
             lo = lower[f]
             sc = scale[f]
-            for i in range(c * _BIN_CHUNK, stop):
-                t = (X[i, f] - lo) * sc
+            for i in range(chunk, chunk_stop):
+                t = (x[i * x_row + f * x_column] - lo) * sc
+                k = i * out_row + f * out_column
                 if t != t:
-                    out[i, f] = max_bins
+                    out[k] = max_bins
                 elif t < 0.0:
-                    out[i, f] = 0
+                    out[k] = 0
                 elif t >= max_bins:
-                    out[i, f] = max_bins - 1
+                    out[k] = max_bins - 1
                 else:
-                    out[i, f] = int(t)
+                    out[k] = int(t)
 
 
 @njit(parallel=True, cache=True)
-def _bin_by_thresholds(X, thresholds, max_bins, out):
-    # Bin b holds thresholds[b - 1] <= x < thresholds[b]: the number of thresholds <= x. Infinities
-    # land in the first or last bin (clipping); NaN gets the missing-value code max_bins.
-    n_samples, n_features = X.shape
+def _bin_chunks(x, x_row, x_column, n_samples, n_features, lower, scale, max_bins, out, out_row,
+                out_column):
     for c in prange((n_samples + _BIN_CHUNK - 1) // _BIN_CHUNK):
-        stop = min((c + 1) * _BIN_CHUNK, n_samples)
-        for f in range(n_features):
+        start = np.int64(c) * _BIN_CHUNK
+        _bin_rows(x, x_row, x_column, n_features, lower, scale, max_bins, start,
+                  min(start + _BIN_CHUNK, n_samples), out, out_row, out_column)
+
+
+@njit(cache=True)
+def _bin_rows_by_thresholds(x, x_row, x_column, thresholds, max_bins, start, stop, out, out_row,
+                            out_column):
+    """Rows ``start:stop`` of :func:`bin_by_thresholds` (flat arrays), a chunk at a time."""
+    for chunk in range(start, stop, _BIN_CHUNK):
+        chunk_stop = min(chunk + _BIN_CHUNK, stop)
+        for f in range(thresholds.shape[0]):
             t = thresholds[f]
-            for i in range(c * _BIN_CHUNK, stop):
-                x = X[i, f]
-                if x != x:
-                    out[i, f] = max_bins
+            for i in range(chunk, chunk_stop):
+                value = x[i * x_row + f * x_column]
+                k = i * out_row + f * out_column
+                if value != value:
+                    out[k] = max_bins
                 else:
-                    out[i, f] = np.searchsorted(t, x, side="right")
+                    out[k] = np.searchsorted(t, value, side="right")
+
+
+@njit(parallel=True, cache=True)
+def _bin_chunks_by_thresholds(x, x_row, x_column, n_samples, thresholds, max_bins, out, out_row,
+                              out_column):
+    for c in prange((n_samples + _BIN_CHUNK - 1) // _BIN_CHUNK):
+        start = np.int64(c) * _BIN_CHUNK
+        _bin_rows_by_thresholds(x, x_row, x_column, thresholds, max_bins, start,
+                                min(start + _BIN_CHUNK, n_samples), out, out_row, out_column)
 
 
 class BoundsBinner:
@@ -79,12 +167,14 @@ class BoundsBinner:
 
     def __init__(self, feature_bounds, max_bins, thresholds=None):
         bounds = np.asarray(feature_bounds, dtype=np.float64)
-        self.lower = np.ascontiguousarray(bounds[:, 0])
-        self.upper = np.ascontiguousarray(bounds[:, 1])
+        # Copies, C order and writeable: the kernels' one signature (read-only arrays, from a
+        # caller or a loaded model, would compile kernels of their own).
+        self.lower = bounds[:, 0].copy()
+        self.upper = bounds[:, 1].copy()
         self.max_bins = int(max_bins)
         self.scale = self.max_bins / (self.upper - self.lower)
         self.custom_thresholds = (None if thresholds is None
-                                  else np.ascontiguousarray(thresholds, dtype=np.float64))
+                                  else np.array(thresholds, dtype=np.float64, order="C"))
 
     def transform(self, X, order="F"):
         """Bin ``X``.
@@ -102,12 +192,15 @@ class BoundsBinner:
         X_binned : ndarray of shape (n_samples, n_features), dtype=uint8
             Codes in ``[0, max_bins)``, or ``max_bins`` for NaN.
         """
-        X = np.asarray(X, dtype=np.float64)
+        # Read as it is if C- or Fortran-contiguous and writeable (no copy), else copied.
+        X = np.require(X, dtype=np.float64, requirements="W")
+        if not (X.flags.c_contiguous or X.flags.f_contiguous):
+            X = np.ascontiguousarray(X)
         out = np.empty(X.shape, dtype=X_BINNED_DTYPE, order=order)
         if self.custom_thresholds is None:
             bin_columns(X, self.lower, self.scale, self.max_bins, out)
         else:
-            _bin_by_thresholds(X, self.custom_thresholds, self.max_bins, out)
+            bin_by_thresholds(X, self.custom_thresholds, self.max_bins, out)
         return out
 
     def thresholds(self):

@@ -15,8 +15,13 @@ import math
 import numpy as np
 
 from ._binning import BoundsBinner, bin_columns
-from ._common import G_H_DTYPE, SAMPLE_INDEX_DTYPE, boundary_feature, boundary_index
-from ._histogram import build_level_histograms
+from ._common import (
+    G_H_DTYPE,
+    boundary_feature,
+    boundary_index,
+    threads_for,
+)
+from ._histogram import all_rows_histograms
 from ._mechanisms import gaussian_mechanism, laplace_mechanism, noise_scale
 
 #: Fine grid of the sketch, in fine bins per final bin: a quantile lands within 1/8 of a grid
@@ -325,14 +330,11 @@ def hessian_sketch_candidates(X_binned, hessians, numeric, candidates, max_bins,
     """
     n_bins = HESSIAN_SKETCH_BINS
     # Every record: the release is composed sequentially with the trees.
-    rows = np.arange(X_binned.shape[0], dtype=SAMPLE_INDEX_DTYPE)
-    weight = np.ones(rows.size, dtype=G_H_DTYPE) if hessians is None else hessians
-    hist = np.empty((X_binned.shape[1], 1, n_bins + 1, 2))
-    build_level_histograms(X_binned, rows, weight, np.array([0, rows.size], dtype=np.int64),
-                           np.empty((X_binned.shape[1], 0, n_bins + 1, 2)),
-                           np.empty(0, dtype=np.uint8), n_threads, hist)
+    weight = np.ones(X_binned.shape[0], dtype=G_H_DTYPE) if hessians is None else hessians
+    hist = np.empty((X_binned.shape[1], n_bins + 1, 2))
+    all_rows_histograms(X_binned, weight, threads_for(X_binned.size, n_threads), hist)
     # Hessian sums of the numeric features' grid bins (not the missing-value bin).
-    weights = hist[numeric, 0, :n_bins, 0]
+    weights = hist[numeric, :n_bins, 0]
     released = _release(weights, release, noise, ledger)
     # A Laplace variable's standard deviation is sqrt(2) times its scale.
     noise_std = noise_scale(release) * (1.0 if release.mechanism == "gaussian"

@@ -24,6 +24,9 @@ SAMPLE_INDEX_DTYPE = np.int32
 #: Node identifiers of samples within one tree level (a level has at most 2**max_depth nodes).
 NODE_DTYPE = np.int32
 
+#: Element operations below which a kernel call runs on the calling thread (:func:`threads_for`).
+PARALLEL_MIN_WORK = 65536
+
 #: The largest number of bins per feature that a uint8 code can hold.
 MAX_BINS = 255
 
@@ -60,3 +63,11 @@ def decode_candidates(code, n_bins):
     boundary = code // 2
     return (boundary_feature(boundary, n_bins).astype(np.int32),
             (boundary % (n_bins - 1)).astype(X_BINNED_DTYPE), code % 2 == 0)
+
+
+def threads_for(work, n_threads):
+    """Threads for a kernel call of ``work`` element operations: 1 (on the calling thread, no
+    parallel region) below :data:`PARALLEL_MIN_WORK`, where a region's start-up (microseconds,
+    milliseconds on a busy machine) would cost more than it saves, and where the kernel's
+    parallel loop, slow to compile, is not needed at all. Never changes a result."""
+    return n_threads if work >= PARALLEL_MIN_WORK else 1

@@ -17,6 +17,7 @@ from ._common import (
     boundary_index,
     decode_candidates,
     n_internal_nodes,
+    threads_for,
 )
 from ._histogram import build_level_histograms
 from ._mechanisms import (
@@ -26,13 +27,6 @@ from ._mechanisms import (
     uniform_choice,
 )
 from ._splitting import compute_gains, partition_level, range_sums
-
-
-def _threads_for(work, n_threads):
-    """Threads for a kernel call of ``work`` element operations: 1 (on the calling thread, no
-    parallel region) below ~64k, where a region's start-up (microseconds, milliseconds on a busy
-    machine) would cost more than it saves. Never changes a result."""
-    return n_threads if work >= 65536 else 1
 
 
 def grow_tree(X_binned, sample_indices, gradients, *, budget, max_depth, n_bins,
@@ -142,9 +136,9 @@ def grow_tree(X_binned, sample_indices, gradients, *, budget, max_depth, n_bins,
                 n_built = (n_selected if level == 0
                            else int(np.minimum(sizes[0::2], sizes[1::2]).sum()))
             build_level_histograms(candidate_columns, indices, grads, node_start, from_parent,
-                                   side, _threads_for(n_built * n_columns, n_threads), hist)
+                                   side, threads_for(n_built * n_columns, n_threads), hist)
             gains = np.empty((n_nodes, n_columns, n_boundaries, 2), dtype=SUM_DTYPE)
-            compute_gains(hist, l2_regularization, _threads_for(gains.size, n_threads), gains)
+            compute_gains(hist, l2_regularization, threads_for(gains.size, n_threads), gains)
             utilities = (gains.reshape(n_nodes, -1) if candidates is None else
                          gains.reshape(n_nodes, -1, 2)[:, candidates - first].reshape(n_nodes, -1))
             choice = exponential_mechanism(

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 import numpy as np
 from numba import njit, prange
 
+from ._binning import flat_layout
 from ._common import X_BINNED_DTYPE, n_internal_nodes
 
 
@@ -83,7 +84,6 @@ class Forest:
             yield out.T.copy()
 
 
-@njit(parallel=True, cache=True)
 def predict_binned(X_binned, split_feature, split_bin, missing_left, missing_code, leaf_value,
                    n_threads, out):
     """Add the predictions of the given trees to ``out`` (parallel over rows).
@@ -97,7 +97,8 @@ def predict_binned(X_binned, split_feature, split_bin, missing_left, missing_cod
     Parameters
     ----------
     X_binned : ndarray of shape (n_samples, n_features), dtype=uint8
-        C order is fastest (a row's codes share a cache line); Fortran order works.
+        C order (prediction: a row's codes share a cache line) or Fortran order (training);
+        any other layout is copied.
     split_feature : ndarray of shape (n_trees, 2**max_depth - 1), dtype=int32
     split_bin : ndarray of shape (n_trees, 2**max_depth - 1), dtype=uint8
         Bins ``<= split_bin`` go left.
@@ -113,65 +114,86 @@ def predict_binned(X_binned, split_feature, split_bin, missing_left, missing_cod
     out : ndarray of shape (n_samples,), dtype=float64
         Accumulated in place.
     """
-    n_trees, n_internal = split_feature.shape
+    if not (X_binned.flags.c_contiguous or X_binned.flags.f_contiguous):
+        X_binned = np.ascontiguousarray(X_binned)  # a strided view: copied
+    codes, row_stride, column_stride = flat_layout(X_binned)
+    # node = offset * 512 + missing_left * 256 + bin (bins < 256), the offset of the feature's
+    # codes in a row: a step is one load of ``codes[row_start + offset]``, whatever the layout.
+    node = ((split_feature.astype(np.int64) * column_stride) * 512
+            + np.where(missing_left, 256, 0) + split_bin.astype(np.int64))
+    leaf_value = np.ascontiguousarray(leaf_value, dtype=np.float64)
+    n_samples = X_binned.shape[0]
+    n_quads = (n_samples + 3) // 4
+    if n_threads == 1 or n_quads * node.shape[0] < 4096:  # on the calling thread
+        _predict_quads(codes, row_stride, n_samples, node, missing_code, leaf_value, 0, n_quads,
+                       out)
+    else:
+        _predict_parallel(codes, row_stride, n_samples, node, missing_code, leaf_value,
+                          n_threads, out)
+
+
+# The serial worker and the parallel loop whose body is one call of it, on the codes as a flat
+# array (one compiled kernel for C and Fortran order): see _binning.
+
+
+@njit(parallel=True, cache=True)
+def _predict_parallel(codes, row_stride, n_samples, node, missing_code, leaf_value, n_threads,
+                      out):
+    n_quads = (n_samples + 3) // 4
+    for c in prange(n_threads):
+        chunk = np.int64(c)
+        _predict_quads(codes, row_stride, n_samples, node, missing_code, leaf_value,
+                       chunk * n_quads // n_threads, (chunk + 1) * n_quads // n_threads, out)
+
+
+@njit(cache=True)
+def _predict_quads(codes, row_stride, n_samples, node, missing_code, leaf_value, first, stop,
+                   out):
+    """Rows ``4 * first`` to ``4 * stop`` (``n_samples`` at most) of predict_binned: row ``i``'s
+    codes start at ``codes[i * row_stride]``, and a node holds its feature's offset from there."""
+    n_trees, n_internal = node.shape
     depth = 0
     while (1 << depth) - 1 < n_internal:
         depth += 1
-    # node = feature * 512 + missing_left * 256 + bin (bins < 256).
-    node = np.empty((n_trees, n_internal), dtype=np.int64)
-    for t in range(n_trees):
-        for k in range(n_internal):
-            node[t, k] = (split_feature[t, k] * 512 + (256 if missing_left[t, k] else 0)
-                          + split_bin[t, k])
-    n_quads = (X_binned.shape[0] + 3) // 4
-    if n_threads == 1 or n_quads * n_trees < 4096:  # on the calling thread
-        for q in range(n_quads):
-            _predict_quad(X_binned, node, depth, missing_code, leaf_value, 4 * q, out)
-    else:
-        for c in prange(n_threads):
-            for q in range(c * n_quads // n_threads, (c + 1) * n_quads // n_threads):
-                _predict_quad(X_binned, node, depth, missing_code, leaf_value, 4 * q, out)
+    for q in range(first, stop):
+        i = 4 * q
+        if i + 4 > n_samples:
+            for r in range(i, n_samples):
+                total = 0.0
+                for t in range(n_trees):
+                    k = 0
+                    for _ in range(depth):
+                        k = _child(node[t, k], codes, r * row_stride, k, missing_code)
+                    total += leaf_value[t, k - n_internal]
+                out[r] += total
+            continue
+        row0, row1 = i * row_stride, (i + 1) * row_stride
+        row2, row3 = (i + 2) * row_stride, (i + 3) * row_stride
+        total0 = total1 = total2 = total3 = 0.0
+        for t in range(n_trees):
+            tree = node[t]
+            k0 = k1 = k2 = k3 = 0
+            for _ in range(depth):
+                k0 = _child(tree[k0], codes, row0, k0, missing_code)
+                k1 = _child(tree[k1], codes, row1, k1, missing_code)
+                k2 = _child(tree[k2], codes, row2, k2, missing_code)
+                k3 = _child(tree[k3], codes, row3, k3, missing_code)
+            leaves = leaf_value[t]
+            total0 += leaves[k0 - n_internal]
+            total1 += leaves[k1 - n_internal]
+            total2 += leaves[k2 - n_internal]
+            total3 += leaves[k3 - n_internal]
+        out[i] += total0
+        out[i + 1] += total1
+        out[i + 2] += total2
+        out[i + 3] += total3
 
 
 @njit(cache=True, inline="always")
-def _predict_quad(X_binned, node, depth, missing_code, leaf_value, i, out):
-    """Rows ``i:i + 4`` (fewer at the end) of predict_binned."""
-    n_trees, n_internal = node.shape
-    n_samples = X_binned.shape[0]
-    if i + 4 > n_samples:
-        for r in range(i, n_samples):
-            total = 0.0
-            for t in range(n_trees):
-                k = 0
-                for _ in range(depth):
-                    k = _child(node[t, k], X_binned, r, k, missing_code)
-                total += leaf_value[t, k - n_internal]
-            out[r] += total
-        return
-    total0 = total1 = total2 = total3 = 0.0
-    for t in range(n_trees):
-        tree = node[t]
-        k0 = k1 = k2 = k3 = 0
-        for _ in range(depth):
-            k0 = _child(tree[k0], X_binned, i, k0, missing_code)
-            k1 = _child(tree[k1], X_binned, i + 1, k1, missing_code)
-            k2 = _child(tree[k2], X_binned, i + 2, k2, missing_code)
-            k3 = _child(tree[k3], X_binned, i + 3, k3, missing_code)
-        leaves = leaf_value[t]
-        total0 += leaves[k0 - n_internal]
-        total1 += leaves[k1 - n_internal]
-        total2 += leaves[k2 - n_internal]
-        total3 += leaves[k3 - n_internal]
-    out[i] += total0
-    out[i + 1] += total1
-    out[i + 2] += total2
-    out[i + 3] += total3
-
-
-@njit(cache=True, inline="always")
-def _child(packed, X_binned, row, k, missing_code):
-    """Child of node ``k`` for ``row``: the missing code goes right unless missing goes left."""
-    # Unsigned indices spare Numba's negative-index wraparound.
-    code = X_binned[np.uintp(row), np.uintp(packed >> 9)]
+def _child(packed, codes, row_start, k, missing_code):
+    """Child of node ``k`` for the row whose codes start at ``row_start``: the missing code goes
+    right unless missing goes left."""
+    # An unsigned index spares Numba's negative-index wraparound.
+    code = codes[np.uintp(row_start + (packed >> 9))]
     go_right = (code > (packed & 255)) != ((((packed >> 8) & 1) == 1) & (code == missing_code))
     return 2 * k + 1 + go_right

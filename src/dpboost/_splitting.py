@@ -4,7 +4,6 @@ import numpy as np
 from numba import njit, prange
 
 
-@njit(parallel=True, cache=True)
 def compute_gains(hist, l2_regularization, n_threads, out):
     """DPBoost split gain of every candidate of every node (Li et al. 2020, Eq. 3).
 
@@ -28,19 +27,31 @@ def compute_gains(hist, l2_regularization, n_threads, out):
     out : ndarray of shape (n_nodes, n_features, max_bins - 1, 2), dtype=float64
         Overwritten with the gains.
     """
-    n_features, n_nodes = hist.shape[0], hist.shape[1]
     if n_threads == 1:
-        for jf in range(n_nodes * n_features):
-            _node_feature_gains(hist[jf % n_features, jf // n_features], l2_regularization,
-                                out[jf // n_features, jf % n_features])
+        _strided_gains(hist, l2_regularization, 0, 1, out)
     else:
-        for c in prange(n_threads):
-            for jf in range(c, n_nodes * n_features, n_threads):
-                _node_feature_gains(hist[jf % n_features, jf // n_features], l2_regularization,
-                                    out[jf // n_features, jf % n_features])
+        _parallel_gains(hist, l2_regularization, n_threads, out)
 
 
-@njit(cache=True, inline="always")
+# Each kernel is a serial worker and a parallel loop whose body is one call of it (see _binning).
+
+
+@njit(parallel=True, cache=True)
+def _parallel_gains(hist, l2_regularization, n_threads, out):
+    for c in prange(n_threads):
+        _strided_gains(hist, l2_regularization, np.int64(c), n_threads, out)
+
+
+@njit(cache=True)
+def _strided_gains(hist, l2_regularization, first, step, out):
+    """The (node, feature) pairs ``first, first + step, ...`` of compute_gains."""
+    n_features, n_nodes = hist.shape[0], hist.shape[1]
+    for jf in range(first, n_nodes * n_features, step):
+        _node_feature_gains(hist[jf % n_features, jf // n_features], l2_regularization,
+                            out[jf // n_features, jf % n_features])
+
+
+@njit(cache=True)
 def _node_feature_gains(hist, l2_regularization, out):
     """Gains of one (node, feature): ``hist`` of shape (n_codes, 2), ``out`` (n_bins - 1, 2)."""
     n_bins = hist.shape[0] - 1
@@ -70,7 +81,7 @@ def _node_feature_gains(hist, l2_regularization, out):
         out[b, 1] = _gain(left_g, left_n, total_g, total_n, l2_regularization)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _gain(left_g, left_n, total_g, total_n, l2_regularization):
     right_g = total_g - left_g
     right_n = total_n - left_n
@@ -82,7 +93,6 @@ def _gain(left_g, left_n, total_g, total_n, l2_regularization):
     return gain
 
 
-@njit(parallel=True, cache=True)
 def partition_level(X_binned, sample_indices, gradients, node_start, split_feature, split_bin,
                     missing_left, missing_code, n_chunks, right, out_indices, out_gradients,
                     child_start):
@@ -120,56 +130,96 @@ def partition_level(X_binned, sample_indices, gradients, node_start, split_featu
     child_start : ndarray of shape (2 * n_nodes + 1,), dtype=int64
         Overwritten with the children's ranges.
     """
-    n_nodes = node_start.shape[0] - 1
-    n = sample_indices.shape[0]
-    # np.zeros and slice assignments would become parallel regions of their own (Numba's
-    # parfors), even on the calling-thread path: explicit loops instead.
-    n_right = np.empty((n_chunks, n_nodes), dtype=np.int64)
-    for chunk in range(n_chunks):
-        for j in range(n_nodes):
-            n_right[chunk, j] = 0
+    # The codes as one flat feature-major array (as in _histogram), a view of X_binned.
+    codes = X_binned.ravel(order="F")
     if n_chunks == 1:  # on the calling thread: no parallel region
-        _mark_right(X_binned, sample_indices, node_start, split_feature, split_bin, missing_left,
-                    missing_code, 0, n, right, n_right[0])
+        _partition_serial(codes, X_binned.shape[0], sample_indices, gradients, node_start,
+                          split_feature, split_bin, missing_left, missing_code, right,
+                          out_indices, out_gradients, child_start)
     else:
-        for chunk in prange(n_chunks):
-            _mark_right(X_binned, sample_indices, node_start, split_feature, split_bin,
-                        missing_left, missing_code, chunk * n // n_chunks,
-                        (chunk + 1) * n // n_chunks, right, n_right[chunk])
-    # Offsets of the right samples of every (chunk, node); the left ones follow from them.
+        _partition_parallel(codes, X_binned.shape[0], sample_indices, gradients, node_start,
+                            split_feature, split_bin, missing_left, missing_code, n_chunks,
+                            right, out_indices, out_gradients, child_start)
+
+
+# As in _binning, each pass is a serial worker over a range of positions, called once on the
+# calling thread or as the body of a parallel loop. The workers get int64 positions: a bare
+# ``prange`` index is unsigned, and a constant argument is typed as a literal; either would
+# compile a specialization of its own.
+
+
+@njit(cache=True)
+def _partition_serial(codes, n_samples, sample_indices, gradients, node_start, split_feature,
+                      split_bin, missing_left, missing_code, right, out_indices, out_gradients,
+                      child_start):
+    """partition_level in one chunk."""
+    # Per (chunk, node): the number of samples that go right, then the position of the first.
+    right_offset = np.zeros((1, node_start.shape[0] - 1), dtype=np.int64)
+    start, stop = np.int64(0), sample_indices.shape[0]
+    _mark_right(codes, n_samples, sample_indices, node_start, split_feature, split_bin,
+                missing_left, missing_code, start, stop, right, right_offset[0])
+    _child_ranges(node_start, right_offset, child_start)
+    _scatter(sample_indices, gradients, node_start, child_start, right, start, stop,
+             right_offset[0], out_indices, out_gradients)
+
+
+@njit(parallel=True, cache=True)
+def _partition_parallel(codes, n_samples, sample_indices, gradients, node_start, split_feature,
+                        split_bin, missing_left, missing_code, n_chunks, right, out_indices,
+                        out_gradients, child_start):
+    """partition_level in ``n_chunks`` contiguous chunks of positions."""
+    n = sample_indices.shape[0]
+    # Not np.zeros, which would become a parallel loop of its own (Numba's parfors).
+    right_offset = np.empty((n_chunks, node_start.shape[0] - 1), dtype=np.int64)
+    for chunk in range(n_chunks):
+        for j in range(right_offset.shape[1]):
+            right_offset[chunk, j] = 0
+    for c in prange(n_chunks):
+        chunk = np.int64(c)
+        _mark_right(codes, n_samples, sample_indices, node_start, split_feature, split_bin,
+                    missing_left, missing_code, chunk * n // n_chunks,
+                    (chunk + 1) * n // n_chunks, right, right_offset[chunk])
+    _child_ranges(node_start, right_offset, child_start)
+    for c in prange(n_chunks):
+        chunk = np.int64(c)
+        _scatter(sample_indices, gradients, node_start, child_start, right,
+                 chunk * n // n_chunks, (chunk + 1) * n // n_chunks, right_offset[chunk],
+                 out_indices, out_gradients)
+
+
+@njit(cache=True)
+def _child_ranges(node_start, right_offset, child_start):
+    """The children's ranges from the right-going counts per (chunk, node), which become the
+    positions of each chunk's first right-going sample of the node; the left ones follow."""
+    n_nodes = node_start.shape[0] - 1
+    n_chunks = right_offset.shape[0]
     for j in range(n_nodes):
         start = node_start[j]
         n_left = node_start[j + 1] - start
         for chunk in range(n_chunks):
-            n_left -= n_right[chunk, j]
+            n_left -= right_offset[chunk, j]
         child_start[2 * j] = start
         child_start[2 * j + 1] = start + n_left
         position = start + n_left
         for chunk in range(n_chunks):
-            here = n_right[chunk, j]
-            n_right[chunk, j] = position
+            here = right_offset[chunk, j]
+            right_offset[chunk, j] = position
             position += here
     child_start[2 * n_nodes] = node_start[n_nodes]
-    if n_chunks == 1:
-        _scatter(sample_indices, gradients, node_start, child_start, right, 0, n, n_right[0],
-                 out_indices, out_gradients)
-    else:
-        for chunk in prange(n_chunks):
-            _scatter(sample_indices, gradients, node_start, child_start, right,
-                     chunk * n // n_chunks, (chunk + 1) * n // n_chunks, n_right[chunk],
-                     out_indices, out_gradients)
 
 
-@njit(cache=True, inline="always")
-def _mark_right(X_binned, sample_indices, node_start, split_feature, split_bin, missing_left,
-                missing_code, lo, hi, right, n_right):
-    """Pass 1 of partition_level on positions ``lo:hi``: ``right`` flags, counts per node."""
+@njit(cache=True)
+def _mark_right(codes, n_samples, sample_indices, node_start, split_feature, split_bin,
+                missing_left, missing_code, lo, hi, right, n_right):
+    """Pass 1 of partition_level on positions ``lo:hi``: ``right`` flags, counts per node.
+    Feature ``f``'s codes are ``codes[f * n_samples:(f + 1) * n_samples]``."""
     for j in range(_node_of(node_start, lo), node_start.shape[0] - 1):
         start = max(lo, node_start[j])
         stop = min(hi, node_start[j + 1])
         if start >= hi:
             break
-        column = X_binned[:, split_feature[j]]
+        f = split_feature[j]
+        column = codes[f * n_samples:(f + 1) * n_samples]
         threshold = split_bin[j]
         # The missing code exceeds every threshold: it goes right unless missing goes left.
         missing_goes_left = missing_left[j]
@@ -185,7 +235,7 @@ def _mark_right(X_binned, sample_indices, node_start, split_feature, split_bin, 
         n_right[j] = total
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _scatter(sample_indices, gradients, node_start, child_start, right, lo, hi, right_offset,
              out_indices, out_gradients):
     """Pass 2 of partition_level on positions ``lo:hi``, whose right samples of node ``j`` start
