@@ -47,7 +47,6 @@ class _BaseDPGB(BaseEstimator):
             if name != "self":
                 setattr(self, name, value)
 
-    @_fit_context(prefer_skip_nested_validation=True)
     def _resolved_params(self):
         """``get_params()`` with every ``"auto"`` resolved from the public inputs (epsilon, the
         loss's Hessian bound): what the plan and the boosting loop read."""
@@ -59,6 +58,7 @@ class _BaseDPGB(BaseEstimator):
         return dict(self.get_params(deep=False), min_child_weight=min_child_weight,
                     learning_rate=learning_rate, subsample=subsample)
 
+    @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y):
         """Fit the model with epsilon-differential privacy.
 

@@ -367,6 +367,7 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
 
     def _check_trial(self, model, X, rho_fit):
         """Refuse, before it reads any record, a trial whose plan is not within rho_fit."""
+        model._validate_params()  # a drawn value breaking a rule is named before it is planned
         shape = planned_shape(model, X)
         params = model._resolved_params()
         plan = plan_fit(params, make_loss(model._loss_name, shape[0]), *shape)
