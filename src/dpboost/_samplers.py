@@ -26,6 +26,10 @@ from numba import njit
 POS, EXHAUSTED, START = 0, 1, 2
 #: Largest magnitude a sample or a lattice value takes (signed sums of two stay in int64).
 MAX_MAGNITUDE = 2**62
+#: Constant arguments as typed values: a bare literal argument makes Numba compile (and cache)
+#: one more version of the callee per literal value.
+ONE, TWO = np.int64(1), np.int64(2)
+SQUARED, NOT_SQUARED = np.bool_(True), np.bool_(False)
 
 
 @njit(cache=True)
@@ -58,11 +62,11 @@ def _bernoulli_exp(r, b, squared, words, state):
     multiply to ``x / K``: Bernoulli(r / b) [twice and Bernoulli(1/2) for the square], then
     Bernoulli(1 / K). Integers up to ``b`` only: no product of two large numbers is formed.
     """
-    k = 1
+    k = ONE
     while True:
         if _uniform(b, words, state) >= r:
             break
-        if squared and (_uniform(b, words, state) >= r or _uniform(2, words, state) != 0):
+        if squared and (_uniform(b, words, state) >= r or _uniform(TWO, words, state) != 0):
             break
         if _uniform(k, words, state) != 0:
             break
@@ -75,7 +79,7 @@ def _bernoulli_exp_integer(q, words, state):
     """Bernoulli(exp(-q)) for an integer ``q >= 0``: ``q`` independent Bernoulli(exp(-1))
     (CKS Algorithm 1, gamma > 1), stopping at the first failure."""
     for _ in range(q):
-        if not _bernoulli_exp(1, 1, False, words, state):
+        if not _bernoulli_exp(ONE, ONE, NOT_SQUARED, words, state):
             return False
     return state[EXHAUSTED] == 0
 
@@ -92,14 +96,14 @@ def _discrete_laplace(t, x_max, words, state):
     v_max = x_max // t
     while state[EXHAUSTED] == 0:
         u = _uniform(t, words, state)
-        if not _bernoulli_exp(u, t, False, words, state):
+        if not _bernoulli_exp(u, t, NOT_SQUARED, words, state):
             continue
         v = 0
-        while _bernoulli_exp(1, 1, False, words, state):
+        while _bernoulli_exp(ONE, ONE, NOT_SQUARED, words, state):
             if v < v_max:
                 v += 1
         x = min(u + t * v, x_max)
-        negative = _uniform(2, words, state) == 1
+        negative = _uniform(TWO, words, state) == 1
         if negative and x == 0:
             continue
         return -x if negative else x
@@ -132,14 +136,14 @@ def _discrete_gaussian(s, words, state):
         q, r = x // b, x % b
         if not _bernoulli_exp_integer(q * q // 2, words, state):
             continue
-        if q % 2 == 1 and not _bernoulli_exp(1, 2, False, words, state):
+        if q % 2 == 1 and not _bernoulli_exp(ONE, TWO, NOT_SQUARED, words, state):
             continue
         accepted = True
         for _ in range(q):
-            if not _bernoulli_exp(r, b, False, words, state):
+            if not _bernoulli_exp(r, b, NOT_SQUARED, words, state):
                 accepted = False
                 break
-        if accepted and _bernoulli_exp(r, b, True, words, state):
+        if accepted and _bernoulli_exp(r, b, SQUARED, words, state):
             return y
     return 0
 
@@ -177,7 +181,7 @@ def add_discrete_laplace(centers, t, words, state, start, out):
     :func:`add_discrete_gaussian`."""
     for i in range(start, centers.size):
         state[START] = state[POS]
-        y = _discrete_laplace(t, MAX_MAGNITUDE, words, state)
+        y = _discrete_laplace(t, np.int64(MAX_MAGNITUDE), words, state)
         if state[EXHAUSTED]:
             return i
         out[i] = max(min(centers[i] + y, MAX_MAGNITUDE), -MAX_MAGNITUDE)
@@ -214,7 +218,7 @@ def exponential_rows(utilities, scale, words, state, start, out):
             j = _uniform(n, words, state)
             gap = top - utilities[i, j]
             if (_bernoulli_exp_integer(gap // scale, words, state)
-                    and _bernoulli_exp(gap % scale, scale, False, words, state)):
+                    and _bernoulli_exp(gap % scale, scale, NOT_SQUARED, words, state)):
                 break
         if state[EXHAUSTED]:
             return i
