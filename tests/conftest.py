@@ -77,12 +77,15 @@ def grown(monkeypatch):
     calls = []
     real = boosting_module.grow_tree
 
-    def spy(X_binned, sample_indices, gradients, **kwargs):
-        hessians = kwargs.get("hessians")
+    def spy(records, **kwargs):
+        # The estimators' record set is one partition in memory (``_records.InMemoryRecords``).
+        partition = records.partition
+        tree = partition.tree
         calls.append(SimpleNamespace(
-            X_binned=X_binned, rows=sample_indices.copy(), gradients=gradients.copy(),
-            hessians=None if hessians is None else hessians.copy(), kwargs=kwargs))
-        return real(X_binned, sample_indices, gradients, **kwargs)
+            X_binned=partition.X_binned, rows=tree.selected.copy(),
+            gradients=tree.gradients.copy(),
+            hessians=None if tree.hessians is None else tree.hessians.copy(), kwargs=kwargs))
+        return real(records, **kwargs)
 
     monkeypatch.setattr(boosting_module, "grow_tree", spy)
     return calls

@@ -24,6 +24,7 @@ from dpboost._accounting import PrivacyLedger
 from dpboost._budget import plan_budget
 from dpboost._grower import grow_tree
 from dpboost._mechanisms import make_noise
+from dpboost._records import InMemoryRecords
 
 
 def _gain(g_left, g_right, lam):
@@ -131,10 +132,11 @@ def test_grow_tree_is_the_naive_tree(seed, leaf_noise):
     lam = max(lam, 0.1) if leaf_noise == "gaussian" else lam
     min_child_weight = 1.0 if leaf_noise != "laplace" and seed % 4 == 1 else 0.0
     hessians = h if leaf_noise == "gaussian" else None
-    got = grow_tree(np.asfortranarray(codes.astype(np.uint8)), rows, g,
-                    budget=_budget(leaf_noise), max_depth=depth, n_bins=4,
+    got = grow_tree(InMemoryRecords.of_tree(np.asfortranarray(codes.astype(np.uint8)), rows, g,
+                                            hessians),
+                    budget=_budget(leaf_noise), n_features=3, max_depth=depth, n_bins=4,
                     l2_regularization=lam, noise=make_noise(0), ledger=PrivacyLedger(),
-                    n_threads=1, hessians=hessians, min_child_weight=min_child_weight)
+                    n_threads=1, min_child_weight=min_child_weight)
     expected = naive_grow_tree(
         codes[rows], g.astype(np.float64), n_bins=4, max_depth=depth, lam=lam,
         hessians=None if hessians is None else h.astype(np.float64), leaf_noise=leaf_noise,
@@ -156,8 +158,9 @@ def test_grow_tree_on_restricted_candidates_is_the_naive_tree(seed, restriction)
         allowed = [(feature, b) for b in range(3)]
     elif restriction == "both":
         allowed = [(f, b) for f, b in allowed if f == feature]
-    got = grow_tree(np.asfortranarray(codes.astype(np.uint8)), rows, g,
-                    budget=_budget("laplace"), max_depth=2, n_bins=4, l2_regularization=0.1,
+    got = grow_tree(InMemoryRecords.of_tree(np.asfortranarray(codes.astype(np.uint8)), rows, g),
+                    budget=_budget("laplace"), n_features=3, max_depth=2, n_bins=4,
+                    l2_regularization=0.1,
                     noise=make_noise(0), ledger=PrivacyLedger(), n_threads=1,
                     feature=None if restriction == "candidates" else feature,
                     candidates=None if restriction == "feature" else candidates)

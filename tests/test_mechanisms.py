@@ -20,6 +20,7 @@ from dpboost._mechanisms import (
     partition_records,
     uniform_choice,
 )
+from dpboost._records import POSITION_STREAM
 
 N = 200_000
 ALPHA = 1e-4
@@ -138,10 +139,15 @@ def test_non_private_leaves_are_exact_copies():
     assert released is not values and ledger.entries[0].mechanism == "exact"
 
 
+def _coins(noise, n):
+    """The coins of rows 0 .. n - 1 in one stream of a fit drawn from ``noise``."""
+    return noise.coins().uniforms((POSITION_STREAM, 0, 0), 0, n)
+
+
 @pytest.mark.parametrize("shares", [np.array([0.5, 0.25, 0.125]),
                                     0.1 * 0.9 ** np.arange(5) / (1 - 0.9**5)])
 def test_partition_frequencies(shares):
-    position = partition_records(N, shares, make_noise(2))
+    position = partition_records(_coins(make_noise(2), N), shares)
     counts = np.bincount(position, minlength=shares.size + 1)
     expected = np.append(shares, max(0.0, 1.0 - shares.sum())) * N
     nonzero = expected > 0
@@ -153,8 +159,8 @@ def test_partition_of_a_record_ignores_the_others():
     # Parallel composition under add/remove needs each record's tree to be drawn independently:
     # adding a record must not move any other record.
     shares = np.array([0.4, 0.3, 0.2])
-    a = partition_records(1000, shares, make_noise(3))
-    b = partition_records(1001, shares, make_noise(3))
+    a = partition_records(_coins(make_noise(3), 1000), shares)
+    b = partition_records(_coins(make_noise(3), 1001), shares)
     np.testing.assert_array_equal(a, b[:1000])
 
 
@@ -205,7 +211,7 @@ def test_secure_uniform_and_partition():
     assert stats.kstest(u, stats.uniform.cdf).pvalue > ALPHA
     assert not np.array_equal(noise.uniform(8), noise.uniform(8))
     shares = np.array([0.5, 0.25, 0.125])
-    counts = np.bincount(partition_records(N, shares, noise), minlength=4)
+    counts = np.bincount(partition_records(_coins(noise, N), shares), minlength=4)
     assert stats.chisquare(counts, N * np.array([0.5, 0.25, 0.125, 0.125])).pvalue > ALPHA
 
 

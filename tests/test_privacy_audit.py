@@ -29,6 +29,7 @@ from dpboost._mechanisms import (
     poisson_sample,
 )
 from dpboost._predictor import predict_binned
+from dpboost._records import POISSON_STREAM, InMemoryRecords
 
 ALPHA = 1e-6
 SCOPE = {"group": 0, "tree": 0, "level": 0}
@@ -299,8 +300,8 @@ def test_grower_releases_exactly_the_audited_pair(monkeypatch):
                        trees_per_ensemble=1, leaf_clipping=False, leaf_noise="average")
     g = np.linspace(-1, 1, 20).astype(np.float32)
     X_binned = np.asfortranarray(np.repeat([[0, 0], [3, 3]], 10, axis=0).astype(np.uint8))
-    f, b, m, value = grow_tree(X_binned, np.arange(20, dtype=np.int32), g, budget=plan.trees[0],
-                               max_depth=1, n_bins=4, l2_regularization=0.1, noise=make_noise(0),
+    f, b, m, value = grow_tree(InMemoryRecords.of_tree(X_binned, np.arange(20, dtype=np.int32), g),
+                               budget=plan.trees[0], n_features=2, max_depth=1, n_bins=4, l2_regularization=0.1, noise=make_noise(0),
                                ledger=PrivacyLedger(), n_threads=1)
     ((values, sensitivity),) = released
     assert sensitivity == AVERAGE_SENSITIVITY
@@ -318,7 +319,8 @@ GAMMA = 0.25
 
 def _sampled_count_ids(added, seed, sample=True, n=400_000):
     noise = make_noise(seed)
-    kept = poisson_sample(n, GAMMA if sample else 1.0, noise) if added else np.zeros(n, bool)
+    coins = noise.coins().uniforms((POISSON_STREAM, 0, 0), 0, n)
+    kept = poisson_sample(coins, GAMMA if sample else 1.0) if added else np.zeros(n, bool)
     released = laplace_mechanism(kept.astype(np.float64), epsilon=deamplify_pure(EPS, GAMMA),
                                  sensitivity=1.0, noise=noise, ledger=PrivacyLedger(),
                                  scope=SCOPE)
@@ -364,7 +366,8 @@ def _tree_ids(dataset, max_depth, seed, sensitivity_factor=1.0):
     point = np.array([[3, 3]], dtype=np.uint8)
     ids = np.empty(N_TREE, dtype=np.int64)
     for r in range(N_TREE):
-        f, b, m, v = grow_tree(X_binned, idx, g, budget=tb, max_depth=max_depth, n_bins=4,
+        f, b, m, v = grow_tree(InMemoryRecords.of_tree(X_binned, idx, g), budget=tb,
+                               n_features=2, max_depth=max_depth, n_bins=4,
                                l2_regularization=0.1, noise=noise, ledger=PrivacyLedger(),
                                n_threads=1)
         value = np.zeros(1)

@@ -20,9 +20,10 @@ the same earlier releases), and records the inputs of D'. Then
 (c) every call's noise scale is the one its ledger entry implies, the ledger equals the plan
     (``plan_budget``, whose inputs must not depend on the data) and every release is observed.
 
-The coins of the record partition and of Poisson sampling (one uniform per record) are replayed
-with one extra coin for the added record: 0.0 (the record joins the first position / the sample)
-or 0.999999 (the last position, or unused / not sampled).
+The coins of the record partition and of Poisson sampling (``_records.RecordCoins``: one uniform
+per record, keyed once per fit) are replayed with D's key, and the added record (the row after
+every row D asked coins for) gets the extra coin: 0.0 (the record joins the first position / the
+sample) or 0.999999 (the last position, or unused / not sampled).
 
 The fast suite replays a pairwise-covering set of configurations (:func:`covering_configs`) and
 the cases sampling found failing (:data:`FOUND`); ``-m slow`` replays a fixed random sample of
@@ -40,7 +41,7 @@ import re
 import sys
 import warnings
 from collections import Counter, defaultdict
-from dataclasses import dataclass, fields, is_dataclass
+from dataclasses import dataclass, field, fields, is_dataclass
 from dataclasses import replace as dc_replace
 
 import numpy as np
@@ -51,6 +52,7 @@ import dpboost._boosting
 import dpboost._budget
 from dpboost import DPGBClassifier, DPGBRegressor
 from dpboost._mechanisms import NoiseSource, NumpyNoise
+from dpboost._records import RecordCoins
 
 pd = pytest.importorskip("pandas")
 
@@ -106,7 +108,35 @@ class Call:
 
 
 def _copy(values):
-    return None if values is None else np.array(values, copy=True)
+    if values is None or isinstance(values, RecordCoins):
+        return values
+    return np.array(values, copy=True)
+
+
+@dataclass(frozen=True)
+class TapCoins(RecordCoins):
+    """A fit's coins on D, remembering the largest row asked for (picklable: a Dask fit's
+    workers get copies, so give ``ReplayNoise`` the added row explicitly there)."""
+
+    seen: list = field(default_factory=list)
+
+    def uniforms(self, stream, start, stop):
+        if stop > start:
+            self.seen.append(stop - 1)
+        return super().uniforms(stream, start, stop)
+
+
+@dataclass(frozen=True)
+class ExtraCoins(RecordCoins):
+    """D's coins, with ``value`` for every row from ``added_row`` on (the added record)."""
+
+    added_row: int = 0
+    value: float = 0.0
+
+    def uniforms(self, stream, start, stop):
+        coins = super().uniforms(stream, start, stop)
+        coins[max(self.added_row - start, 0):] = self.value
+        return coins
 
 
 class _TapNoise(NoiseSource):
@@ -156,8 +186,8 @@ class _TapNoise(NoiseSource):
     def uniform(self, n):
         return self._draw("uniform", n=int(n), draw=lambda inner: inner.uniform(n))
 
-    def coins(self, n_records):
-        return self._draw(COINS, n=int(n_records), draw=lambda inner: inner.uniform(n_records))
+    def coins(self):
+        return self._draw(COINS, draw=lambda inner: TapCoins(inner.coins().key))
 
     def _on_observe(self, index, call):
         pass
@@ -183,10 +213,10 @@ class ReplayNoise(_TapNoise):
     """Returns the outputs recorded on D, call by call, and records the inputs of D'.
 
     The k-th call on D' must have the k-th recorded call's kind, ledger entry, input shape, scale
-    and count of uniforms (all public); ``coins`` may ask for one more coin than on D (the added
-    record, which gets ``extra_coin``) or as many (the record was dropped before any coin).
-    Anything else raises :class:`ReplayMismatch` at once: the rest of the fit could not be
-    conditioned on D's transcript.
+    and count of uniforms (all public); ``coins`` returns D's coins, and ``extra_coin`` for the
+    added record (every row after those D asked for). Anything else raises
+    :class:`ReplayMismatch` at once: the rest of the fit could not be conditioned on D's
+    transcript.
 
     Parameters
     ----------
@@ -194,12 +224,15 @@ class ReplayNoise(_TapNoise):
         ``RecordingNoise.calls`` of the fit on D.
     extra_coin : float
         The added record's coin, in [0, 1).
+    added_row : int or None, default=None
+        The added record's row; None: the row after the largest D asked coins for.
     """
 
-    def __init__(self, recording, extra_coin):
+    def __init__(self, recording, extra_coin, added_row=None):
         super().__init__()
         self.recording = recording
         self.extra_coin = extra_coin
+        self.added_row = added_row
 
     def _recorded(self, index, call):
         if index >= len(self.recording):
@@ -225,11 +258,10 @@ class ReplayNoise(_TapNoise):
                                  f"{rec.scale}, drawn {rec.drawn} on D; shape {call.shape}, "
                                  f"scale {call.scale} on D'")
         if call.kind == COINS:
-            if call.n == rec.n + 1:
-                return np.append(rec.output, self.extra_coin)
-            if call.n != rec.n:
-                raise ReplayMismatch(f"call #{index}: {call.n} coins on D', {rec.n} on D")
-        elif rec.n != call.n:
+            added = (self.added_row if self.added_row is not None
+                     else max(rec.output.seen, default=-1) + 1)
+            return ExtraCoins(rec.output.key, added_row=added, value=self.extra_coin)
+        if rec.n != call.n:
             raise ReplayMismatch(f"call #{index} ({call.kind}): n={rec.n} on D, {call.n} on D'")
         return _copy(rec.output)
 
@@ -1208,15 +1240,12 @@ def test_sensitivity_checker_accepts_a_change_within_the_bounds():
 @pytest.mark.parametrize("call, match", [
     (lambda noise: noise.laplace(np.zeros(3), 1.0, 1.0), r"shape \(2,\).*shape \(3,\)"),
     (lambda noise: noise.uniform(4), r"D made laplace .* D' makes uniform"),
-    (lambda noise: noise.coins(12), r"12 coins on D', 10 on D"),
+    (lambda noise: noise.coins(), r"D made laplace .* D' makes coins"),
 ])
 def test_replay_noise_refuses_a_call_of_another_form(call, match):
     recording = RecordingNoise(0)
     recording.laplace(np.zeros(2), 1.0, 1.0)
-    recording.coins(10)
     replaying = ReplayNoise(recording.calls, 0.0)
-    if "coins" in match:
-        replaying.laplace(np.zeros(2), 1.0, 1.0)
     with pytest.raises(ReplayMismatch, match=match):
         call(replaying)
 
@@ -1224,8 +1253,9 @@ def test_replay_noise_refuses_a_call_of_another_form(call, match):
 def test_replay_noise_returns_the_recorded_outputs_and_the_extra_coin():
     recording = RecordingNoise(0)
     released = recording.laplace(np.zeros(2), 1.0, 1.0)
-    coins = recording.coins(5)
+    coins = recording.coins().uniforms((1, 0, 0), 0, 5)
     replaying = ReplayNoise(recording.calls, 0.25)
     np.testing.assert_array_equal(replaying.laplace(np.ones(2), 1.0, 1.0), released)
-    np.testing.assert_array_equal(replaying.coins(6), np.append(coins, 0.25))
+    np.testing.assert_array_equal(replaying.coins().uniforms((1, 0, 0), 0, 6),
+                                  np.append(coins, 0.25))
     assert replaying.calls[0].values is None and replaying.calls[0].shape == (2,)

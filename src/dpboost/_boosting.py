@@ -5,6 +5,7 @@ The only caller of the grower. Everything here is independent of scikit-learn: t
 """
 
 import math
+from dataclasses import replace
 
 import numpy as np
 
@@ -20,7 +21,8 @@ from ._common import G_H_DTYPE, SAMPLE_INDEX_DTYPE
 from ._grower import grow_tree
 from ._loss import scale_target
 from ._mechanisms import make_noise, partition_records, poisson_sample
-from ._predictor import Forest
+from ._predictor import Forest, predict_binned
+from ._records import POISSON_STREAM, POSITION_STREAM, TreeState
 
 
 def plan_fit(params, loss, n_outputs, n_numeric):
@@ -62,25 +64,25 @@ def _is_private(value):
     return isinstance(value, str) and value == "private"
 
 
-def train(X, y_scaled, inputs, loss, params, plan, n_threads, fit_id=None):
+def train(records, inputs, loss, params, plan, n_outputs, n_threads, fit_id=None):
     """Place the split candidates and boost: the whole private fit after its plan.
 
     Parameters
     ----------
-    X : ndarray of shape (n_samples, n_features), dtype=float64
-        The records in the data domain (``_validation.fit_inputs``).
-    y_scaled : ndarray of shape (n_samples, n_outputs), dtype=float64
-        Labels or targets in [-1, 1] (with ``target_bounds="private"``: the targets, scaled once
-        their bounds are released).
+    records : record set (``_records``)
+        The records in the data domain (``_validation.fit_inputs``), not yet binned, with their
+        labels or targets in [-1, 1] (with ``target_bounds="private"``: the targets, scaled once
+        their bounds are released). Its partitions are replaced as the fit goes.
     inputs : PublicInputs
     loss : SquareLoss, LogisticLoss or SoftmaxLoss
     params : dict
         The estimator's parameters (``get_params()``), ``min_child_weight`` resolved to a number.
     plan : BudgetPlan
-        From :func:`plan_fit` with ``y_scaled.shape[1]`` outputs and ``inputs.numeric.size``
-        numeric features.
+        From :func:`plan_fit` with ``n_outputs`` outputs and ``inputs.numeric.size`` numeric
+        features.
+    n_outputs : int
     n_threads : int
-        Threads of every kernel; the model does not depend on it.
+        Threads of the kernels run on the sums; the model does not depend on it.
     fit_id : str or None, default=None
         The fit's identifier in the ledger (None: a random one).
 
@@ -103,26 +105,28 @@ def train(X, y_scaled, inputs, loss, params, plan, n_threads, fit_id=None):
         # Public inputs released from the data first (docs/privacy.md, Private feature bounds).
         private_features = _is_private(params["feature_bounds"])
         private_target = _is_private(params.get("target_bounds"))
-        columns = np.column_stack(([X[:, numeric]] if private_features else [])
-                                  + ([y_scaled] if private_target else []))
-        values = private_bounds(columns, plan.bounds, noise, ledger)
+        values = private_bounds(records, numeric if private_features else None, private_target,
+                                plan.bounds, noise, ledger)
         if private_features:
             bounds = bounds.copy()
             bounds[numeric] = values[:numeric.size]
         if private_target:
             released["target_bounds_"] = tuple(float(v) for v in values[-1])
-            y_scaled = scale_target(y_scaled[:, 0], released["target_bounds_"])[:, None]
-    binner = initial_binner(X, bounds, numeric, params["max_bins"], plan, noise, ledger)
-    candidates = initial_candidates(binner, X.shape[1], inputs.categories)
-    forest = Forest.empty(y_scaled.shape[1], params["n_estimators"], params["max_depth"], binner)
+            records.update(rescale_target, released["target_bounds_"])
+    binner = initial_binner(records, bounds, numeric, params["max_bins"], plan, noise, ledger)
+    n_features = bounds.shape[0]
+    candidates = initial_candidates(binner, n_features, inputs.categories)
+    forest = Forest.empty(n_outputs, params["n_estimators"], params["max_depth"], binner)
+    records.update(bin_records, binner, n_outputs, loss.has_hessians)
+    records.number_rows()
 
     def progress(trees_done):
         # Counts and the planned spend only: wall-clock time would track n.
         print(f"[dpboost] {trees_done}/{len(plan.trees)} trees, epsilon spent "
               f"{ledger.epsilon(float(params['delta'])):.4g}")
 
-    filtered = boost(binner.transform(X, order="F"), y_scaled, plan, loss, candidates, forest,
-                     noise, ledger, n_threads, numeric=numeric, max_depth=params["max_depth"],
+    filtered = boost(records, plan, loss, candidates, forest, noise, ledger, n_threads,
+                     numeric=numeric, n_features=n_features, max_depth=params["max_depth"],
                      learning_rate=float(params["learning_rate"]),
                      l2_regularization=float(params["l2_regularization"]),
                      gradient_filtering=params["gradient_filtering"],
@@ -133,8 +137,8 @@ def train(X, y_scaled, inputs, loss, params, plan, n_threads, fit_id=None):
     return forest, ledger, filtered, released
 
 
-def boost(X_binned, y_scaled, plan, loss, candidates, forest, noise, ledger, n_threads, *,
-          numeric, max_depth, learning_rate, l2_regularization, gradient_filtering, cyclical,
+def boost(records, plan, loss, candidates, forest, noise, ledger, n_threads, *, numeric,
+          n_features, max_depth, learning_rate, l2_regularization, gradient_filtering, cyclical,
           min_child_weight, max_bins, progress=None):
     """Grow every tree of ``plan`` into ``forest`` (Li et al. 2020, Algorithms 1 and 2; DP-XGB).
 
@@ -151,10 +155,13 @@ def boost(X_binned, y_scaled, plan, loss, candidates, forest, noise, ledger, n_t
     4. ``grow_tree`` with the tree's budget, leaves shrunk by ``learning_rate``;
     5. ``F_k += tree(x)`` for every record.
 
+    Steps 1, 3 and 5 run on the partitions of ``records`` (the functions below); every release
+    is made here or in the grower, once, from sums over the partitions.
+
     Parameters
     ----------
-    X_binned : ndarray of shape (n_samples, n_features), dtype=uint8, Fortran order
-    y_scaled : ndarray of shape (n_samples, n_outputs), dtype=float64
+    records : record set (``_records``)
+        Binned (:func:`bin_records`).
     plan : BudgetPlan
     loss : loss object of ``_loss``
     candidates : ndarray of dtype=int64 or None
@@ -165,8 +172,10 @@ def boost(X_binned, y_scaled, plan, loss, candidates, forest, noise, ledger, n_t
     ledger : PrivacyLedger
         Receives every release; sorted into the plan's order at the end.
     n_threads : int
+        Threads of the kernels run on the sums.
     numeric : ndarray of int
         The numeric features (those the Hessian sketch places).
+    n_features : int
     max_depth : int
     learning_rate, l2_regularization : float
     gradient_filtering : bool
@@ -182,67 +191,125 @@ def boost(X_binned, y_scaled, plan, loss, candidates, forest, noise, ledger, n_t
     filtered : ndarray of shape (n_trees,), dtype=float64
         Exact GDF filtered fraction per tree (a non-private diagnostic).
     """
-    n_samples = X_binned.shape[0]
     n_trees, n_stages = len(plan.trees), forest.n_stages
     filtered = np.zeros(n_trees)
-    raw = np.zeros((y_scaled.shape[1], n_samples))
-    y_rows = np.ascontiguousarray(y_scaled.T)
-    coupled = loss.couples_outputs and raw.shape[0] > 1
+    coupled = loss.couples_outputs and forest.n_outputs > 1
     order = (sorted(plan.trees, key=lambda tb: (tb.tree % n_stages, tb.output))
              if coupled else plan.trees)
-    all_gradients = np.empty(raw.shape, dtype=G_H_DTYPE)
-    all_hessians = np.empty(raw.shape, dtype=G_H_DTYPE) if loss.has_hessians else None
     private = math.isfinite(plan.epsilon)
-    position_of_record = {}  # per output: the EoE partition of its current ensemble
-    candidates_of = [candidates] * raw.shape[0]  # per output: the Hessian sketch's
+    coins = noise.coins()
+    drawn = set()  # the outputs whose records have an EoE position
+    candidates_of = [candidates] * forest.n_outputs  # per output: the Hessian sketch's
     n_rounds = len(plan.hessian_sketch_trees)
 
     for i, tb in enumerate(order):
-        if plan.record_shares is not None and (tb.position == 0
-                                               or tb.output not in position_of_record):
-            position_of_record[tb.output] = partition_records(n_samples, plan.record_shares,
-                                                              noise)
-        loss.gradients(raw, y_rows, all_gradients, all_hessians, tb.output)
-        gradients = all_gradients[tb.output]
-        hessians = None if all_hessians is None else all_hessians[tb.output]
+        if plan.record_shares is not None and (tb.position == 0 or tb.output not in drawn):
+            records.update(draw_positions, coins, tb.output, tb.tree, plan.record_shares)
+            drawn.add(tb.output)
+        records.update(compute_gradients, loss, tb.output)
         t = tb.tree % n_stages
         if t in plan.hessian_sketch_trees:
             release = plan.hessian_sketches[tb.output * n_rounds
                                             + plan.hessian_sketch_trees.index(t)]
             candidates_of[tb.output] = hessian_sketch_candidates(
-                X_binned, hessians, numeric, candidates, max_bins, release, noise, ledger,
-                n_threads)
-        selected = (np.ones(n_samples, dtype=bool) if plan.record_shares is None
-                    else position_of_record[tb.output] == tb.position)
-        if tb.sampling_rate < 1.0:
-            selected &= poisson_sample(n_samples, tb.sampling_rate, noise)
+                records, tb.output, numeric, candidates, max_bins, release, noise, ledger)
         # The gradients are float32: filter or clip at the largest float32 <= g* (float32(0.4)
         # exceeds 0.4, and the sensitivities assume |g| <= g*; found by tests/test_replay.py).
         bound = np.float32(tb.gradient_bound)
         if float(bound) > tb.gradient_bound:  # a float32 comparison would call them equal
             bound = np.nextafter(bound, np.float32(0))
+        records.update(select_records, coins, tb.output, tb.tree,
+                       None if plan.record_shares is None else tb.position, tb.sampling_rate,
+                       bound if private else None, private and gradient_filtering)
         if private and gradient_filtering:
-            keep = np.abs(gradients) <= bound
-            n_selected = np.count_nonzero(selected)
-            selected &= keep
-            if n_selected:
-                filtered[tb.tree] = 1.0 - np.count_nonzero(selected) / n_selected
-        elif private:
-            np.clip(gradients, -bound, bound, out=gradients)
-        indices = np.flatnonzero(selected).astype(SAMPLE_INDEX_DTYPE)
-        f, b, m, v = grow_tree(X_binned, indices, gradients[indices], budget=tb,
-                               max_depth=max_depth,
+            n_sampled, n_kept = records.reduce(filter_counts)
+            if n_sampled:
+                filtered[tb.tree] = 1.0 - n_kept / n_sampled
+        f, b, m, v = grow_tree(records, budget=tb, n_features=n_features, max_depth=max_depth,
                                n_bins=forest.binner.max_bins,
                                l2_regularization=l2_regularization, noise=noise, ledger=ledger,
                                n_threads=n_threads,
-                               hessians=None if hessians is None else hessians[indices],
-                               feature=t % X_binned.shape[1] if cyclical else None,
+                               feature=t % n_features if cyclical else None,
                                min_child_weight=min_child_weight,
                                candidates=candidates_of[tb.output])
         forest.set_tree(tb.tree, f, b, m, v * learning_rate)
-        forest.add_trees(X_binned, slice(tb.tree, tb.tree + 1), n_threads, raw[tb.output])
+        records.update(add_tree, tb.output, *forest.tree(tb.tree), forest.binner.max_bins)
         if progress is not None and (i + 1 == n_trees or order[i + 1].group != tb.group):
             progress(tb.tree + 1)
     # the ledger in the plan's order (tree by tree), whatever the growing order
     ledger.entries.sort(key=lambda e: (e.tree, e.level))
     return filtered
+
+
+# The partition side of the loop (``_records``): each function returns a new partition.
+
+def rescale_target(partition, target_bounds):
+    """The partition with its targets scaled into [-1, 1] by the released ``target_bounds``."""
+    return replace(partition, y_rows=scale_target(partition.y_rows[0], target_bounds)[None, :])
+
+
+def bin_records(partition, binner, n_outputs, has_hessians):
+    """The partition binned on the fit's grid (its float records dropped), with scores 0 and
+    room for its gradients."""
+    n = partition.X.shape[0]
+    return replace(partition, X=None, X_binned=binner.transform(partition.X, order="F"),
+                   raw=np.zeros((n_outputs, n)),
+                   gradients=np.zeros((n_outputs, n), dtype=G_H_DTYPE),
+                   hessians=np.zeros((n_outputs, n), dtype=G_H_DTYPE) if has_hessians else None)
+
+
+def draw_positions(partition, coins, output, tree, shares):
+    """The partition with every record's EoE position in output ``output``'s ensemble that
+    starts at tree ``tree`` (its coin in that stream, ``_mechanisms.partition_records``)."""
+    position = partition_records(coins.uniforms((POSITION_STREAM, output, tree),
+                                                *partition.rows), shares)
+    return replace(partition, positions={**partition.positions, output: position})
+
+
+def compute_gradients(partition, loss, output):
+    """The partition with the loss's gradients (and Hessians) of output ``output`` from its
+    current scores (copies: the partition given is not modified)."""
+    gradients = partition.gradients.copy()
+    hessians = None if partition.hessians is None else partition.hessians.copy()
+    loss.gradients(partition.raw, partition.y_rows, gradients, hessians, output)
+    return replace(partition, gradients=gradients, hessians=hessians)
+
+
+def select_records(partition, coins, output, tree, position, sampling_rate, bound, filtering):
+    """The partition with the records of tree ``tree`` selected, each by its own values:
+    its EoE ``position`` (None: every record), its Poisson coin at ``sampling_rate``, and with
+    ``filtering`` its gradient (GDF: ``|g| > bound`` leaves the tree); otherwise the gradients
+    are clipped to ``bound`` (None: not at all, a non-private fit)."""
+    n = partition.y_rows.shape[1]
+    selected = (np.ones(n, dtype=bool) if position is None
+                else partition.positions[output] == position)
+    if sampling_rate < 1.0:
+        selected &= poisson_sample(coins.uniforms((POISSON_STREAM, output, tree),
+                                                  *partition.rows), sampling_rate)
+    gradients = partition.gradients[output]
+    n_sampled = int(np.count_nonzero(selected))
+    if filtering:
+        selected &= np.abs(gradients) <= bound
+    indices = np.flatnonzero(selected).astype(SAMPLE_INDEX_DTYPE)
+    grads = gradients[indices]
+    if bound is not None and not filtering:
+        np.clip(grads, -bound, bound, out=grads)
+    hessians = None if partition.hessians is None else partition.hessians[output][indices]
+    tree_state = TreeState(selected=indices, gradients=grads, hessians=hessians,
+                           indices=indices, grads=grads,
+                           node_start=np.array([0, indices.size], dtype=np.int64),
+                           n_sampled=n_sampled)
+    return replace(partition, tree=tree_state)
+
+
+def filter_counts(partition):
+    """``[records sampled, records kept by GDF]`` of the partition's current tree."""
+    return np.array([partition.tree.n_sampled, partition.tree.selected.size], dtype=np.float64)
+
+
+def add_tree(partition, output, split_feature, split_bin, missing_left, leaf_value, missing_code):
+    """The partition with the released tree's predictions added to its scores of ``output``."""
+    raw = partition.raw.copy()
+    predict_binned(partition.X_binned, split_feature[None], split_bin[None], missing_left[None],
+                   missing_code, leaf_value[None], partition.n_threads, raw[output])
+    return replace(partition, raw=raw, tree=None)

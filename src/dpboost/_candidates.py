@@ -209,7 +209,15 @@ def bounds_histograms(X):
     return counts
 
 
-def private_bounds(X, release, noise, ledger):
+def bounds_counts(partition, numeric, target):
+    """A partition's :func:`bounds_histograms` of the columns whose bounds are released: the
+    numeric features ``numeric`` (None: none), then the target if ``target``."""
+    columns = ([partition.X[:, numeric]] if numeric is not None else []) + (
+        [partition.y_rows[0][:, None]] if target else [])
+    return bounds_histograms(np.column_stack(columns))
+
+
+def private_bounds(records, numeric, target, release, noise, ledger):
     """Feature bounds from a released histogram on the public log grid (``feature_bounds=
     "private"``; docs/privacy.md, Private feature bounds).
 
@@ -222,8 +230,12 @@ def private_bounds(X, release, noise, ledger):
 
     Parameters
     ----------
-    X : ndarray of shape (n_samples, n_columns), dtype=float64
-        The columns whose bounds are released (numeric features, the target).
+    records : record set (``_records``)
+        Its partitions before binning.
+    numeric : ndarray of int or None
+        The numeric features whose bounds are released (None: none).
+    target : bool
+        Whether the target's bounds are released too (last row of the result).
     release : LedgerEntry
         ``plan.bounds``.
     noise, ledger
@@ -231,16 +243,16 @@ def private_bounds(X, release, noise, ledger):
 
     Returns
     -------
-    bounds : ndarray of shape (n_features, 2), dtype=float64
+    bounds : ndarray of shape (n_columns, 2), dtype=float64
         ``lower < upper``, both edges of the grid.
     """
-    counts = bounds_histograms(X)
+    counts = records.reduce(bounds_counts, numeric, target)
     released = _release(counts, release, noise, ledger)
     floor = noise_scale(release) * math.log(counts.size)
     mass = np.maximum(released - floor, 0.0)
     cumulative = np.cumsum(mass, axis=1)
-    bounds = np.empty((X.shape[1], 2))
-    for f in range(X.shape[1]):
+    bounds = np.empty((counts.shape[0], 2))
+    for f in range(counts.shape[0]):
         total = cumulative[f, -1]
         if not total > 0:
             bounds[f] = BOUNDS_EDGES[0], BOUNDS_EDGES[-1]
@@ -250,14 +262,19 @@ def private_bounds(X, release, noise, ledger):
     return bounds
 
 
-def initial_binner(X, bounds, numeric, max_bins, plan, noise, ledger):
+def sketch_counts(partition, numeric, lower, upper, n_fine):
+    """A partition's :func:`fine_histograms` of the numeric features ``numeric``."""
+    return fine_histograms(partition.X[:, numeric], lower, upper, n_fine)
+
+
+def initial_binner(records, bounds, numeric, max_bins, plan, noise, ledger):
     """The binner of a fit: the equal-width grid (the Hessian sketch's fine grid with
     ``plan.hessian_sketches``), or with ``plan.sketch`` the quantile sketch's thresholds.
 
     Parameters
     ----------
-    X : ndarray of shape (n_samples, n_features), dtype=float64
-        The training records (read only by the sketch's release).
+    records : record set (``_records``)
+        Its partitions before binning (read only by the sketch's release).
     bounds : ndarray of shape (n_features, 2)
         Public or released bounds (categorical rows ``(-0.5, n_categories - 0.5)``).
     numeric : ndarray of int
@@ -275,7 +292,7 @@ def initial_binner(X, bounds, numeric, max_bins, plan, noise, ledger):
     if plan.sketch is None:
         return binner
     lower, upper = bounds[numeric, 0], bounds[numeric, 1]
-    counts = fine_histograms(X[:, numeric], lower, upper, SKETCH_RESOLUTION * max_bins)
+    counts = records.reduce(sketch_counts, numeric, lower, upper, SKETCH_RESOLUTION * max_bins)
     released = _release(counts, plan.sketch, noise, ledger)
     thresholds = binner.thresholds()
     thresholds[numeric] = sketch_thresholds(released, lower, upper,
@@ -302,17 +319,35 @@ def initial_candidates(binner, n_features, categories):
     return np.concatenate([boundary_index(f, b, n_bins) for f, b in enumerate(per_feature)])
 
 
-def hessian_sketch_candidates(X_binned, hessians, numeric, candidates, max_bins, release, noise,
-                              ledger, n_threads):
+def hessian_counts(partition, output, numeric):
+    """A partition's Hessian sums of output ``output`` per grid bin of the numeric features
+    (counts for the square loss; not the missing-value bin): the Hessian sketch's input.
+
+    Returns
+    -------
+    weights : ndarray of shape (numeric.size, HESSIAN_SKETCH_BINS), dtype=float64
+    """
+    X_binned = partition.X_binned
+    # Every record: the release is composed sequentially with the trees.
+    weight = (np.ones(X_binned.shape[0], dtype=G_H_DTYPE) if partition.hessians is None
+              else partition.hessians[output])
+    hist = np.empty((X_binned.shape[1], HESSIAN_SKETCH_BINS + 1, 2))
+    all_rows_histograms(X_binned, weight, threads_for(X_binned.size, partition.n_threads), hist)
+    return hist[numeric, :HESSIAN_SKETCH_BINS, 0]
+
+
+def hessian_sketch_candidates(records, output, numeric, candidates, max_bins, release, noise,
+                              ledger):
     """``candidates`` with the numeric features' boundaries replaced by the adaptive Hessian
     sketch's (DP-TR, Maddock et al. 2022).
 
     Parameters
     ----------
-    X_binned : ndarray of shape (n_samples, n_features), dtype=uint8, Fortran order
-        On the sketch's fine grid of :data:`HESSIAN_SKETCH_BINS` bins.
-    hessians : ndarray of shape (n_samples,), dtype=float32, or None
-        Every record's Hessian (None: all 1, the square loss).
+    records : record set (``_records``)
+        Binned on the sketch's fine grid of :data:`HESSIAN_SKETCH_BINS` bins, with the Hessians
+        of the current scores.
+    output : int
+        The output whose Hessians are released.
     numeric : ndarray of int
     candidates : ndarray of dtype=int64 or None
         The fit's initial candidates (categorical boundaries are kept).
@@ -320,7 +355,7 @@ def hessian_sketch_candidates(X_binned, hessians, numeric, candidates, max_bins,
         Each numeric feature gets at most ``max_bins - 1`` boundaries.
     release : SketchRelease
         One entry of ``plan.hessian_sketches``.
-    noise, ledger, n_threads
+    noise, ledger
         As the grower's.
 
     Returns
@@ -329,13 +364,7 @@ def hessian_sketch_candidates(X_binned, hessians, numeric, candidates, max_bins,
         Ascending boundary indices.
     """
     n_bins = HESSIAN_SKETCH_BINS
-    # Every record: the release is composed sequentially with the trees.
-    weight = np.ones(X_binned.shape[0], dtype=G_H_DTYPE) if hessians is None else hessians
-    hist = np.empty((X_binned.shape[1], n_bins + 1, 2))
-    all_rows_histograms(X_binned, weight, threads_for(X_binned.size, n_threads), hist)
-    # Hessian sums of the numeric features' grid bins (not the missing-value bin).
-    weights = hist[numeric, :n_bins, 0]
-    released = _release(weights, release, noise, ledger)
+    released = _release(records.reduce(hessian_counts, output, numeric), release, noise, ledger)
     # A Laplace variable's standard deviation is sqrt(2) times its scale.
     noise_std = noise_scale(release) * (1.0 if release.mechanism == "gaussian"
                                         else math.sqrt(2.0))

@@ -18,6 +18,7 @@ from ._export import forest_to_xgboost, model_attributes
 from ._inspection import privacy_report, split_count_importances, tree_text
 from ._loss import LOSSES, make_loss, unscale_target
 from ._persistence import model_from_json, model_to_json
+from ._records import InMemoryRecords, Partition
 from ._validation import (
     DPBOOST_PAPER,
     PARAMETER_CONSTRAINTS,
@@ -87,18 +88,18 @@ class _BaseDPGB(BaseEstimator):
         check_mechanisms(self.leaf_noise, self.delta, self.l2_regularization,
                          params["min_child_weight"])
         # With public classes the plan, hence the spend, is known before any record is read.
-        shape = planned_shape(self, X)
+        shape = planned_shape(self, self._schema(X))
         plan = None if shape is None else plan_fit(params, make_loss(self._loss_name, shape[0]),
                                                    *shape)
         fit_id = None if plan is None else self._reserve(plan)
         try:
-            X, y_scaled, inputs = fit_inputs(self, X, y)
-            loss = make_loss(self._loss_name, y_scaled.shape[1])
+            records, n_outputs, inputs = self._records(X, y)
+            loss = make_loss(self._loss_name, n_outputs)
             if plan is None:
-                plan = plan_fit(params, loss, y_scaled.shape[1], inputs.numeric.size)
+                plan = plan_fit(params, loss, n_outputs, inputs.numeric.size)
                 fit_id = self._reserve(plan)
-            forest, ledger, filtered, released = train(X, y_scaled, inputs, loss, params, plan,
-                                                       n_threads(self.n_jobs), fit_id)
+            forest, ledger, filtered, released = train(records, inputs, loss, params, plan,
+                                                       n_outputs, n_threads(self.n_jobs), fit_id)
         except BaseException:
             if fit_id is not None:  # reserved with the accountant
                 self.accountant.release(fit_id)
@@ -117,6 +118,18 @@ class _BaseDPGB(BaseEstimator):
         if self.diagnostics:
             self.filtered_fraction_ = filtered
         return self
+
+    def _schema(self, X):
+        """What the plan reads of ``X`` before any record: its shape and column types."""
+        return X
+
+    def _records(self, X, y):
+        """The training records in the data domain as a record set (``_records``), with the
+        number of outputs and the public inputs (``_validation.fit_inputs``): here one
+        partition in this process."""
+        X, y_scaled, inputs = fit_inputs(self, X, y)
+        partition = Partition.of(X, y_scaled, n_threads=n_threads(self.n_jobs))
+        return InMemoryRecords(partition), y_scaled.shape[1], inputs
 
     def _reserve(self, plan):
         """The fit's identifier, reserved with the accountant if there is one (or raises

@@ -29,31 +29,31 @@ from ._mechanisms import (
 from ._splitting import compute_gains, partition_level, range_sums
 
 
-def grow_tree(X_binned, sample_indices, gradients, *, budget, max_depth, n_bins,
-              l2_regularization, noise, ledger, n_threads, hessians=None, feature=None,
-              min_child_weight=0.0, candidates=None):
-    """Grow one complete tree of depth ``max_depth`` on the selected samples.
+def grow_tree(records, *, budget, n_features, max_depth, n_bins, l2_regularization, noise,
+              ledger, n_threads, feature=None, min_child_weight=0.0, candidates=None):
+    """Grow one complete tree of depth ``max_depth`` on the records selected for it.
+
+    Each level's split choice is made once from the sum of the partitions' histograms (or at
+    random) and sent back to route the records; the leaves are released once from the sum of the
+    partitions' leaf statistics.
 
     Parameters
     ----------
-    X_binned : ndarray of shape (n_samples, n_features), dtype=uint8, Fortran order
-        Codes in ``[0, n_bins)``, ``n_bins`` for missing values.
-    sample_indices : ndarray of shape (n_selected,), dtype=int32
-        Rows this tree sees, ascending. May be empty: every split and leaf is then released from
-        zero statistics, with the same noise.
-    gradients : ndarray of shape (n_selected,), dtype=float32
-        Gradients of the selected rows, ``|g| <= g*``.
+    records : record set (``_records``)
+        Its partitions hold the tree's selected records (``_boosting.select_records``), whose
+        gradients are bounded by ``g*``. May select none: every split and leaf is then released
+        from zero statistics, with the same noise.
     budget : TreeBudget
         Epsilons and sensitivities from the planner.
+    n_features : int
+        Columns of the binned records (the schema's).
     max_depth : int
     n_bins : int
     l2_regularization : float
     noise : NoiseSource
     ledger : PrivacyLedger
     n_threads : int
-        Threads of the kernels (>= 1); the tree does not depend on it.
-    hessians : ndarray of shape (n_selected,), dtype=float32, default=None
-        Hessians of the selected rows for Gaussian leaves; None means 1 (square loss).
+        Threads of the kernels run on the sums (the gains); the tree does not depend on it.
     feature : int, default=None
         ``budget.split_selection == "cyclical"``: the only feature this tree splits on.
     min_child_weight : float, default=0.0
@@ -81,62 +81,33 @@ def grow_tree(X_binned, sample_indices, gradients, *, budget, max_depth, n_bins,
     missing_left = np.empty(n_internal, dtype=np.bool_)
     scope = {"group": budget.group, "tree": budget.tree, "sampling_rate": budget.sampling_rate}
 
-    # The samples of node j of the current level are positions node_start[j]:node_start[j + 1]
-    # of (indices, grads); every level partitions them stably into the next level's nodes, from
-    # one pair of buffers into the other. Within a node the rows stay ascending.
-    n_selected = sample_indices.shape[0]
-    indices, grads = sample_indices, gradients
-    spare = (np.empty_like(sample_indices), np.empty_like(gradients))
-    right = np.empty(n_selected, dtype=np.uint8)
-    # Partition chunks of at least 16k samples (one per thread at most).
-    n_chunks = max(1, min(n_threads, n_selected // 16384))
-    node_start = np.array([0, n_selected], dtype=np.int64)
-
     n_boundaries = n_bins - 1
     # Cyclical trees score only their feature's candidates, so only its histograms are built;
     # ``first`` is the global index of the first boundary whose gains are computed.
-    candidate_columns, first = ((X_binned, 0) if feature is None else
-                                (np.asfortranarray(X_binned[:, feature:feature + 1]),
-                                 boundary_index(feature, 0, n_bins)))
-    n_columns = candidate_columns.shape[1]
+    first = 0 if feature is None else boundary_index(feature, 0, n_bins)
     if feature is not None:
         own = np.arange(first, first + n_boundaries)
         candidates = (own if candidates is None
                       else candidates[boundary_feature(candidates, n_bins) == feature])
-    n_choices = 2 * (n_columns * n_boundaries if candidates is None else candidates.size)
     feature_weights = None
     if candidates is not None and budget.split_selection == "random":
         # Random splits pick a feature uniformly, then one of its candidates: a feature's share
         # does not depend on how many candidates it has (categories, sketch).
         of_feature = boundary_feature(candidates, n_bins)
         feature_weights = np.repeat(1.0 / np.bincount(of_feature)[of_feature], 2)
-    parent = no_parent = np.empty((n_columns, 0, n_bins + 1, 2), dtype=SUM_DTYPE)
-    no_side = np.empty(0, dtype=np.uint8)
     private = math.isfinite(budget.epsilon_level)
     for level in range(max_depth):
         n_nodes = 2**level
         level_scope = {**scope, "level": level}
         if budget.split_selection == "random":
+            n_choices = 2 * (n_features * n_boundaries if candidates is None
+                             else candidates.size)
             choice = uniform_choice(n_nodes, n_choices, noise=noise, ledger=ledger,
                                     scope=level_scope, weights=feature_weights)
         else:
-            hist = np.empty((n_columns, n_nodes, n_bins + 1, 2), dtype=SUM_DTYPE)
-            if private:
-                # Every node from its own samples (in row order), never by subtraction: a
-                # sibling computed as parent - child rounds differently from its direct sum, so
-                # a record could move the gains of a node it is not in (found by
-                # tests/test_replay.py; docs/privacy.md, rule 8).
-                side, from_parent, n_built = no_side, no_parent, n_selected
-            else:
-                # Without noise, only the smaller child of each parent is built from its samples,
-                # the sibling by subtraction (at most half the work).
-                sizes = np.diff(node_start)
-                side = (sizes[1::2] < sizes[0::2]).astype(np.uint8)
-                from_parent = parent
-                n_built = (n_selected if level == 0
-                           else int(np.minimum(sizes[0::2], sizes[1::2]).sum()))
-            build_level_histograms(candidate_columns, indices, grads, node_start, from_parent,
-                                   side, threads_for(n_built * n_columns, n_threads), hist)
+            records.update(level_histograms, feature, private, n_bins)
+            hist = records.reduce(tree_histograms)
+            n_columns = hist.shape[0]
             gains = np.empty((n_nodes, n_columns, n_boundaries, 2), dtype=SUM_DTYPE)
             compute_gains(hist, l2_regularization, threads_for(gains.size, n_threads), gains)
             utilities = (gains.reshape(n_nodes, -1) if candidates is None else
@@ -144,27 +115,21 @@ def grow_tree(X_binned, sample_indices, gradients, *, budget, max_depth, n_bins,
             choice = exponential_mechanism(
                 utilities, epsilon=budget.epsilon_level, sensitivity=budget.gain_sensitivity,
                 noise=noise, ledger=ledger, scope=level_scope)
-            parent = hist
         if candidates is not None:
             choice = 2 * candidates[choice // 2] + choice % 2
         level_feature, level_bin, level_missing_left = decode_candidates(choice, n_bins)
         nodes = slice(n_nodes - 1, 2 * n_nodes - 1)
         split_feature[nodes], split_bin[nodes] = level_feature, level_bin
         missing_left[nodes] = level_missing_left
-        child_start = np.empty(2 * n_nodes + 1, dtype=np.int64)
-        partition_level(X_binned, indices, grads, node_start, level_feature, level_bin,
-                        level_missing_left, n_bins, n_chunks, right, *spare, child_start)
-        (indices, grads), spare = spare, ((np.empty_like(indices), np.empty_like(grads))
-                                          if level == 0 else (indices, grads))
-        node_start = child_start
+        records.update(split_level, level_feature, level_bin, level_missing_left, n_bins)
 
     n_leaves = 2**max_depth
-    # In order within each leaf, so the sums equal a pass over the samples in row order.
-    leaf_sum = range_sums(grads, node_start)
-    leaf_count = np.diff(node_start)
     leaf_scope = {**scope, "level": max_depth}
+    newton = budget.leaf_noise == "gaussian"
+    # (gradient sum, weight) per leaf: the count, or the Hessian sum of Newton leaves.
+    leaf_sum, weight = records.reduce(leaf_statistics, newton).T
     if budget.leaf_noise == "laplace":
-        denominator = leaf_count + l2_regularization
+        denominator = weight + l2_regularization
         # Eq. 4, V = -sum g / (n + lambda); an empty leaf with lambda = 0 has value 0, not 0/0.
         value = np.divide(-leaf_sum, denominator, out=np.zeros(n_leaves), where=denominator > 0)
         # A bound of 0 makes the leaf the constant 0 (sensitivity 0): clip(v, -0.0, 0.0) would
@@ -177,14 +142,6 @@ def grow_tree(X_binned, sample_indices, gradients, *, budget, max_depth, n_bins,
         return split_feature, split_bin, missing_left, leaf_value
     # Sufficient statistics: (G, H) for "gaussian" (DP-XGB), (G, n) for "average"; the leaf is a
     # function of the released pair only.
-    newton = budget.leaf_noise == "gaussian"
-    if newton and hessians is not None:
-        # hessians[k] belongs to sample_indices[k]: find each sample's leaf by its row.
-        leaf_of_row = np.empty(X_binned.shape[0], dtype=NODE_DTYPE)
-        leaf_of_row[indices] = np.repeat(np.arange(n_leaves, dtype=NODE_DTYPE), leaf_count)
-        weight = np.bincount(leaf_of_row[sample_indices], weights=hessians, minlength=n_leaves)
-    else:
-        weight = leaf_count.astype(np.float64)
     statistics = np.column_stack([leaf_sum, weight])
     if budget.leaf_noise_multiplier > 0:
         released = gaussian_mechanism(
@@ -203,3 +160,80 @@ def grow_tree(X_binned, sample_indices, gradients, *, budget, max_depth, n_bins,
     # -0.0 (a bound of 0 keeps the sign of what it clips) into 0.0.
     leaf_value = np.clip(value, -budget.leaf_clip, budget.leaf_clip) + 0.0
     return split_feature, split_bin, missing_left, leaf_value
+
+
+# The partition side of the grower (``_records``): each function reads one partition's records
+# of the tree and returns a new partition or its statistics.
+
+def level_histograms(partition, feature, private, n_bins):
+    """The partition with its histograms of the current level's nodes
+    (``TreeState.histograms``, shape (n_columns, n_nodes, n_bins + 1, 2)): of every feature, or
+    of ``feature`` alone (cyclical trees)."""
+    tree = partition.tree
+    columns = (partition.X_binned if feature is None
+               else np.asfortranarray(partition.X_binned[:, feature:feature + 1]))
+    node_start = tree.node_start
+    n_columns, n_nodes = columns.shape[1], node_start.size - 1
+    parent = tree.histograms
+    if private or parent is None:
+        # Every node from its own samples (in row order), never by subtraction: a sibling
+        # computed as parent - child rounds differently from its direct sum, so a record could
+        # move the gains of a node it is not in (found by tests/test_replay.py; docs/privacy.md,
+        # rule 8).
+        side = np.empty(0, dtype=np.uint8)
+        parent = np.empty((n_columns, 0, n_bins + 1, 2), dtype=SUM_DTYPE)
+        n_built = tree.indices.size
+    else:
+        # Without noise, only the smaller child of each parent is built from its samples, the
+        # sibling by subtraction (at most half the work).
+        sizes = np.diff(node_start)
+        side = (sizes[1::2] < sizes[0::2]).astype(np.uint8)
+        n_built = int(np.minimum(sizes[0::2], sizes[1::2]).sum())
+    hist = np.empty((n_columns, n_nodes, n_bins + 1, 2), dtype=SUM_DTYPE)
+    build_level_histograms(columns, tree.indices, tree.grads, node_start, parent, side,
+                           threads_for(n_built * n_columns, partition.n_threads), hist)
+    return partition.with_tree(histograms=hist)
+
+
+def tree_histograms(partition):
+    """The partition's histograms of the current level (:func:`level_histograms`)."""
+    return partition.tree.histograms
+
+
+def split_level(partition, level_feature, level_bin, level_missing_left, n_bins):
+    """The partition with its tree's records routed to the children of their nodes by the
+    level's released splits (a stable partition, ``_splitting.partition_level``)."""
+    tree = partition.tree
+    n_selected = tree.indices.size
+    # Partition chunks of at least 16k samples (one per thread at most).
+    n_chunks = max(1, min(partition.n_threads, n_selected // 16384))
+    indices, grads = np.empty_like(tree.indices), np.empty_like(tree.grads)
+    child_start = np.empty(2 * (tree.node_start.size - 1) + 1, dtype=np.int64)
+    partition_level(partition.X_binned, tree.indices, tree.grads, tree.node_start,
+                    level_feature, level_bin, level_missing_left, n_bins, n_chunks,
+                    np.empty(n_selected, dtype=np.uint8), indices, grads, child_start)
+    return partition.with_tree(indices=indices, grads=grads, node_start=child_start)
+
+
+def leaf_statistics(partition, newton):
+    """Per leaf of the partition's tree: (gradient sum, weight), the weight the Hessian sum
+    with ``newton`` and Hessians, else the count.
+
+    Returns
+    -------
+    statistics : ndarray of shape (n_leaves, 2), dtype=float64
+    """
+    tree = partition.tree
+    # In order within each leaf, so the sums equal a pass over the samples in row order.
+    leaf_sum = range_sums(tree.grads, tree.node_start)
+    leaf_count = np.diff(tree.node_start)
+    n_leaves = leaf_count.size
+    if newton and tree.hessians is not None:
+        # hessians[k] belongs to selected[k]: find each sample's leaf by its row.
+        leaf_of_row = np.empty(partition.X_binned.shape[0], dtype=NODE_DTYPE)
+        leaf_of_row[tree.indices] = np.repeat(np.arange(n_leaves, dtype=NODE_DTYPE), leaf_count)
+        weight = np.bincount(leaf_of_row[tree.selected], weights=tree.hessians,
+                             minlength=n_leaves)
+    else:
+        weight = leaf_count.astype(np.float64)
+    return np.column_stack([leaf_sum, weight])

@@ -20,6 +20,7 @@ from fractions import Fraction
 
 import numpy as np
 
+from ._records import RecordCoins
 from ._samplers import START, add_discrete_gaussian, add_discrete_laplace, exponential_rows
 
 
@@ -45,11 +46,12 @@ class NoiseSource:
             draw (uniform split choice).
         """
 
-    def coins(self, n_records):
-        """One independent uniform float in [0, 1) per record: the only draws whose number
-        depends on the data (record partition, Poisson sampling). Record ``i``'s coin decides
-        record ``i``'s fate alone."""
-        return self.uniform(n_records)
+    def coins(self):
+        """The fit's record coins (:class:`~dpboost._records.RecordCoins`), keyed with four
+        uniforms of this source (212 random bits): drawn once per fit, before any record is
+        read. Record ``i``'s coins decide record ``i``'s fate alone (record partition, Poisson
+        sampling)."""
+        return RecordCoins(np.asarray(self.uniform(4), dtype=np.float64).tobytes())
 
 
 class NumpyNoise(NoiseSource):
@@ -423,43 +425,46 @@ def gaussian_mechanism(values, *, noise_multiplier, sensitivity, noise, ledger, 
     return noise.gaussian(values, scale, sensitivity)
 
 
-def poisson_sample(n_records, rate, noise):
-    """Keep every record independently with probability ``rate`` (Poisson sampling).
+def poisson_sample(coins, rate):
+    """Keep every record independently with probability at most ``rate`` (Poisson sampling).
 
     The sample a tree is grown on when ``subsample < 1``; its amplification is accounted in
-    ``_accounting`` (Balle, Barthe & Gaboardi 2018).
+    ``_accounting`` (Balle, Barthe & Gaboardi 2018) at ``rate``. A record is kept when its coin
+    is below ``floor(rate 2**32) 2**-32``: on the coins' grid the probability is that value,
+    never above ``rate`` (amplification only weakens as the rate grows).
 
     Parameters
     ----------
-    n_records : int
+    coins : ndarray of shape (n_records,), dtype=float64
+        Each record's coin (``RecordCoins.uniforms``), on the ``2**-32`` grid in [0, 1).
     rate : float
         In (0, 1].
-    noise : NoiseSource
 
     Returns
     -------
     kept : ndarray of shape (n_records,), dtype=bool
     """
-    return noise.coins(n_records) < rate
+    return coins < math.floor(rate * 2**32) * 2.0**-32
 
 
-def partition_records(n_records, shares, noise):
-    """Assign every record independently to a position with probability ``shares[position]``.
+def partition_records(coins, shares):
+    """Assign every record independently to a position with probability ``shares[position]``
+    (up to the coins' ``2**-32`` grid).
 
-    An independent categorical draw per record (docs/privacy.md, Record selection): a record's tree never depends on
-    other records, so the trees of a group see disjoint records and compose in parallel exactly
-    under add/remove.
+    An independent categorical draw per record (docs/privacy.md, Record selection): a record's
+    tree never depends on other records, so the trees of a group see disjoint records and
+    compose in parallel exactly under add/remove.
 
     Parameters
     ----------
-    n_records : int
+    coins : ndarray of shape (n_records,), dtype=float64
+        Each record's coin (``RecordCoins.uniforms``).
     shares : ndarray of shape (n_positions,), dtype=float64
         Non-negative, summing to at most 1; the remaining mass means "unused".
-    noise : NoiseSource
 
     Returns
     -------
     position : ndarray of shape (n_records,), dtype=int64
         Position of each record, ``n_positions`` for unused records.
     """
-    return np.searchsorted(np.cumsum(shares), noise.coins(n_records), side="right")
+    return np.searchsorted(np.cumsum(shares), coins, side="right")

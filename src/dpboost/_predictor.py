@@ -58,6 +58,11 @@ class Forest:
         self.split_feature[tree], self.split_bin[tree] = split_feature, split_bin
         self.missing_left[tree], self.leaf_value[tree] = missing_left, leaf_value
 
+    def tree(self, tree):
+        """Tree ``tree``'s (split_feature, split_bin, missing_left, leaf_value) rows."""
+        return (self.split_feature[tree], self.split_bin[tree], self.missing_left[tree],
+                self.leaf_value[tree])
+
     def add_trees(self, X_binned, trees, n_threads, out):
         """Add the predictions of trees ``trees`` (indices) to ``out`` of shape (n_samples,)."""
         predict_binned(X_binned, self.split_feature[trees], self.split_bin[trees],

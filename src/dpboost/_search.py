@@ -21,6 +21,7 @@ from ._accounting import PrivacyLedger, rdp_epsilon, zcdp_rho
 from ._boosting import plan_fit
 from ._loss import make_loss
 from ._mechanisms import gaussian_mechanism, make_noise
+from ._records import VALIDATION_STREAM
 from ._validation import float_cells, label_codes, planned_shape, warn_reproducible_noise
 
 #: Parameters a search may not draw: they set the privacy of a trial, which the search fixes.
@@ -301,7 +302,8 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
             X = np.asarray(X, dtype=object)  # a shape to plan each trial from (the schema)
         sigma = 1.0 / math.sqrt(2.0 * rho_score)  # noise multiplier of a sensitivity-1 release
         # Each record's part by its own coin: a per-record decision.
-        validation = noise.coins(len(y)) < self.validation_fraction
+        coins = noise.coins().uniforms((VALIDATION_STREAM, 0, 0), 0, len(y))
+        validation = coins < self.validation_fraction
         if self.validation_fraction == 0:
             # Scored on the training records: the score's sensitivity is 1 whatever trained the
             # model, and fit and score compose sequentially either way.

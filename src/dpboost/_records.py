@@ -1,0 +1,199 @@
+"""The training records as partitions: everything a fit computes from the private data.
+
+The boosting loop (``_boosting``), the grower and the candidates never hold records. They send a
+*record set* public decisions (:meth:`InMemoryRecords.update`) and ask it for sums over its
+partitions (:meth:`InMemoryRecords.reduce`); every noisy release is then made once, by the
+caller, from the sum. A partition is a :class:`Partition`; the functions that read one live next
+to the release they feed (``_candidates``: the sketches and bounds; ``_grower``: level
+histograms, routing, leaf sums; ``_boosting``: binning, gradients, record selection, scores).
+:class:`InMemoryRecords` is one partition in this process; ``dpboost.dask`` holds many on a
+cluster's workers and calls the same functions, so the two fits cannot drift. Partition functions
+return a new partition and never modify their input: a task that Dask runs again after a worker
+failure finds its input as it was.
+
+Record coins
+------------
+Every per-record random decision (a record's EoE position, its Poisson coin) comes from
+:class:`RecordCoins`: one uniform per (stream, row) from SHAKE-256 keyed with 32 bytes that the
+fit's noise source draws once (the operating system's CSPRNG by default; docs/privacy.md, Record
+selection). A record's coin depends on the key, the stream (which decision, which tree) and the
+record's row in the training set only: not on the partition holding it nor on other records, and
+a recomputed task draws the same coins.
+"""
+
+import hashlib
+import struct
+from dataclasses import dataclass, replace
+
+import numpy as np
+
+#: Rows per keyed block of coins: a partition starting or ending inside a block draws the
+#: block's other coins in vain (at most two blocks of 256 KiB per partition and stream).
+COIN_BLOCK = 1 << 16
+#: The coin streams (the first word of a stream's identity): Poisson sampling, EoE positions,
+#: PrivateSearchCV's validation split.
+POISSON_STREAM, POSITION_STREAM, VALIDATION_STREAM = 1, 2, 3
+
+
+@dataclass(frozen=True)
+class RecordCoins:
+    """The record coins of one fit: uniform floats on the ``2**-32`` grid in [0, 1).
+
+    Parameters
+    ----------
+    key : bytes
+        32 secret bytes, drawn once per fit by the noise source (``NoiseSource.coins``).
+    """
+
+    key: bytes
+
+    def uniforms(self, stream, start, stop):
+        """The coins of rows ``start .. stop - 1`` in ``stream``.
+
+        Parameters
+        ----------
+        stream : tuple of three int
+            ``(kind, output, tree)``: :data:`POISSON_STREAM`, :data:`POSITION_STREAM` or
+            :data:`VALIDATION_STREAM`, and the output and tree the decision is made for.
+        start, stop : int
+            Rows of the training set's records in the data domain, numbered from 0.
+
+        Returns
+        -------
+        coins : ndarray of shape (stop - start,), dtype=float64
+            ``w * 2**-32`` for a 32-bit word ``w`` of SHAKE-256(key, stream, block).
+        """
+        if stop <= start:
+            return np.empty(0)
+        first, last = start // COIN_BLOCK, (stop - 1) // COIN_BLOCK
+        words = np.concatenate([self._block(stream, b) for b in range(first, last + 1)])
+        offset = start - first * COIN_BLOCK
+        return words[offset:offset + stop - start] * 2.0**-32
+
+    def _block(self, stream, block):
+        seed = self.key + struct.pack("<4q", *stream, block)
+        return np.frombuffer(hashlib.shake_256(seed).digest(4 * COIN_BLOCK), dtype="<u4")
+
+
+@dataclass(frozen=True)
+class TreeState:
+    """One partition's records of the tree being grown.
+
+    Attributes
+    ----------
+    selected : ndarray of shape (n_selected,), dtype=int32
+        The partition's rows the tree sees, ascending.
+    gradients, hessians : ndarray of shape (n_selected,), dtype=float32
+        Theirs, bounded by the tree's ``g*``; ``hessians`` None for the square loss.
+    indices, grads : ndarray of shape (n_selected,)
+        The same rows and gradients grouped by node of the current level, ascending within a
+        node (``_splitting.partition_level``).
+    node_start : ndarray of shape (n_nodes + 1,), dtype=int64
+        Node ``j`` holds positions ``node_start[j]:node_start[j + 1]``.
+    histograms : ndarray or None
+        The partition's histograms of the current level (``_grower.level_histograms``).
+    n_sampled : int
+        Rows selected before gradient filtering (the non-private GDF diagnostic).
+    """
+
+    selected: np.ndarray
+    gradients: np.ndarray
+    hessians: object
+    indices: np.ndarray
+    grads: np.ndarray
+    node_start: np.ndarray
+    histograms: object = None
+    n_sampled: int = 0
+
+
+@dataclass(frozen=True)
+class Partition:
+    """Records of one partition and what boosting keeps of them between trees.
+
+    Attributes
+    ----------
+    X : ndarray of shape (n, n_features), dtype=float64, or None
+        The records in the data domain, until they are binned (then None).
+    y_rows : ndarray of shape (n_outputs, n), dtype=float64
+        Labels or targets scaled into [-1, 1].
+    first_row : int
+        The row of the partition's first record among the training set's records in the data
+        domain (its records are rows ``first_row .. first_row + n - 1``: their coins).
+    n_threads : int
+        Threads of the kernels run on the partition.
+    X_binned : ndarray of shape (n, n_features), dtype=uint8, Fortran order, or None
+    raw : ndarray of shape (n_outputs, n), dtype=float64, or None
+        Scores of the trees added so far.
+    gradients, hessians : ndarray of shape (n_outputs, n), dtype=float32, or None
+        From the last scores (``hessians`` None for the square loss).
+    positions : dict
+        Output -> EoE position of every record in the output's current ensemble.
+    tree : TreeState or None
+    """
+
+    X: object
+    y_rows: np.ndarray
+    first_row: int = 0
+    n_threads: int = 1
+    X_binned: object = None
+    raw: object = None
+    gradients: object = None
+    hessians: object = None
+    positions: dict = None
+    tree: object = None
+
+    @classmethod
+    def of(cls, X, y_scaled, n_threads=1):
+        """A partition of records ``X`` (n, n_features) with ``y_scaled`` (n, n_outputs), its
+        rows numbered from 0."""
+        return cls(X, np.ascontiguousarray(np.asarray(y_scaled, dtype=np.float64).T),
+                   n_threads=n_threads, positions={})
+
+    @property
+    def rows(self):
+        """``(start, stop)``: the partition's rows (:attr:`first_row`)."""
+        return self.first_row, self.first_row + self.y_rows.shape[1]
+
+    def with_tree(self, **fields):
+        """A copy whose tree state has ``fields`` replaced."""
+        return replace(self, tree=replace(self.tree, **fields))
+
+
+class InMemoryRecords:
+    """A record set of one partition in this process: the estimators' fit.
+
+    Parameters
+    ----------
+    partition : Partition
+    """
+
+    def __init__(self, partition):
+        self.partition = partition
+
+    @classmethod
+    def of_tree(cls, X_binned, sample_indices, gradients, hessians=None, n_threads=1):
+        """The record set of one tree on given records: rows ``sample_indices`` (int32,
+        ascending) of ``X_binned`` (uint8, Fortran order) with their bounded ``gradients`` (and
+        ``hessians``), float32. What ``grow_tree`` grows on after ``_boosting.select_records``
+        (the grower's tests and audits start here)."""
+        tree = TreeState(selected=sample_indices, gradients=gradients, hessians=hessians,
+                         indices=sample_indices, grads=gradients,
+                         node_start=np.array([0, sample_indices.size], dtype=np.int64))
+        return cls(Partition(None, np.empty((0, X_binned.shape[0])), n_threads=n_threads,
+                             X_binned=X_binned, tree=tree))
+
+    def number_rows(self):
+        """Number the records across partitions (here: they are numbered from 0)."""
+
+    def update(self, function, *args):
+        """Replace the partition with ``function(partition, *args)`` (a public decision)."""
+        self.partition = function(self.partition, *args)
+
+    def reduce(self, function, *args):
+        """``function(partition, *args)`` summed over the partitions (here: one).
+
+        Returns
+        -------
+        total : ndarray, dtype=float64
+        """
+        return function(self.partition, *args)
