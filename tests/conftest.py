@@ -6,6 +6,7 @@ here; each returns a new object per call with the defaults below, any of which a
 overrides.
 """
 
+from dataclasses import replace
 from types import SimpleNamespace
 
 import numpy as np
@@ -89,3 +90,19 @@ def grown(monkeypatch):
 
     monkeypatch.setattr(boosting_module, "grow_tree", spy)
     return calls
+
+
+@pytest.fixture
+def assert_same_model():
+    """``assert_same_model(a, b)``: two fitted estimators released the same model: equal split
+    arrays, leaf values to float rounding (sums added in another order), the same ledger but the
+    fits' random identifiers, the same composed epsilon."""
+    def check(a, b):
+        fa, fb = a._forest, b._forest
+        for name in ("split_feature", "split_bin", "missing_left"):
+            np.testing.assert_array_equal(getattr(fa, name), getattr(fb, name), err_msg=name)
+        np.testing.assert_allclose(fa.leaf_value, fb.leaf_value, rtol=1e-9, atol=1e-12)
+        assert ([replace(e, fit="") for e in a.privacy_ledger_]
+                == [replace(e, fit="") for e in b.privacy_ledger_])
+        assert a.privacy_spent_ == b.privacy_spent_
+    return check

@@ -98,16 +98,6 @@ def _split(base, cuts):
     return Split
 
 
-def _assert_same_model(a, b):
-    fa, fb = a._forest, b._forest
-    for name in ("split_feature", "split_bin", "missing_left"):
-        np.testing.assert_array_equal(getattr(fa, name), getattr(fb, name), err_msg=name)
-    np.testing.assert_allclose(fa.leaf_value, fb.leaf_value, rtol=1e-9, atol=1e-12)
-    # the same entries but the fits' random identifiers
-    assert ([replace(e, fit="") for e in a.privacy_ledger_]
-            == [replace(e, fit="") for e in b.privacy_ledger_])
-
-
 SETTINGS = {
     "default": (DPGBClassifier, {}),
     "dpboost_paper": (DPGBClassifier, {**DPBOOST_PAPER, "n_estimators": 12}),
@@ -121,7 +111,7 @@ SETTINGS = {
 
 @pytest.mark.parametrize("setting", sorted(SETTINGS))
 @pytest.mark.parametrize("cuts", [(1,), (700, 701, 1500)])
-def test_a_fit_over_partitions_is_the_in_memory_fit(setting, cuts):
+def test_a_fit_over_partitions_is_the_in_memory_fit(setting, cuts, assert_same_model):
     base, params = SETTINGS[setting]
     rng = np.random.default_rng(4)
     X = rng.normal(size=(2000, 4))
@@ -135,4 +125,4 @@ def test_a_fit_over_partitions_is_the_in_memory_fit(setting, cuts):
     params = {**public, **params, "epsilon": 2.0, "random_state": 1}
     whole = base(**params).fit(X, y)
     split = _split(base, cuts)(**params).fit(X, y)
-    _assert_same_model(whole, split)
+    assert_same_model(whole, split)

@@ -500,7 +500,8 @@ def _outputs(est, probe):
         out["staged_predict_proba"] = list(est.staged_predict_proba(probe))
     else:
         out["staged_predict"] = list(est.staged_predict(probe))
-    attributes = {k: v for k, v in vars(est).items() if k != "random_state"}
+    # The noise source and a Dask estimator's cluster handle are inputs, not outputs.
+    attributes = {k: v for k, v in vars(est).items() if k not in ("random_state", "client")}
     return out, attributes
 
 
@@ -600,7 +601,8 @@ class ReplayResult:
     trees_d: list = None
 
 
-def replay(make_estimator, D, D_prime, *, probe, extra_coin=0.0, seed=0, check=True):
+def replay(make_estimator, D, D_prime, *, probe, extra_coin=0.0, seed=0, check=True,
+           added_row=None):
     """Fit on D (recording) and on D' (replaying D's transcript) and check (a), (b) and (c).
 
     Parameters
@@ -616,6 +618,9 @@ def replay(make_estimator, D, D_prime, *, probe, extra_coin=0.0, seed=0, check=T
     seed : int, default=0
     check : bool, default=True
         Raise an AssertionError listing every failure (otherwise only return them).
+    added_row : int or None, default=None
+        The added record's row among the records in the data domain, for fits whose coins are
+        drawn out of this process (Dask); None: found by the recording.
 
     Returns
     -------
@@ -625,7 +630,7 @@ def replay(make_estimator, D, D_prime, *, probe, extra_coin=0.0, seed=0, check=T
     with plan_spy() as plans, tree_spy() as trees:
         est_d, warnings_d, stdout_d = _fit(make_estimator, recording, *D)
         n_plans_d, n_trees_d = len(plans), len(trees)
-        replaying = ReplayNoise(recording.calls, extra_coin)
+        replaying = ReplayNoise(recording.calls, extra_coin, added_row)
         try:
             est_dp, warnings_dp, stdout_dp = _fit(make_estimator, replaying, *D_prime)
         except Exception as error:  # the exception itself is a release that depends on D'

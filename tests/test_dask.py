@@ -1,0 +1,239 @@
+"""``dpboost.dask`` on a real cluster: ``distributed.LocalCluster`` with 2 worker processes.
+
+With a fixed seed a Dask fit releases the in-memory fit's model (same splits and ledger, leaf
+values to float rounding) whatever the partitions; predictions on collections are collections;
+public inputs are required before any task; a worker killed mid-fit is recomputed by Dask (the
+partition functions are pure and the coins keyed) or the fit fails cleanly; and the
+record-and-replay harness of tests/test_replay.py passes on the Dask path.
+"""
+
+import os
+import threading
+import time
+import warnings
+
+import numpy as np
+import pytest
+
+da = pytest.importorskip("dask.array")
+dd = pytest.importorskip("dask.dataframe")
+distributed = pytest.importorskip("distributed")
+pd = pytest.importorskip("pandas")
+
+from dpboost import (  # noqa: E402
+    BudgetExceededError,
+    DPGBClassifier,
+    DPGBRegressor,
+    PrivacyAccountant,
+)
+from dpboost._validation import DPBOOST_PAPER  # noqa: E402
+from dpboost.dask import DaskDPGBClassifier, DaskDPGBRegressor  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def client():
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the cluster's own start-up warnings (ports, memory)
+        cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                           dashboard_address=None)
+    with distributed.Client(cluster) as c:
+        yield c
+    cluster.close()
+
+
+def _data(n=3000, regression=False, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, 4))
+    X[::11, 2] = np.nan
+    score = X[:, 0] + 0.5 * np.nan_to_num(X[:, 1]) + 0.5 * rng.normal(size=n)
+    return X, (2 * score if regression else np.digitize(score, [-0.5, 0.5]))
+
+
+SETTINGS = {
+    "default": (DPGBClassifier, {"classes": [0, 1, 2], "feature_bounds": (-4, 4)}),
+    "dpboost_paper": (DPGBClassifier, {**DPBOOST_PAPER, "classes": [0, 1, 2],
+                                       "feature_bounds": (-4, 4), "n_estimators": 12}),
+    "regressor-private-bounds": (DPGBRegressor, {"target_bounds": "private",
+                                                 "feature_bounds": "private",
+                                                 "n_estimators": 20}),
+}
+
+
+@pytest.mark.parametrize("setting", sorted(SETTINGS))
+def test_a_dask_fit_is_the_in_memory_fit(client, setting, assert_same_model):
+    local_class, params = SETTINGS[setting]
+    params = {**params, "epsilon": 2.0, "random_state": 3}
+    X, y = _data(regression=local_class is DPGBRegressor)
+    local = local_class(**params).fit(X, y)
+    dask_class = DaskDPGBRegressor if local_class is DPGBRegressor else DaskDPGBClassifier
+    # uneven partitions, one of them a single row
+    chunks = (1, 1200, 1799)
+    on_dask = dask_class(client=client, **params).fit(da.from_array(X, chunks=(chunks, 4)),
+                                                      da.from_array(y, chunks=(chunks,)))
+    assert_same_model(local, on_dask)
+    assert on_dask.privacy_report() == local.privacy_report()
+
+
+def test_partitions_do_not_change_the_model(client, assert_same_model):
+    X, y = _data()
+    params = {"classes": [0, 1, 2], "feature_bounds": (-4, 4), "random_state": 5,
+              "n_estimators": 30}
+    frame = pd.DataFrame(X, columns=list("abcd"))
+    fits = [DaskDPGBClassifier(client=client, **params).fit(
+        dd.from_pandas(frame, npartitions=k), dd.from_pandas(pd.Series(y), npartitions=k))
+        for k in (1, 7)]
+    assert_same_model(*fits)
+    assert list(fits[0].feature_names_in_) == list("abcd")
+
+
+def test_predictions_on_collections_are_collections(client):
+    X, y = _data()
+    params = {"classes": [0, 1, 2], "feature_bounds": (-4, 4), "random_state": 1,
+              "n_estimators": 20}
+    model = DaskDPGBClassifier(client=client, **params).fit(da.from_array(X, chunks=1000),
+                                                            da.from_array(y, chunks=1000))
+    local = model.to_local()
+    assert type(local) is DPGBClassifier and "client" not in local.get_params()
+    Xd = da.from_array(X, chunks=700)
+    proba = model.predict_proba(Xd)
+    assert isinstance(proba, da.Array)
+    np.testing.assert_array_equal(proba.compute(), local.predict_proba(X))
+    np.testing.assert_array_equal(model.predict(Xd).compute(), local.predict(X))
+    frame = dd.from_pandas(pd.DataFrame(X), npartitions=3)
+    labels = model.predict(frame)
+    assert isinstance(labels, dd.Series)
+    np.testing.assert_array_equal(labels.compute().to_numpy(), local.predict(X))
+    # the fitted model predicts on numpy without Dask
+    np.testing.assert_array_equal(model.predict(X), local.predict(X))
+
+
+@pytest.mark.parametrize("missing", ["feature_bounds", "classes"])
+def test_public_inputs_are_required(client, missing):
+    X, y = _data(300)
+    params = {"classes": [0, 1, 2], "feature_bounds": (-4, 4), missing: None}
+    accountant = PrivacyAccountant(epsilon=5.0, delta=1e-3)
+    with pytest.raises(ValueError, match=f"{missing}=None: DaskDPGBClassifier needs public"):
+        DaskDPGBClassifier(client=client, accountant=accountant, **params).fit(
+            da.from_array(X, chunks=100), da.from_array(y, chunks=100))
+    assert accountant.spent() == 0.0
+
+
+def test_in_memory_data_is_refused_with_a_pointer(client):
+    X, y = _data(300)
+    with pytest.raises(TypeError, match="dask DataFrame or a dask Array.*DPGBClassifier"):
+        DaskDPGBClassifier(client=client, classes=[0, 1, 2], feature_bounds=(-4, 4)).fit(X, y)
+
+
+def test_budget_is_refused_before_any_record_is_read(client):
+    X, y = _data(300)
+    accountant = PrivacyAccountant(epsilon=0.5, delta=1e-3)
+    loads = []
+
+    def spy(*args):  # pragma: no cover - must not run
+        loads.append(1)
+        return args[0]
+
+    Xd = da.from_array(X, chunks=100).map_blocks(spy, dtype=X.dtype, meta=np.empty((0, 0)))
+    with pytest.raises(BudgetExceededError):
+        DaskDPGBClassifier(client=client, accountant=accountant, classes=[0, 1, 2],
+                           feature_bounds=(-4, 4)).fit(Xd, da.from_array(y, chunks=100))
+    assert accountant.spent() == 0.0 and loads == []
+
+
+@pytest.mark.slow
+def test_a_worker_lost_mid_fit_is_recomputed_or_fails_cleanly(client, assert_same_model):
+    X, y = _data(20_000)
+    params = {"classes": [0, 1, 2], "feature_bounds": (-4, 4), "random_state": 7,
+              "epsilon": 2.0}
+    expected = DPGBClassifier(**params).fit(X, y)
+    accountant = PrivacyAccountant(epsilon=10.0, delta=1e-3)
+    victim = sorted(client.scheduler_info()["workers"])[0]
+    killed = threading.Event()
+
+    def kill():
+        time.sleep(2.0)
+        # The worker process exits; its nanny starts a new one, which has none of its data.
+        with pytest.raises(Exception):
+            client.run(os._exit, 1, workers=[victim])
+        killed.set()
+
+    thread = threading.Thread(target=kill)
+    thread.start()
+    model = DaskDPGBClassifier(client=client, accountant=accountant, **params)
+    try:
+        model.fit(da.from_array(X, chunks=2500), da.from_array(y, chunks=2500))
+    except Exception:
+        # Failing is allowed if clean: nothing fitted, nothing spent.
+        thread.join()
+        assert not hasattr(model, "_forest") and accountant.spent() == 0.0
+        return
+    thread.join()
+    assert killed.is_set()
+    assert_same_model(expected, model)
+    assert accountant.spent() > 0.0  # registered once the fit succeeded
+    client.wait_for_workers(2, timeout=60)
+
+
+def test_record_and_replay_on_the_dask_path(client):
+    import cloudpickle
+    import test_replay
+
+    # The replay's coins (test_replay.ExtraCoins) travel to the workers by value.
+    cloudpickle.register_pickle_by_value(test_replay)
+
+    def on_dask(local_factory):
+        def make(noise):
+            local = local_factory(noise)
+            on_cluster = _Regressor if isinstance(local, DPGBRegressor) else _Classifier
+            return on_cluster(client=client, **local.get_params())
+        return make
+
+    for config in _REPLAY_CONFIGS:
+        D, D_prime = test_replay.neighbours(config["task"], config["data"], config["features"],
+                                            config["label"])
+        test_replay.replay(on_dask(test_replay.estimator_factory(config)), D, D_prime,
+                           probe=test_replay.probe_set(config["data"]),
+                           extra_coin=config["coin"], added_row=len(D[1]))
+
+
+class _FromMemory:
+    """``fit`` on numpy / pandas data as Dask collections of 3 partitions (the replay harness
+    holds D and D' in memory)."""
+
+    def fit(self, X, y):
+        if isinstance(X, pd.DataFrame):
+            X = dd.from_pandas(X, npartitions=3)
+            y = dd.from_pandas(pd.Series(y), npartitions=3)
+        else:
+            chunks = (-(-len(y) // 3),)
+            X = da.from_array(np.asarray(X, dtype=np.float64), chunks=chunks + (-1,))
+            y = da.from_array(np.asarray(y), chunks=chunks)
+        return super().fit(X, y)
+
+
+class _Classifier(_FromMemory, DaskDPGBClassifier):
+    pass
+
+
+class _Regressor(_FromMemory, DaskDPGBRegressor):
+    pass
+
+
+def _replay_config(**config):
+    base = {"task": "binary-logistic", "split_selection": "random", "leaf_noise": "gaussian",
+            "budget_allocation": "sequential", "split_candidates": "hessian", "subsample": 0.5,
+            "delta": 1e-5, "learning_rate": 0.3, "gradient_filtering": False,
+            "leaf_clipping": True, "l2_regularization": 0.1, "min_child_weight": 0.0,
+            "max_depth": 2, "data": "missing", "features": "typical", "label": "high",
+            "coin": 0.0}
+    return {**base, **config}
+
+
+_REPLAY_CONFIGS = [
+    _replay_config(),
+    _replay_config(task="ternary-square", split_selection="exponential", leaf_noise="laplace",
+                   budget_allocation="eoe", split_candidates="uniform", delta=0.0,
+                   gradient_filtering=True, features="far", label="low", coin=0.999999),
+    _replay_config(task="regression", split_candidates="sketch", data="categorical",
+                   features="new_category", label="high", bounds="private"),
+]
