@@ -66,7 +66,10 @@ def test_train_checks_pass_without_noise(check, estimator):
 
 def test_learns_and_noise_costs_accuracy(binary, make_clf):
     X, y = binary
-    acc = {eps: make_clf(epsilon=eps).fit(X[:2000], y[:2000]).score(X[2000:], y[2000:])
+    # Mean test accuracy over 5 seeds: one seed's spread at epsilon 4 is about 0.06 (20 seeds,
+    # DPBoost's setting on these 2000 records; mean 0.86), so 0.8 is 2 standard errors below.
+    acc = {eps: np.mean([make_clf(epsilon=eps, random_state=seed).fit(X[:2000], y[:2000])
+                         .score(X[2000:], y[2000:]) for seed in range(5)])
            for eps in [0.05, 4.0, np.inf]}
     assert acc[np.inf] > 0.9
     assert acc[4.0] > 0.8

@@ -269,8 +269,11 @@ def draw_positions(partition, coins, output, tree, shares):
 def compute_gradients(partition, loss, output):
     """The partition with the loss's gradients (and Hessians) of output ``output`` from its
     current scores (copies: the partition given is not modified)."""
-    gradients = partition.gradients.copy()
-    hessians = None if partition.hessians is None else partition.hessians.copy()
+    # A loss that couples the outputs writes all of them at output 0 and none at the others,
+    # which read the round's; any other loss writes the output's row, the only one read.
+    fresh = np.copy if loss.couples_outputs else np.empty_like
+    gradients = fresh(partition.gradients)
+    hessians = None if partition.hessians is None else fresh(partition.hessians)
     loss.gradients(partition.raw, partition.y_rows, gradients, hessians, output)
     return replace(partition, gradients=gradients, hessians=hessians)
 

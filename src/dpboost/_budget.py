@@ -5,6 +5,7 @@ and every mechanism takes its epsilon and sensitivity from here (STYLE.md habit 
 """
 
 import dataclasses
+import functools
 import math
 from dataclasses import dataclass
 
@@ -250,6 +251,12 @@ class BudgetPlan:
         return out
 
 
+def _read_only(array):
+    """``array``, no longer writeable: a memoised plan is shared by every fit of its setting."""
+    array.flags.writeable = False
+    return array
+
+
 def _layout(budget_allocation, n_estimators, trees_per_ensemble, learning_rate):
     """Groups, positions and record shares of the three allocations (Li et al. 2020, Sec. 3.2, 4)."""
     t = np.arange(n_estimators)
@@ -259,14 +266,15 @@ def _layout(budget_allocation, n_estimators, trees_per_ensemble, learning_rate):
         positions = np.arange(trees_per_ensemble)
         decay = (1.0 - learning_rate) ** positions
         shares = learning_rate * decay / (1.0 - (1.0 - learning_rate) ** trees_per_ensemble)
-        return t // trees_per_ensemble, t % trees_per_ensemble, shares
+        return t // trees_per_ensemble, t % trees_per_ensemble, _read_only(shares)
     if budget_allocation == "parallel":
         # PARA (Zhao et al. 2018): each tree takes half of the still-unused records.
-        return np.zeros_like(t), t, 0.5 ** (t + 1.0)
+        return np.zeros_like(t), t, _read_only(0.5 ** (t + 1.0))
     # "sequential" (SEQ, Liu et al. 2018): every tree sees every record.
     return t, t, None
 
 
+@functools.lru_cache(maxsize=256)
 def plan_budget(*, epsilon, n_estimators, max_depth, learning_rate, l2_regularization,
                 budget_allocation, trees_per_ensemble, leaf_clipping, n_outputs=1, delta=0.0,
                 leaf_noise="laplace", hessian_bound=1.0, split_selection="exponential",
@@ -349,6 +357,8 @@ def plan_budget(*, epsilon, n_estimators, max_depth, learning_rate, l2_regulariz
     Returns
     -------
     plan : BudgetPlan
+        Memoised (the arguments are public scalars): a search or cross-validation plans each
+        setting once, where the Renyi bisection costs up to a second. The plan is immutable.
     """
     arguments = {k: v for k, v in locals().items() if k != "bounds_features"}
     if not bounds_features:

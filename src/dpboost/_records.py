@@ -14,7 +14,7 @@ failure finds its input as it was.
 Record coins
 ------------
 Every per-record random decision (a record's EoE position, its Poisson coin) comes from
-:class:`RecordCoins`: one uniform per (stream, row) from SHAKE-256 keyed with 32 bytes that the
+:class:`RecordCoins`: one uniform per (stream, row) from SHAKE-128 keyed with 32 bytes that the
 fit's noise source draws once (the operating system's CSPRNG by default; docs/privacy.md, Record
 selection). A record's coin depends on the key, the stream (which decision, which tree) and the
 record's row in the training set only: not on the partition holding it nor on other records, and
@@ -61,7 +61,7 @@ class RecordCoins:
         Returns
         -------
         coins : ndarray of shape (stop - start,), dtype=float64
-            ``w * 2**-32`` for a 32-bit word ``w`` of SHAKE-256(key, stream, block).
+            ``w * 2**-32`` for a 32-bit word ``w`` of SHAKE-128(key, stream, block).
         """
         if stop <= start:
             return np.empty(0)
@@ -72,7 +72,7 @@ class RecordCoins:
 
     def _block(self, stream, block):
         seed = self.key + struct.pack("<4q", *stream, block)
-        return np.frombuffer(hashlib.shake_256(seed).digest(4 * COIN_BLOCK), dtype="<u4")
+        return np.frombuffer(hashlib.shake_128(seed).digest(4 * COIN_BLOCK), dtype="<u4")
 
 
 @dataclass(frozen=True)
