@@ -106,3 +106,14 @@ def assert_same_model():
                 == [replace(e, fit="") for e in b.privacy_ledger_])
         assert a.privacy_spent_ == b.privacy_spent_
     return check
+
+
+@pytest.fixture
+def fresh_plans():
+    """For tests that patch the planner's internals: ``plan_budget`` is memoised, so its cache is
+    emptied before the test (a cached plan would hide the patch) and after it (a patched plan
+    must not reach later tests)."""
+    from dpboost._budget import plan_budget
+    plan_budget.cache_clear()
+    yield
+    plan_budget.cache_clear()

@@ -421,7 +421,7 @@ def test_audit_whole_fit():
 
 
 @pytest.mark.slow
-def test_audit_flags_whole_fit_with_tenfold_smaller_leaf_sensitivity(monkeypatch):
+def test_audit_flags_whole_fit_with_tenfold_smaller_leaf_sensitivity(monkeypatch, fresh_plans):
     real = budget_module.leaf_sensitivity
     monkeypatch.setattr(budget_module, "leaf_sensitivity", lambda *a, **k: real(*a, **k) / 10)
     assert _fit_audit() > 1.0

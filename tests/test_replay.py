@@ -1131,7 +1131,7 @@ def test_replay_passes_on_the_negative_controls_own_data():
         replay(_pure_classifier(leaf_noise), D, D_prime, probe=D[0][:20])
 
 
-def test_harness_flags_an_understated_gain_sensitivity(monkeypatch):
+def test_harness_flags_an_understated_gain_sensitivity(monkeypatch, fresh_plans):
     # The planner looks gain_sensitivity up in its module at call time.
     monkeypatch.setattr(dpboost._budget, "gain_sensitivity", lambda g=1.0: 0.3 * g * g)
     D, D_prime = _pure_data()
