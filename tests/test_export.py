@@ -195,6 +195,27 @@ def test_feature_names_and_categorical_codes(xgb):
     np.testing.assert_allclose(got, clf.predict_proba(frame)[:, 1], rtol=0, atol=1e-6)
 
 
+def test_covers_are_released_weights_or_the_trees_shape(fitted):
+    from dpboost._export import COVER_FLOOR
+
+    model = json.loads(fitted.to_xgboost_json())
+    trees = model["learner"]["gradient_booster"]["model"]["trees"]
+    forest = fitted._forest
+    n_internal = forest.split_feature.shape[1]
+    order = [k * forest.n_stages + t for t in range(forest.n_stages)
+             for k in range(forest.n_outputs)]
+    for exported, tree in zip(trees, order):
+        cover = np.array(exported["sum_hessian"])
+        # every node's cover is the sum of its children's, and positive (TreeSHAP divides)
+        np.testing.assert_allclose(cover[:n_internal],
+                                   cover[1:2 * n_internal + 1:2] + cover[2::2], rtol=1e-12)
+        assert (cover > 0).all()
+        weights = forest.leaf_statistics[tree, :, 1]
+        expected = (np.maximum(weights, COVER_FLOOR) if np.isfinite(weights).all()
+                    else np.ones(n_internal + 1))
+        np.testing.assert_allclose(cover[n_internal:], expected, rtol=1e-12)
+
+
 def test_one_vs_rest_classifiers_are_refused(data):
     X, _, y_multi, _ = data
     clf = DPGBClassifier(loss="logistic", feature_bounds=(-1, 1), classes=[0, 1, 2],

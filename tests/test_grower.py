@@ -115,7 +115,7 @@ def _budget(leaf_noise):
 
 
 def _assert_same_tree(got, expected):
-    f, b, m, v = got
+    f, b, m, v = got[:4]
     assert f.tolist() == expected[0], "split features"
     assert b.tolist() == expected[1], "split bins"
     assert m.tolist() == expected[2], "missing sides"

@@ -20,6 +20,68 @@ def test_importances_are_released_split_counts(binary, make_clf):
     assert imp.argmax() == 0  # the most informative feature, at a generous epsilon
 
 
+def test_released_gain_and_cover_are_the_definition_on_released_leaf_statistics():
+    from dpboost._inspection import released_split_values
+    from dpboost._predictor import Forest
+
+    rng = np.random.default_rng(0)
+    n_trees, depth, lam = 3, 3, 0.7
+    n_internal = 2**depth - 1
+    statistics = rng.normal(size=(n_trees, n_internal + 1, 2)) * [1.0, 3.0]
+    forest = Forest(rng.integers(0, 4, size=(n_trees, n_internal)).astype(np.int32),
+                    np.zeros((n_trees, n_internal), np.uint8),
+                    np.zeros((n_trees, n_internal), bool), np.zeros((n_trees, n_internal + 1)),
+                    None, n_trees, statistics)
+    gain, cover = released_split_values(forest, lam)
+
+    def below(k):  # the leaves under node k of a complete tree in heap order
+        if k >= n_internal:
+            return [k - n_internal]
+        return below(2 * k + 1) + below(2 * k + 2)
+
+    def score(t, k):
+        g, h = statistics[t, below(k)].sum(axis=0)
+        return g * g / max(h + lam, lam)
+
+    for t in range(n_trees):
+        for k in range(n_internal):
+            expected = score(t, 2 * k + 1) + score(t, 2 * k + 2) - score(t, k)
+            assert gain[t, k] == pytest.approx(expected, rel=1e-12, abs=1e-12)
+            assert cover[t, k] == pytest.approx(statistics[t, below(k), 1].sum(), rel=1e-12)
+
+
+def test_gain_importances_find_the_informative_feature_where_split_counts_cannot():
+    rng = np.random.default_rng(3)
+    X = rng.uniform(-1, 1, size=(20_000, 6))
+    y = (X[:, 2] + 0.2 * rng.normal(size=20_000) > 0).astype(int)
+    params = {"classes": [0, 1], "feature_bounds": (-1, 1), "random_state": 0}
+    for epsilon, share in [(np.inf, 0.8), (4.0, 0.3)]:
+        clf = DPGBClassifier(epsilon=epsilon, **params).fit(X, y)
+        gain = clf.feature_importances_
+        assert gain.sum() == pytest.approx(1.0) and (gain >= 0).all()
+        np.testing.assert_array_equal(gain, clf.feature_importance("gain"))
+        assert gain.argmax() == 2 and gain[2] > share, gain
+        # random splits, tree t on feature t mod 6: split counts uniform whatever the data
+        np.testing.assert_allclose(clf.feature_importance("split"), 1 / 6, atol=1 / 200)
+        cover = clf.feature_importance("cover")
+        assert cover.sum() == pytest.approx(1.0) and cover.max() < 0.2
+    # JSON keeps the released statistics: the same importances after loading
+    loaded = DPGBClassifier.from_json(clf.to_json())
+    np.testing.assert_array_equal(loaded.feature_importances_, gain)
+
+
+def test_laplace_leaves_release_no_statistics_so_importances_are_split_counts(binary, make_clf):
+    X, y = binary
+    clf = make_clf(n_estimators=6).fit(X, y)  # DPBoost's setting: Laplace leaves
+    assert np.isnan(clf._forest.leaf_statistics).all()
+    np.testing.assert_array_equal(clf.feature_importances_, clf.feature_importance("split"))
+    with pytest.raises(ValueError, match="importance_type='gain' needs the leaves' released"):
+        clf.feature_importance("gain")
+    with pytest.raises(ValueError, match="importance_type='weight'; expected"):
+        clf.feature_importance("weight")
+    assert "leaf_statistics" not in json.loads(clf.to_json())["fitted"]
+
+
 def test_privacy_report(binary, make_clf):
     X, y = binary
     report = make_clf(n_estimators=6).fit(X, y).privacy_report()

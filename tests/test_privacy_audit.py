@@ -300,7 +300,7 @@ def test_grower_releases_exactly_the_audited_pair(monkeypatch):
                        trees_per_ensemble=1, leaf_clipping=False, leaf_noise="average")
     g = np.linspace(-1, 1, 20).astype(np.float32)
     X_binned = np.asfortranarray(np.repeat([[0, 0], [3, 3]], 10, axis=0).astype(np.uint8))
-    f, b, m, value = grow_tree(InMemoryRecords.of_tree(X_binned, np.arange(20, dtype=np.int32), g),
+    f, b, m, value, _ = grow_tree(InMemoryRecords.of_tree(X_binned, np.arange(20, dtype=np.int32), g),
                                budget=plan.trees[0], n_features=2, max_depth=1, n_bins=4, l2_regularization=0.1, noise=make_noise(0),
                                ledger=PrivacyLedger(), n_threads=1)
     ((values, sensitivity),) = released
@@ -366,7 +366,7 @@ def _tree_ids(dataset, max_depth, seed, sensitivity_factor=1.0):
     point = np.array([[3, 3]], dtype=np.uint8)
     ids = np.empty(N_TREE, dtype=np.int64)
     for r in range(N_TREE):
-        f, b, m, v = grow_tree(InMemoryRecords.of_tree(X_binned, idx, g), budget=tb,
+        f, b, m, v, _ = grow_tree(InMemoryRecords.of_tree(X_binned, idx, g), budget=tb,
                                n_features=2, max_depth=max_depth, n_bins=4,
                                l2_regularization=0.1, noise=noise, ledger=PrivacyLedger(),
                                n_threads=1)

@@ -225,14 +225,14 @@ def boost(records, plan, loss, candidates, forest, noise, ledger, n_threads, *, 
             n_sampled, n_kept = records.reduce(filter_counts)
             if n_sampled:
                 filtered[tb.tree] = 1.0 - n_kept / n_sampled
-        f, b, m, v = grow_tree(records, budget=tb, n_features=n_features, max_depth=max_depth,
+        f, b, m, v, statistics = grow_tree(records, budget=tb, n_features=n_features, max_depth=max_depth,
                                n_bins=forest.binner.max_bins,
                                l2_regularization=l2_regularization, noise=noise, ledger=ledger,
                                n_threads=n_threads,
                                feature=t % n_features if cyclical else None,
                                min_child_weight=min_child_weight,
                                candidates=candidates_of[tb.output])
-        forest.set_tree(tb.tree, f, b, m, v * learning_rate)
+        forest.set_tree(tb.tree, f, b, m, v * learning_rate, statistics)
         records.update(add_tree, tb.output, *forest.tree(tb.tree), forest.binner.max_bins)
         if progress is not None and (i + 1 == n_trees or order[i + 1].group != tb.group):
             progress(tb.tree + 1)

@@ -15,7 +15,12 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from ._boosting import plan_fit, train
 from ._docstrings import CLASSIFIER, REGRESSOR
 from ._export import forest_to_xgboost, model_attributes
-from ._inspection import privacy_report, split_count_importances, tree_text
+from ._inspection import (
+    privacy_report,
+    released_importances,
+    split_count_importances,
+    tree_text,
+)
 from ._loss import LOSSES, make_loss, unscale_target
 from ._persistence import model_from_json, model_to_json
 from ._records import InMemoryRecords, Partition
@@ -146,12 +151,49 @@ class _BaseDPGB(BaseEstimator):
 
     @property
     def feature_importances_(self):
-        """ndarray of shape (n_features_in_,): fraction of split nodes using each feature.
+        """ndarray of shape (n_features_in_,): :meth:`feature_importance` of the released gain,
+        or of the split counts when the leaves released no statistics (Laplace leaves)."""
+        check_is_fitted(self)
+        released = np.isfinite(self._forest.leaf_statistics).all()
+        return self.feature_importance("gain" if released else "split")
 
-        Computed from the released split choices only (never exact gains or covers).
+    def feature_importance(self, importance_type="gain"):
+        """Feature importances from released values only (never exact gains or covers).
+
+        Parameters
+        ----------
+        importance_type : {"gain", "cover", "split"}, default="gain"
+            ``"split"``: the fraction of split nodes using each feature (released split
+            choices; about uniform with random splits, whatever the data). ``"gain"`` and
+            ``"cover"``: each feature's share of the split gain, or of the released weight
+            (noisy Hessian sum or count) of the nodes it splits, recomputed from the released
+            leaf statistics (``_inspection.released_importances``: XGBoost's gain, Chen &
+            Guestrin 2016, Eq. 7, on noisy sums).
+
+        Returns
+        -------
+        importances : ndarray of shape (n_features_in_,), dtype=float64
+            Non-negative, summing to 1 (all 0 if no split has a positive value).
+
+        Raises
+        ------
+        ValueError
+            An unknown ``importance_type``, or ``"gain"`` / ``"cover"`` for a model whose
+            leaves released only their values (``leaf_noise="laplace"``).
         """
         check_is_fitted(self)
-        return split_count_importances(self._forest.split_feature, self.n_features_in_)
+        forest = self._forest
+        if importance_type == "split":
+            return split_count_importances(forest.split_feature, self.n_features_in_)
+        if importance_type not in ("gain", "cover"):
+            raise ValueError(f"importance_type={importance_type!r}; expected 'gain', 'cover' "
+                             "or 'split'.")
+        if not np.isfinite(forest.leaf_statistics).all():
+            raise ValueError(f"importance_type={importance_type!r} needs the leaves' released "
+                             "statistics; Laplace leaves (leaf_noise='laplace') release only "
+                             "their values: use importance_type='split'.")
+        return released_importances(forest, float(self.l2_regularization), self.n_features_in_,
+                                    importance_type)
 
     def privacy_report(self):
         """Text account of the fit: composed epsilon and the ledger by mechanism.

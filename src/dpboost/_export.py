@@ -13,15 +13,21 @@ Everything written is post-processing of the released model (docs/privacy.md, ru
 features, split bins and missing-value sides (released by the split mechanism), leaf values
 (released by the leaf mechanism), the grid (public or released bounds or thresholds), the public
 target bounds and category lists. XGBoost's per-node statistics have no released counterpart
-and are never statistics of the training data: ``loss_changes`` and the ``base_weights`` of
-internal nodes are 0, and ``sum_hessian`` (the cover) is the number of leaves below the node, a
-constant of the complete tree's shape (with zero covers XGBoost's SHAP values are NaN; with these,
-SHAP's "feature absent" sends a record either way with probability 1/2).
+are never exact statistics of the training data: ``loss_changes`` and the ``base_weights`` of
+internal nodes are 0, and ``sum_hessian`` (the cover) is the released weight below the node
+(Gaussian or averaged leaves: noisy Hessian sums or counts, floored at :data:`COVER_FLOOR` per
+leaf), or for Laplace leaves, which release none, the number of leaves below the node, a constant
+of the complete tree's shape (with zero covers XGBoost's SHAP values are NaN).
 """
 
 import json
 
 import numpy as np
+
+from ._predictor import subtree_sums
+
+#: The least cover of a leaf: a released weight can be 0 or negative (noise).
+COVER_FLOOR = 1e-6
 
 #: XGBoost's node id for "no parent" (the root's parent), as XGBoost writes it.
 _NO_PARENT = 2147483647
@@ -174,9 +180,16 @@ def _tree(forest, tree, thresholds, leaf_scale, n_features, tree_id):
     leaves = [_f32(v) for v in forest.leaf_value[tree] * leaf_scale]
     conditions = [_f32(v) for v in thresholds[feature, forest.split_bin[tree].astype(np.int64)]]
     leaf = [-1] * (n_internal + 1)
-    # Cover: the number of leaves below a node, a constant of the complete tree's shape.
-    depth = n_nodes.bit_length() - 1
-    cover = [float(2 ** (depth - (k + 1).bit_length() + 1)) for k in range(n_nodes)]
+    weights = forest.leaf_statistics[tree, :, 1]
+    if np.isfinite(weights).all():
+        # Cover: the released weights below a node (noisy Hessian sums or counts), each leaf's
+        # floored so that every cover is positive (TreeSHAP divides by them).
+        cover = subtree_sums(np.maximum(weights, COVER_FLOOR)[None, :, None])[0, :, 0].tolist()
+    else:
+        # Laplace leaves release no weight: the number of leaves below a node, a constant of
+        # the complete tree's shape.
+        depth = n_nodes.bit_length() - 1
+        cover = [float(2 ** (depth - (k + 1).bit_length() + 1)) for k in range(n_nodes)]
     return {
         "base_weights": [0.0] * n_internal + leaves,
         "categories": [],

@@ -74,6 +74,10 @@ def grow_tree(records, *, budget, n_features, max_depth, n_bins, l2_regularizati
         Whether missing values (code ``n_bins``) go to the left child.
     leaf_value : ndarray of shape (2**max_depth,), dtype=float64
         Released leaf values before shrinkage.
+    leaf_statistics : ndarray of shape (2**max_depth, 2), dtype=float64
+        The released (gradient sum, weight) of every leaf, the weight its Hessian sum
+        (``"gaussian"``) or count (``"average"``); NaN for Laplace leaves, which release only
+        their value. Released values: the forest keeps them for importances and covers.
     """
     n_internal = n_internal_nodes(max_depth)
     split_feature = np.empty(n_internal, dtype=np.int32)
@@ -139,7 +143,7 @@ def grow_tree(records, *, budget, n_features, max_depth, n_bins, l2_regularizati
         leaf_value = laplace_mechanism(value, epsilon=budget.epsilon_leaf,
                                        sensitivity=budget.leaf_sensitivity, noise=noise,
                                        ledger=ledger, scope=leaf_scope)
-        return split_feature, split_bin, missing_left, leaf_value
+        return split_feature, split_bin, missing_left, leaf_value, np.full((n_leaves, 2), np.nan)
     # Sufficient statistics: (G, H) for "gaussian" (DP-XGB), (G, n) for "average"; the leaf is a
     # function of the released pair only.
     statistics = np.column_stack([leaf_sum, weight])
@@ -159,7 +163,7 @@ def grow_tree(records, *, budget, n_features, max_depth, n_bins, l2_regularizati
     # The public clip bound applies to the released value: post-processing. Adding 0.0 turns a
     # -0.0 (a bound of 0 keeps the sign of what it clips) into 0.0.
     leaf_value = np.clip(value, -budget.leaf_clip, budget.leaf_clip) + 0.0
-    return split_feature, split_bin, missing_left, leaf_value
+    return split_feature, split_bin, missing_left, leaf_value, released
 
 
 # The partition side of the grower (``_records``): each function reads one partition's records

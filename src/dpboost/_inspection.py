@@ -28,6 +28,59 @@ def split_count_importances(split_feature, n_features):
     return counts / counts.sum()
 
 
+def released_split_values(forest, l2_regularization):
+    """Every split node's gain and cover from the released leaf statistics.
+
+    A node's statistics are the sums of the released (gradient sum G, weight H) of the leaves
+    below it (``Forest.node_statistics``: post-processing, no exact statistic is read). Gain of
+    a split (XGBoost's, Chen & Guestrin 2016, Eq. 7, without the 1/2 and gamma):
+    ``S(left) + S(right) - S(node)`` with ``S = G^2 / max(H + lambda, lambda)`` (DP-XGB's floor
+    of the noisy denominator), not clipped (noise can make it negative); cover: the node's
+    released weight.
+
+    Returns
+    -------
+    gain, cover : ndarray of shape (n_trees, n_internal), dtype=float64
+    """
+    n_internal = forest.split_feature.shape[1]
+    nodes = forest.node_statistics()
+    floor = max(l2_regularization, np.finfo(np.float64).tiny)
+    score = nodes[..., 0] ** 2 / np.maximum(nodes[..., 1] + l2_regularization, floor)
+    children = score[:, 1:2 * n_internal + 1:2] + score[:, 2:2 * n_internal + 2:2]
+    return children - score[:, :n_internal], nodes[:, :n_internal, 1]
+
+
+def released_importances(forest, l2_regularization, n_features, importance_type):
+    """Importances from the released leaf statistics (:func:`released_split_values`).
+
+    Each feature gets the sum of the gain (or of the cover, clipped at 0 per node) over the
+    nodes that split on it, clipped at 0, normalised to sum to 1 (all 0 if nothing is
+    positive). A node's gain is not clipped: the noise adds about the same positive amount to
+    every node's gain, and clipping each node would add more to the many nodes without signal,
+    flattening the ranking (measured: 0.171 vs 0.157 for the one strong feature of 8 at
+    epsilon 1). With random splits the split counts are about uniform whatever the data; the
+    released gain still ranks features by how much the noisy leaves differ across their splits.
+
+    Parameters
+    ----------
+    forest : Forest
+        With finite ``leaf_statistics`` (Gaussian or averaged leaves).
+    l2_regularization : float
+    n_features : int
+    importance_type : {"gain", "cover"}
+
+    Returns
+    -------
+    importances : ndarray of shape (n_features,), dtype=float64
+    """
+    gain, cover = released_split_values(forest, l2_regularization)
+    value = gain if importance_type == "gain" else np.maximum(cover, 0.0)
+    totals = np.maximum(np.bincount(forest.split_feature.ravel(), weights=value.ravel(),
+                                    minlength=n_features), 0.0)
+    total = totals.sum()
+    return totals / total if total > 0 else totals
+
+
 def privacy_report(ledger, epsilon, filtered_fraction=None, delta=0.0):
     """Human-readable account of a fit's releases.
 

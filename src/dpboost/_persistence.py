@@ -63,6 +63,9 @@ def model_to_json(estimator_name, params, fitted, forest, ledger):
                   split_bin=forest.split_bin.tolist(),
                   missing_left=forest.missing_left.tolist(),
                   leaf_value=forest.leaf_value.tolist(), bin_codes=forest.binner.max_bins)
+    if np.isfinite(forest.leaf_statistics).all():
+        # released (gradient sum, weight) of the leaves; Laplace leaves release none (NaN)
+        stored["leaf_statistics"] = forest.leaf_statistics.tolist()
     if forest.binner.custom_thresholds is not None:
         # split_candidates="sketch": thresholds released by the sketch (post-processing)
         stored["bin_thresholds"] = forest.binner.custom_thresholds.tolist()
@@ -121,5 +124,7 @@ def model_from_json(text, estimator_name):
     split_feature = np.array(f["split_feature"], dtype=np.int32)
     forest = Forest(split_feature, np.array(f["split_bin"], dtype=np.uint8),
                     np.array(f["missing_left"], dtype=np.bool_),
-                    np.array(f["leaf_value"], dtype=np.float64), binner, params["n_estimators"])
+                    np.array(f["leaf_value"], dtype=np.float64), binner, params["n_estimators"],
+                    None if "leaf_statistics" not in f
+                    else np.array(f["leaf_statistics"], dtype=np.float64))
     return params, fitted, forest

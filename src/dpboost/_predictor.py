@@ -31,6 +31,10 @@ class Forest:
         The grid the codes refer to (``binner.max_bins`` is the missing-value code).
     n_stages : int
         Boosting stages (``n_estimators``); ``n_trees = n_outputs * n_stages``.
+    leaf_statistics : ndarray of shape (n_trees, 2**max_depth, 2), dtype=float64, or None
+        The released (gradient sum, weight) of every leaf (``grow_tree``), before shrinkage; NaN
+        where the leaves released only their values (Laplace leaves). None: not known (a model
+        saved before they were kept), read as NaN.
     """
 
     split_feature: np.ndarray
@@ -39,6 +43,11 @@ class Forest:
     leaf_value: np.ndarray
     binner: object
     n_stages: int
+    leaf_statistics: np.ndarray = None
+
+    def __post_init__(self):
+        if self.leaf_statistics is None:
+            self.leaf_statistics = np.full(self.leaf_value.shape + (2,), np.nan)
 
     @classmethod
     def empty(cls, n_outputs, n_stages, max_depth, binner):
@@ -53,10 +62,23 @@ class Forest:
     def n_outputs(self):
         return self.split_feature.shape[0] // self.n_stages
 
-    def set_tree(self, tree, split_feature, split_bin, missing_left, leaf_value):
-        """Store tree ``tree`` (its arrays as :func:`~dpboost._grower.grow_tree` returns them)."""
+    def set_tree(self, tree, split_feature, split_bin, missing_left, leaf_value,
+                 leaf_statistics):
+        """Store tree ``tree`` (its arrays as :func:`~dpboost._grower.grow_tree` returns them,
+        ``leaf_value`` after shrinkage)."""
         self.split_feature[tree], self.split_bin[tree] = split_feature, split_bin
         self.missing_left[tree], self.leaf_value[tree] = missing_left, leaf_value
+        self.leaf_statistics[tree] = leaf_statistics
+
+    def node_statistics(self):
+        """The released (gradient sum, weight) of every node, a node's the sum of its leaves'
+        (post-processing of :attr:`leaf_statistics`), in heap order.
+
+        Returns
+        -------
+        statistics : ndarray of shape (n_trees, 2**(max_depth + 1) - 1, 2), dtype=float64
+        """
+        return subtree_sums(self.leaf_statistics)
 
     def tree(self, tree):
         """Tree ``tree``'s (split_feature, split_bin, missing_left, leaf_value) rows."""
@@ -87,6 +109,26 @@ class Forest:
                 self.add_trees(X_binned, slice(k * self.n_stages + t, k * self.n_stages + t + 1),
                                n_threads, out[k])
             yield out.T.copy()
+
+
+def subtree_sums(leaves):
+    """Per node of complete trees in heap order, the sum of ``leaves`` over its leaves.
+
+    Parameters
+    ----------
+    leaves : ndarray of shape (n_trees, 2**max_depth, k)
+
+    Returns
+    -------
+    nodes : ndarray of shape (n_trees, 2**(max_depth + 1) - 1, k), dtype=float64
+    """
+    n_trees, n_leaves = leaves.shape[:2]
+    n_internal = n_leaves - 1
+    nodes = np.empty((n_trees, n_internal + n_leaves) + leaves.shape[2:])
+    nodes[:, n_internal:] = leaves
+    for k in range(n_internal - 1, -1, -1):
+        nodes[:, k] = nodes[:, 2 * k + 1] + nodes[:, 2 * k + 2]
+    return nodes
 
 
 def predict_binned(X_binned, split_feature, split_bin, missing_left, missing_code, leaf_value,
