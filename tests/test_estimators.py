@@ -327,3 +327,54 @@ def test_regressor_iteration_range(binary):
                                       target_bounds=(-2, 2), random_state=0).fit(X, X[:, 0])
     staged = list(reg.staged_predict(X[:20]))
     np.testing.assert_array_equal(reg.predict(X[:20], iteration_range=(0, 3)), staged[2])
+
+
+@pytest.mark.parametrize("setting", ["default", "dpboost_paper", "regressor"])
+def test_monotonic_cst_makes_predictions_monotone(setting):
+    rng = np.random.default_rng(0)
+    X = rng.uniform(-1, 1, size=(3000, 3))
+    # non-monotone signal in every feature: the constraint must do the work
+    signal = np.sin(3 * X[:, 0]) - np.sin(3 * X[:, 1]) + X[:, 2] ** 2
+    constraints = [1, -1, 0]
+    common = {"feature_bounds": (-1, 1), "monotonic_cst": constraints, "random_state": 0,
+              "epsilon": 4.0, "n_estimators": 40}
+    if setting == "regressor":
+        model = DPGBRegressor(target_bounds=(-3, 3), **common).fit(X, signal)
+        score = model.predict
+    else:
+        make = (DPGBClassifier.dpboost_paper if setting == "dpboost_paper" else DPGBClassifier)
+        model = make(classes=[0, 1], **common).fit(X, (signal > 0).astype(int))
+        score = lambda Z: model.predict_proba(Z)[:, 1]  # noqa: E731
+    grid = np.linspace(-1.2, 1.2, 60)
+    probes = rng.uniform(-1, 1, size=(50, 3))
+    for j, direction in enumerate(constraints):
+        for row in probes:
+            Z = np.repeat(row[None, :], grid.size, axis=0)
+            Z[:, j] = grid
+            steps = np.diff(score(Z)) * (direction or 1)
+            if direction:
+                assert (steps >= -1e-12).all(), (j, steps.min())
+    # the unconstrained quadratic feature is not monotone: the constraint is not vacuous
+    Z = np.zeros((grid.size, 3))
+    Z[:, 2] = grid
+    assert np.ptp(score(Z)) > 0
+
+
+def test_monotonic_cst_by_name_and_its_errors():
+    pd = pytest.importorskip("pandas")
+    rng = np.random.default_rng(1)
+    frame = pd.DataFrame({"a": rng.uniform(0, 1, 500), "b": rng.uniform(0, 1, 500),
+                          "c": rng.choice(["x", "y"], 500)})
+    y = (frame["a"] > 0.5).astype(int)
+    common = {"feature_bounds": {"a": (0, 1), "b": (0, 1)}, "classes": [0, 1],
+              "categorical_features": ["c"], "categories": {"c": ["x", "y"]},
+              "n_estimators": 5, "random_state": 0}
+    model = DPGBClassifier(monotonic_cst={"a": 1}, **common).fit(frame, y)
+    assert DPGBClassifier.from_json(model.to_json()).get_params()["monotonic_cst"] == {"a": 1}
+    for cst, match in [({"c": 1}, "constrains categorical column 2"),
+                       ({"z": 1}, "key 'z' is neither"), ([1, 0], r"shape \(2,\)"),
+                       ([2, 0, 0], "-1, 0 or 1"), ({"a": 5}, r"monotonic_cst\['a'\] = 5")]:
+        with pytest.raises(ValueError, match=match):
+            DPGBClassifier(monotonic_cst=cst, **common).fit(frame, y)
+    with pytest.raises(ValueError, match="more than two classes"):
+        DPGBClassifier(monotonic_cst={"a": 1}, **{**common, "classes": [0, 1, 2]}).fit(frame, y)

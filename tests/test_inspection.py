@@ -32,7 +32,7 @@ def test_released_gain_and_cover_are_the_definition_on_released_leaf_statistics(
                     np.zeros((n_trees, n_internal), np.uint8),
                     np.zeros((n_trees, n_internal), bool), np.zeros((n_trees, n_internal + 1)),
                     None, n_trees, statistics)
-    gain, cover = released_split_values(forest, lam)
+    gain, cover = released_split_values(forest, lam, lam)
 
     def below(k):  # the leaves under node k of a complete tree in heap order
         if k >= n_internal:

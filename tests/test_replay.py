@@ -698,6 +698,7 @@ AXES = {
     "bounds": ["public", "private"],
     "gradient_bound": [1.0, 0.4],
     "interaction_cst": [None, "no_interactions"],
+    "monotonic_cst": [None, "monotone"],
 }
 
 
@@ -715,7 +716,7 @@ _PREFIX = {"task": "", "split_selection": "-", "leaf_noise": "-", "budget_alloca
            "gradient_filtering": "-gdf", "leaf_clipping": "-glc", "l2_regularization": "-l2",
            "min_child_weight": "-mcw", "max_depth": "-depth", "data": "-", "features": "+",
            "label": ":", "coin": "@", "bounds": "-", "gradient_bound": "-g",
-           "interaction_cst": "-ic"}
+           "interaction_cst": "-ic", "monotonic_cst": "-mc"}
 
 
 def _fmt(value):
@@ -729,7 +730,7 @@ def config_id(config):
 
 
 #: Axes added after ids were recorded: an id without them has their first value.
-_LATER_AXES = ("gradient_bound", "interaction_cst")
+_LATER_AXES = ("gradient_bound", "interaction_cst", "monotonic_cst")
 
 
 def config_from_id(text):
@@ -899,6 +900,9 @@ def estimator_factory(config):
         split_candidates=config["split_candidates"],
         gradient_bound=config.get("gradient_bound", 1.0),
         interaction_cst=config.get("interaction_cst"),
+        # "monotone": increasing in the first feature, decreasing in the second (one output only)
+        monotonic_cst=([1, -1, 0] + [0] * categorical
+                       if config.get("monotonic_cst") and n_classes in (None, 2) else None),
         feature_bounds=("private" if config.get("bounds") == "private"
                         else [(-1.0, 1.0)] * 3 + ([(0.0, 1.0)] if categorical else [])),
         categorical_features=["colour"] if categorical else None,

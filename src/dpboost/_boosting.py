@@ -133,13 +133,14 @@ def train(records, inputs, loss, params, plan, n_outputs, n_threads, fit_id=None
                      cyclical=(params["split_selection"] == "cyclical"
                                or params["interaction_cst"] == "no_interactions"),
                      min_child_weight=params["min_child_weight"], max_bins=params["max_bins"],
+                     monotonic_cst=inputs.monotonic_cst,
                      progress=progress if params["verbose"] else None)
     return forest, ledger, filtered, released
 
 
 def boost(records, plan, loss, candidates, forest, noise, ledger, n_threads, *, numeric,
           n_features, max_depth, learning_rate, l2_regularization, gradient_filtering, cyclical,
-          min_child_weight, max_bins, progress=None):
+          min_child_weight, max_bins, monotonic_cst=None, progress=None):
     """Grow every tree of ``plan`` into ``forest`` (Li et al. 2020, Algorithms 1 and 2; DP-XGB).
 
     For each planned tree t of output k, in the plan's order (with a loss that couples the
@@ -183,6 +184,8 @@ def boost(records, plan, loss, candidates, forest, noise, ledger, n_threads, *, 
         Tree t of each output splits on feature ``t mod n_features`` only.
     min_child_weight : float
     max_bins : int
+    monotonic_cst : ndarray of shape (n_features,), dtype=int8, or None
+        Leaf values made monotone per tree (``_grower.monotone_leaves``).
     progress : callable or None
         Called with the number of trees done after the last tree of each composition group.
 
@@ -231,7 +234,8 @@ def boost(records, plan, loss, candidates, forest, noise, ledger, n_threads, *, 
                                n_threads=n_threads,
                                feature=t % n_features if cyclical else None,
                                min_child_weight=min_child_weight,
-                               candidates=candidates_of[tb.output])
+                               candidates=candidates_of[tb.output],
+                               monotonic_cst=monotonic_cst)
         forest.set_tree(tb.tree, f, b, m, v * learning_rate, statistics)
         records.update(add_tree, tb.output, *forest.tree(tb.tree), forest.binner.max_bins)
         if progress is not None and (i + 1 == n_trees or order[i + 1].group != tb.group):

@@ -60,6 +60,14 @@ PARAMETERS = """
         chooses its splits among that feature's candidates by ``split_selection``. A public
         choice: it changes no sensitivity. ``split_selection="cyclical"`` is
         ``"exponential"`` with ``"no_interactions"``.
+    monotonic_cst : array-like of int of shape (n_features,), dict or None, default=None
+        scikit-learn's monotonic constraints: per feature -1 (decreasing), 0 (none) or +1
+        (increasing), or a dict by column name or index (others 0). Enforced on the released
+        values, as post-processing (free): each tree's leaf values are clipped top-down into
+        the intervals LightGBM's "basic" method gives the children of a constrained split, so
+        every tree, and the model, is monotone along each constrained feature (NaN is not
+        ordered). Regression and two classes (positive class ``classes[1]``) only; never on a
+        categorical feature. ``ValueError`` otherwise, before any budget is spent.
     split_candidates : {"uniform", "sketch", "hessian"}, default="uniform" (classifier), "hessian" (regressor)
         Where the ``max_bins - 1`` thresholds of each numeric feature lie. ``"uniform"``: the
         equal-width grid inside ``feature_bounds``, free. ``"sketch"``: quantiles of a private

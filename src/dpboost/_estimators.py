@@ -15,6 +15,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from ._boosting import plan_fit, train
 from ._docstrings import CLASSIFIER, REGRESSOR
 from ._export import forest_to_xgboost, model_attributes
+from ._grower import denominator_floor
 from ._inspection import (
     privacy_report,
     released_importances,
@@ -192,8 +193,9 @@ class _BaseDPGB(BaseEstimator):
             raise ValueError(f"importance_type={importance_type!r} needs the leaves' released "
                              "statistics; Laplace leaves (leaf_noise='laplace') release only "
                              "their values: use importance_type='split'.")
-        return released_importances(forest, float(self.l2_regularization), self.n_features_in_,
-                                    importance_type)
+        l2 = float(self.l2_regularization)
+        return released_importances(forest, l2, denominator_floor(self.leaf_noise, l2),
+                                    self.n_features_in_, importance_type)
 
     def privacy_report(self):
         """Text account of the fit: composed epsilon and the ledger by mechanism.
@@ -396,7 +398,7 @@ class DPGBClassifier(ClassifierMixin, _BaseDPGB):
                  gradient_filtering=False, leaf_clipping=True, leaf_noise="gaussian",
                  min_child_weight=0.0, subsample="auto", split_selection="random",
                  split_candidates="uniform", interaction_cst="no_interactions",
-                 feature_bounds=None,
+                 monotonic_cst=None, feature_bounds=None,
                  categorical_features=None, categories=None, classes=None, random_state=None,
                  verbose=0, diagnostics=False, n_jobs=None, accountant=None):
         self._store_parameters(locals())
@@ -520,7 +522,7 @@ class DPGBRegressor(RegressorMixin, _BaseDPGB):
                  leaf_clipping=True,
                  leaf_noise="gaussian", min_child_weight="auto", subsample=1.0,
                  split_selection="random", split_candidates="hessian", interaction_cst=None,
-                 feature_bounds=None, categorical_features=None, categories=None,
+                 monotonic_cst=None, feature_bounds=None, categorical_features=None, categories=None,
                  target_bounds=None, random_state=None,
                  verbose=0, diagnostics=False, n_jobs=None, accountant=None):
         self._store_parameters(locals())

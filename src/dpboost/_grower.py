@@ -30,7 +30,8 @@ from ._splitting import compute_gains, partition_level, range_sums
 
 
 def grow_tree(records, *, budget, n_features, max_depth, n_bins, l2_regularization, noise,
-              ledger, n_threads, feature=None, min_child_weight=0.0, candidates=None):
+              ledger, n_threads, feature=None, min_child_weight=0.0, candidates=None,
+              monotonic_cst=None):
     """Grow one complete tree of depth ``max_depth`` on the records selected for it.
 
     Each level's split choice is made once from the sum of the partitions' histograms (or at
@@ -65,6 +66,9 @@ def grow_tree(records, *, budget, n_features, max_depth, n_bins, l2_regularizati
         bin`` indices, each with both missing-value sides; None means all of them. Public or
         released (categories' boundaries, the Hessian sketch): the mechanisms' sensitivities do
         not depend on the set.
+    monotonic_cst : ndarray of shape (n_features,), dtype=int8, default=None
+        -1 / 0 / +1 per feature: the released leaf values are made monotone in it
+        (:func:`monotone_leaves`, post-processing); None: unconstrained.
 
     Returns
     -------
@@ -143,6 +147,7 @@ def grow_tree(records, *, budget, n_features, max_depth, n_bins, l2_regularizati
         leaf_value = laplace_mechanism(value, epsilon=budget.epsilon_leaf,
                                        sensitivity=budget.leaf_sensitivity, noise=noise,
                                        ledger=ledger, scope=leaf_scope)
+        leaf_value = monotone_leaves(split_feature, leaf_value, monotonic_cst)
         return split_feature, split_bin, missing_left, leaf_value, np.full((n_leaves, 2), np.nan)
     # Sufficient statistics: (G, H) for "gaussian" (DP-XGB), (G, n) for "average"; the leaf is a
     # function of the released pair only.
@@ -155,16 +160,68 @@ def grow_tree(records, *, budget, n_features, max_depth, n_bins, l2_regularizati
         released = laplace_mechanism(statistics, epsilon=budget.epsilon_leaf,
                                      sensitivity=budget.leaf_sensitivity, noise=noise,
                                      ledger=ledger, scope=leaf_scope)
-    # DP-XGB's -G~ / max(H~ + lambda, lambda); a non-empty leaf's count is at least 1, so the
-    # noisy average's denominator is floored at 1 + lambda.
-    floor = l2_regularization if newton else 1.0 + l2_regularization
-    value = -released[:, 0] / np.maximum(released[:, 1] + l2_regularization, floor)
+    value = -released[:, 0] / np.maximum(released[:, 1] + l2_regularization,
+                                         denominator_floor(budget.leaf_noise, l2_regularization))
     value[released[:, 1] < min_child_weight] = 0.0
     # The public clip bound applies to the released value: post-processing. Adding 0.0 turns a
     # -0.0 (a bound of 0 keeps the sign of what it clips) into 0.0.
     leaf_value = np.clip(value, -budget.leaf_clip, budget.leaf_clip) + 0.0
+    leaf_value = monotone_leaves(split_feature, leaf_value, monotonic_cst)
     return split_feature, split_bin, missing_left, leaf_value, released
 
+
+def denominator_floor(leaf_noise, l2_regularization):
+    """The least denominator of a leaf value from released (G, H): DP-XGB's
+    ``-G~ / max(H~ + lambda, lambda)`` for Newton leaves (``"gaussian"``, lambda > 0); a
+    non-empty leaf's count is at least 1, so the noisy average's (``"average"``) is floored at
+    ``1 + lambda``."""
+    return l2_regularization if leaf_noise == "gaussian" else 1.0 + l2_regularization
+
+
+def monotone_leaves(split_feature, leaf_value, monotonic_cst):
+    """The released leaf values of one complete tree made monotone in the constrained features
+    (LightGBM's "basic" monotone constraints, applied as post-processing of released values).
+
+    Top-down, node k gets an interval ``[lo, hi]`` (the root: the real line) and a middle value,
+    the mean of its leaves' values clipped into the interval. A split on a feature constrained
+    increasing (+1) gives its left child ``[lo, mid]`` and its right child ``[mid, hi]``
+    (decreasing, -1: the reverse); any other split passes ``[lo, hi]`` to both. Each leaf is
+    clipped into its interval. Two inputs that differ only in a constrained feature part at the
+    first node splitting on it, and every leaf on the one side lies below ``mid``, every leaf on
+    the other above: the tree, hence the sum of trees, is monotone in that feature (NaN, the
+    missing value, is not ordered).
+
+    Parameters
+    ----------
+    split_feature : ndarray of shape (2**max_depth - 1,), dtype=int32
+    leaf_value : ndarray of shape (2**max_depth,), dtype=float64
+    monotonic_cst : ndarray of shape (n_features,), dtype=int8, or None
+
+    Returns
+    -------
+    leaf_value : ndarray of shape (2**max_depth,), dtype=float64
+        ``leaf_value`` itself without constraints.
+    """
+    if monotonic_cst is None:
+        return leaf_value
+    n_internal = split_feature.size
+    # mean of the leaves below every node, leaves after the internal nodes (heap order)
+    total = np.concatenate([np.empty(n_internal), leaf_value])
+    count = np.concatenate([np.empty(n_internal), np.ones(n_internal + 1)])
+    for k in range(n_internal - 1, -1, -1):
+        total[k] = total[2 * k + 1] + total[2 * k + 2]
+        count[k] = count[2 * k + 1] + count[2 * k + 2]
+    lo = np.full(2 * n_internal + 1, -np.inf)
+    hi = np.full(2 * n_internal + 1, np.inf)
+    for k in range(n_internal):
+        left, right = 2 * k + 1, 2 * k + 2
+        lo[left], hi[left], lo[right], hi[right] = lo[k], hi[k], lo[k], hi[k]
+        direction = monotonic_cst[split_feature[k]]
+        if direction != 0:
+            mid = min(max(total[k] / count[k], lo[k]), hi[k])
+            below, above = (left, right) if direction > 0 else (right, left)
+            hi[below], lo[above] = mid, mid
+    return np.clip(leaf_value, lo[n_internal:], hi[n_internal:])
 
 # The partition side of the grower (``_records``): each function reads one partition's records
 # of the tree and returns a new partition or its statistics.

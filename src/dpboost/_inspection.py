@@ -28,15 +28,15 @@ def split_count_importances(split_feature, n_features):
     return counts / counts.sum()
 
 
-def released_split_values(forest, l2_regularization):
+def released_split_values(forest, l2_regularization, floor):
     """Every split node's gain and cover from the released leaf statistics.
 
     A node's statistics are the sums of the released (gradient sum G, weight H) of the leaves
     below it (``Forest.node_statistics``: post-processing, no exact statistic is read). Gain of
     a split (XGBoost's, Chen & Guestrin 2016, Eq. 7, without the 1/2 and gamma):
-    ``S(left) + S(right) - S(node)`` with ``S = G^2 / max(H + lambda, lambda)`` (DP-XGB's floor
-    of the noisy denominator), not clipped (noise can make it negative); cover: the node's
-    released weight.
+    ``S(left) + S(right) - S(node)`` with ``S = G^2 / max(H + lambda, floor)``, the leaves'
+    denominator (``_grower.denominator_floor``: DP-XGB's), not clipped (noise can make it
+    negative); cover: the node's released weight.
 
     Returns
     -------
@@ -44,13 +44,12 @@ def released_split_values(forest, l2_regularization):
     """
     n_internal = forest.split_feature.shape[1]
     nodes = forest.node_statistics()
-    floor = max(l2_regularization, np.finfo(np.float64).tiny)
     score = nodes[..., 0] ** 2 / np.maximum(nodes[..., 1] + l2_regularization, floor)
     children = score[:, 1:2 * n_internal + 1:2] + score[:, 2:2 * n_internal + 2:2]
     return children - score[:, :n_internal], nodes[:, :n_internal, 1]
 
 
-def released_importances(forest, l2_regularization, n_features, importance_type):
+def released_importances(forest, l2_regularization, floor, n_features, importance_type):
     """Importances from the released leaf statistics (:func:`released_split_values`).
 
     Each feature gets the sum of the gain (or of the cover, clipped at 0 per node) over the
@@ -65,7 +64,8 @@ def released_importances(forest, l2_regularization, n_features, importance_type)
     ----------
     forest : Forest
         With finite ``leaf_statistics`` (Gaussian or averaged leaves).
-    l2_regularization : float
+    l2_regularization, floor : float
+        The leaves' lambda and least denominator (``_grower.denominator_floor``).
     n_features : int
     importance_type : {"gain", "cover"}
 
@@ -73,7 +73,7 @@ def released_importances(forest, l2_regularization, n_features, importance_type)
     -------
     importances : ndarray of shape (n_features,), dtype=float64
     """
-    gain, cover = released_split_values(forest, l2_regularization)
+    gain, cover = released_split_values(forest, l2_regularization, floor)
     value = gain if importance_type == "gain" else np.maximum(cover, 0.0)
     totals = np.maximum(np.bincount(forest.split_feature.ravel(), weights=value.ravel(),
                                     minlength=n_features), 0.0)

@@ -43,10 +43,11 @@ def model_to_json(estimator_name, params, fitted, forest, ledger):
 
     # A Generator or an accountant is not serialisable, and the fit is done.
     params = dict(params, random_state=None, accountant=None)
-    for key in ("feature_bounds", "classes", "target_bounds", "categorical_features"):
+    for key in ("feature_bounds", "classes", "target_bounds", "categorical_features",
+                "monotonic_cst"):
         if params.get(key) is not None and not isinstance(params[key], (str, dict)):
             params[key] = np.asarray(params[key]).tolist()
-    for key in ("categories", "feature_bounds"):
+    for key in ("categories", "feature_bounds", "monotonic_cst"):
         if isinstance(params.get(key), dict):
             # JSON objects only have string keys: keep (key, list) pairs so int keys survive.
             params[key] = {"pairs": [[k, np.asarray(v).tolist()] for k, v in params[key].items()]}
@@ -103,7 +104,7 @@ def model_from_json(text, estimator_name):
     if doc["estimator"] != estimator_name:
         raise ValueError(f"the JSON holds a {doc['estimator']}, not a {estimator_name}")
     params = doc["params"]
-    for key in ("categories", "feature_bounds"):
+    for key in ("categories", "feature_bounds", "monotonic_cst"):
         if isinstance(params.get(key), dict):
             params[key] = {k: v for k, v in params[key]["pairs"]}
         elif key == "categories" and params.get(key) is not None:  # first writers: pairs

@@ -57,6 +57,7 @@ PARAMETER_CONSTRAINTS = {
     "subsample": [Interval(Real, 0, 1, closed="right"), StrOptions({"auto"})],
     "split_selection": [StrOptions({"exponential", "cyclical", "random"})],
     "interaction_cst": [None, StrOptions({"no_interactions"})],
+    "monotonic_cst": ["array-like", dict, None],
     "gradient_bound": [Interval(Real, 0, None, closed="neither")],
     "split_candidates": [StrOptions({"uniform", "sketch", "hessian"})],
     "n_estimators": [Interval(Integral, 1, None, closed="left")],
@@ -501,6 +502,8 @@ class PublicInputs:
         ``{"classes_": ndarray}`` (classifier) or ``{"target_bounds_": (lower, upper)}``.
     data_derived : tuple of str
         The inputs read from the data instead (each announced by a PrivacyLeakWarning).
+    monotonic_cst : ndarray of shape (n_features,), dtype=int8, or None
+        -1 / 0 / +1 per feature (:func:`resolve_monotonic_cst`); None: no constraint.
     """
 
     feature_bounds: np.ndarray
@@ -508,6 +511,7 @@ class PublicInputs:
     numeric: np.ndarray
     target: dict
     data_derived: tuple
+    monotonic_cst: object = None
 
 
 def public_categories(X, categorical_features, categories):
@@ -663,6 +667,58 @@ def resolve_feature_bounds(X, feature_bounds, categories, names=None):
     return check_feature_bounds(bounds, X.shape[1]), derived
 
 
+def resolve_monotonic_cst(monotonic_cst, n_features, categories, n_outputs, names=None):
+    """The monotonic constraints of a fit (scikit-learn's encoding): an array of -1 / 0 / +1
+    per feature, or a dict by column name or index (others 0).
+
+    Returns
+    -------
+    constraints : ndarray of shape (n_features,), dtype=int8, or None
+        None when no feature is constrained.
+
+    Raises
+    ------
+    ValueError
+        A wrong length, a value other than -1, 0 or 1, an unknown key, a constraint on a
+        categorical feature (its codes have no order), or constraints with several outputs
+        (K > 2 classes), as scikit-learn's HistGradientBoosting.
+    """
+    if monotonic_cst is None:
+        return None
+    if isinstance(monotonic_cst, dict):
+        index = {} if names is None else {str(name): j for j, name in enumerate(names)}
+        constraints = np.zeros(n_features, dtype=np.int8)
+        for key, value in monotonic_cst.items():
+            if isinstance(key, str) and key in index:
+                j = index[key]
+            elif isinstance(key, (int, np.integer)) and 0 <= key < n_features:
+                j = int(key)
+            else:
+                raise ValueError(f"monotonic_cst key {key!r} is neither a column name nor an "
+                                 f"index in [0, {n_features}).")
+            if value not in (-1, 0, 1):
+                raise ValueError(f"monotonic_cst[{key!r}] = {value!r}; expected -1, 0 or 1.")
+            constraints[j] = value
+    else:
+        values = np.asarray(monotonic_cst)
+        if values.shape != (n_features,):
+            raise ValueError(f"monotonic_cst has shape {values.shape}; expected ({n_features},) "
+                             "(one of -1, 0, 1 per feature).")
+        if not np.isin(values, (-1, 0, 1)).all():
+            raise ValueError("monotonic_cst must hold -1, 0 or 1 per feature.")
+        constraints = values.astype(np.int8)
+    constrained = [j for j in categories if constraints[j] != 0]
+    if constrained:
+        raise ValueError(f"monotonic_cst constrains categorical column {constrained[0]}: "
+                         "category codes have no order.")
+    if not constraints.any():
+        return None
+    if n_outputs > 1:
+        raise ValueError("monotonic_cst is not supported with more than two classes (one "
+                         "model per class), as in scikit-learn.")
+    return constraints
+
+
 def _bounds_by_column(feature_bounds, n_features, categories, names):
     """Rows of a ``feature_bounds`` dict (key: column name or index); categorical columns need
     no entry. Raises ValueError naming the column whose entry is missing, unknown or None."""
@@ -779,7 +835,11 @@ def fit_inputs(estimator, X, y):
     if estimator.diagnostics:
         warn_diagnostics()
     numeric = np.setdiff1d(np.arange(X.shape[1]), list(lists))
-    return X, y_scaled, PublicInputs(bounds, lists, numeric, target, derived + from_y + from_X)
+    monotonic = resolve_monotonic_cst(estimator.monotonic_cst, X.shape[1], lists,
+                                      y_scaled.shape[1],
+                                      getattr(estimator, "feature_names_in_", None))
+    return X, y_scaled, PublicInputs(bounds, lists, numeric, target, derived + from_y + from_X,
+                                     monotonic)
 
 
 def planned_shape(estimator, X):
