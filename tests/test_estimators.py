@@ -372,7 +372,7 @@ def test_monotonic_cst_by_name_and_its_errors():
     model = DPGBClassifier(monotonic_cst={"a": 1}, **common).fit(frame, y)
     assert DPGBClassifier.from_json(model.to_json()).get_params()["monotonic_cst"] == {"a": 1}
     for cst, match in [({"c": 1}, "constrains categorical column 2"),
-                       ({"z": 1}, "key 'z' is neither"), ([1, 0], r"shape \(2,\)"),
+                       ({"z": 1}, "monotonic_cst names 'z', which is not a column"), ([1, 0], r"shape \(2,\)"),
                        ([2, 0, 0], "-1, 0 or 1"), ({"a": 5}, r"monotonic_cst\['a'\] = 5")]:
         with pytest.raises(ValueError, match=match):
             DPGBClassifier(monotonic_cst=cst, **common).fit(frame, y)

@@ -686,16 +686,9 @@ def resolve_monotonic_cst(monotonic_cst, n_features, categories, n_outputs, name
     if monotonic_cst is None:
         return None
     if isinstance(monotonic_cst, dict):
-        index = {} if names is None else {str(name): j for j, name in enumerate(names)}
         constraints = np.zeros(n_features, dtype=np.int8)
         for key, value in monotonic_cst.items():
-            if isinstance(key, str) and key in index:
-                j = index[key]
-            elif isinstance(key, (int, np.integer)) and 0 <= key < n_features:
-                j = int(key)
-            else:
-                raise ValueError(f"monotonic_cst key {key!r} is neither a column name nor an "
-                                 f"index in [0, {n_features}).")
+            j = _dict_column(key, n_features, names, "monotonic_cst")
             if value not in (-1, 0, 1):
                 raise ValueError(f"monotonic_cst[{key!r}] = {value!r}; expected -1, 0 or 1.")
             constraints[j] = value
@@ -719,21 +712,26 @@ def resolve_monotonic_cst(monotonic_cst, n_features, categories, n_outputs, name
     return constraints
 
 
+def _dict_column(key, n_features, names, parameter):
+    """The column a key of the dict parameter ``parameter`` names: a column name of ``names``
+    (``feature_names_in_``) or an index; ValueError naming the parameter and the key."""
+    if isinstance(key, str):
+        index = {} if names is None else {str(name): j for j, name in enumerate(names)}
+        if key not in index:
+            raise ValueError(f"{parameter} names {key!r}, which is not a column of X.")
+        return index[key]
+    if isinstance(key, (int, np.integer)) and 0 <= key < n_features:
+        return int(key)
+    raise ValueError(f"{parameter} key {key!r} is neither a column name nor an index in "
+                     f"[0, {n_features}).")
+
+
 def _bounds_by_column(feature_bounds, n_features, categories, names):
     """Rows of a ``feature_bounds`` dict (key: column name or index); categorical columns need
     no entry. Raises ValueError naming the column whose entry is missing, unknown or None."""
-    index = {} if names is None else {str(name): j for j, name in enumerate(names)}
     bounds = np.full((n_features, 2), np.nan)
     for key, pair in feature_bounds.items():
-        if isinstance(key, str):
-            if key not in index:
-                raise ValueError(f"feature_bounds names {key!r}, which is not a column of X.")
-            j = index[key]
-        elif isinstance(key, (int, np.integer)) and 0 <= key < n_features:
-            j = int(key)
-        else:
-            raise ValueError(f"feature_bounds key {key!r} is neither a column name nor an index "
-                             f"in [0, {n_features}).")
+        j = _dict_column(key, n_features, names, "feature_bounds")
         if pair is None or np.shape(pair) != (2,):
             raise ValueError(f"feature_bounds[{key!r}] = {pair!r} must be a pair (lower, "
                              "upper).")
