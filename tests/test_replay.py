@@ -1268,3 +1268,59 @@ def test_replay_noise_returns_the_recorded_outputs_and_the_extra_coin():
     np.testing.assert_array_equal(replaying.coins().uniforms((1, 0, 0), 0, 6),
                                   np.append(coins, 0.25))
     assert replaying.calls[0].values is None and replaying.calls[0].shape == (2,)
+
+
+# ------------------------------------------------------------------------------------------------
+# PrivateSearchCV: every trial's fit and score go through the search's noise source
+# ------------------------------------------------------------------------------------------------
+
+def _search(noise, validation_fraction):
+    from dpboost import PrivateSearchCV
+
+    base = DPGBClassifier(classes=[0, 1], feature_bounds=[(-1.0, 1.0)] * 3, n_estimators=4,
+                          learning_rate=0.3, n_jobs=1)
+    return PrivateSearchCV(base, {"max_depth": [1, 2], "l2_regularization": [1.0, 10.0]},
+                           epsilon=2.0, n_trials=3, validation_fraction=validation_fraction,
+                           random_state=noise)
+
+
+def _search_outputs(search, probe):
+    fitted = search.best_estimator_
+    return {"best_params_": search.best_params_, "cv_results_": search.cv_results_,
+            "privacy_spent_": search.privacy_spent_,
+            "model": re.sub(r'"fit_id": "[0-9a-f]*"', "", fitted.to_json()),
+            "predict_proba": search.predict_proba(probe)}
+
+
+@pytest.mark.parametrize("validation_fraction", [0.0, 0.3])
+@pytest.mark.parametrize("coin", [0.0, 0.999999])
+def test_private_search_replays_on_neighbouring_datasets(validation_fraction, coin):
+    D, D_prime = neighbours("binary-logistic", "numeric", "far", "high")
+    probe = probe_set("numeric")
+    recording = RecordingNoise(3)
+    search_d = _search(recording, validation_fraction).fit(*D)
+    replaying = ReplayNoise(recording.calls, coin)
+    search_dp = _search(replaying, validation_fraction).fit(*D_prime)
+    assert len(replaying.calls) == len(recording.calls)
+    # K, the trials' settings, their fits' releases and the noisy scores: each within its
+    # declared sensitivity (the score sums of 1 - Brier, sensitivity 1)
+    assert check_sensitivities(recording.calls, replaying.calls) == []
+    assert sum(c.entry is not None and c.entry.tree >= 0 and c.entry.level == 1
+               and c.kind == "gaussian" and c.values.size == 1 for c in recording.calls) >= 1
+    assert differences(_search_outputs(search_d, probe), _search_outputs(search_dp, probe)) == []
+
+
+def test_private_search_replay_flags_an_understated_score_sensitivity(monkeypatch):
+    # Negative control: a score of 2 per record (1 + the Brier term) declared at sensitivity 1.
+    import dpboost._search as search_module
+
+    real = search_module.PrivateSearchCV._score_sum
+    monkeypatch.setattr(search_module.PrivateSearchCV, "_score_sum",
+                        lambda self, *a: 2.0 * real(self, *a))
+    D, D_prime = neighbours("binary-logistic", "numeric", "far", "high")
+    recording = RecordingNoise(3)
+    _search(recording, 0.0).fit(*D)
+    replaying = ReplayNoise(recording.calls, 0.0)
+    _search(replaying, 0.0).fit(*D_prime)
+    assert any("exceeds the declared sensitivity 1" in f
+               for f in check_sensitivities(recording.calls, replaying.calls))

@@ -12,6 +12,7 @@ from sklearn.metrics import roc_auc_score
 
 import dpboost._search as search_module
 from dpboost import DPGBClassifier, DPGBRegressor, PrivateSearchCV
+from dpboost._accounting import PrivacyLedger
 from dpboost._mechanisms import NumpyNoise
 
 pytestmark = pytest.mark.filterwarnings("ignore::dpboost.ReproducibleNoiseWarning")
@@ -113,7 +114,8 @@ def _logarithmic_variance(mean):
 def test_number_of_trials_has_its_distribution(distribution, mean, variance):
     search = _search(n_trials=mean, n_trials_distribution=distribution)
     noise = NumpyNoise(np.random.default_rng(1))
-    draws = np.array([search._draw_n_trials(noise) for _ in range(20_000)])
+    ledger = PrivacyLedger()
+    draws = np.array([search._draw_n_trials(noise, ledger) for _ in range(20_000)])
     # The sample mean within 5 standard errors; geometric draws are >= 1.
     assert abs(draws.mean() - mean) <= 5 * math.sqrt(variance / draws.size) + 1e-12
     assert draws.var() == pytest.approx(variance, rel=0.1, abs=1e-12)

@@ -328,6 +328,20 @@ def exponential_mechanism(utilities, *, epsilon, sensitivity, noise, ledger, sco
     return noise.exponential(utilities, noise_scale(entry), sensitivity)
 
 
+def public_uniform(n, *, noise, ledger, scope):
+    """``n`` uniforms in [0, 1) independent of the data, recorded in the ledger (epsilon 0) and
+    shown to ``observe``: the draws of a public random choice (a random split, a search's number
+    of trials and settings), so that a fit's whole transcript is accounted.
+
+    Returns
+    -------
+    u : ndarray of shape (n,), dtype=float64
+    """
+    entry = ledger.record(mechanism="uniform", epsilon=0.0, sensitivity=0.0, n_nodes=n, **scope)
+    noise.observe(entry, None)
+    return noise.uniform(n)
+
+
 def uniform_choice(n_nodes, n_candidates, *, noise, ledger, scope, weights=None):
     """One candidate per node, at random and independent of the data (epsilon 0).
 
@@ -347,10 +361,7 @@ def uniform_choice(n_nodes, n_candidates, *, noise, ledger, scope, weights=None)
     -------
     choice : ndarray of shape (n_nodes,), dtype=int64
     """
-    entry = ledger.record(mechanism="uniform", epsilon=0.0, sensitivity=0.0, n_nodes=n_nodes,
-                          **scope)
-    noise.observe(entry, None)
-    u = noise.uniform(n_nodes)
+    u = public_uniform(n_nodes, noise=noise, ledger=ledger, scope=scope)
     if weights is None:
         return np.minimum((u * n_candidates).astype(np.int64), n_candidates - 1)
     cdf = np.cumsum(weights)

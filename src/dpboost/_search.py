@@ -20,7 +20,7 @@ from ._accountant import PrivacyAccountant
 from ._accounting import PrivacyLedger, rdp_epsilon, zcdp_rho
 from ._boosting import plan_fit
 from ._loss import make_loss
-from ._mechanisms import gaussian_mechanism, make_noise
+from ._mechanisms import gaussian_mechanism, make_noise, public_uniform
 from ._records import VALIDATION_STREAM
 from ._validation import float_cells, label_codes, planned_shape, warn_reproducible_noise
 
@@ -316,10 +316,12 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
                                   sensitivity=1.0, noise=noise, ledger=ledger,
                                   scope={"group": -1, "tree": -1, "level": 0})[0, 0]
         best = None
-        for trial in range(self._draw_n_trials(noise)):
+        for trial in range(self._draw_n_trials(noise, ledger)):
             # Each trial draws its configuration independently (with replacement): the trials
             # are independent runs of one randomised algorithm, as the theorem needs.
-            seed = int(noise.uniform(1)[0] * 2**31)
+            seed = int(public_uniform(1, noise=noise, ledger=ledger,
+                                      scope={"group": trial, "tree": trial, "level": 0})[0]
+                       * 2**31)
             params = next(iter(ParameterSampler(self.param_distributions, 1, random_state=seed)))
             # subsample="auto" trials run on every record: a trial must be a zCDP release, and
             # a Poisson-sampled Gaussian is not one.
@@ -352,9 +354,10 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
         self.cv_results_ = {"params": [self.best_params_],
                             "mean_test_score": [self.best_score_], "rank_test_score": [1]}
 
-    def _draw_n_trials(self, noise):
+    def _draw_n_trials(self, noise, ledger):
         """K from the public distribution, by inversion of one uniform draw."""
-        u = noise.uniform(1)[0]
+        u = public_uniform(1, noise=noise, ledger=ledger,
+                           scope={"group": -1, "tree": -1, "level": 1})[0]
         if self.n_trials_distribution == "logarithmic":
             # P(K = k) = -(1 - g)^k / (k log g), k >= 1, with mean -(1 - g) / (g log g).
             if self.n_trials == 1:
