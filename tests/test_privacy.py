@@ -35,8 +35,10 @@ def test_neighbouring_datasets_share_grid_and_candidates(binary, make_clf):
 # categories_: the public category lists (or, with a PrivacyLeakWarning, lists read from the data).
 _FITTED_PUBLIC = {"n_features_in_", "feature_bounds_", "categories_", "classes_", "target_bounds_",
                   "privacy_spent_", "privacy_ledger_", "_forest"}
-#: The forest: the grid, split choices, released leaves and the number of stages.
-_FOREST_FIELDS = {"binner", "split_feature", "split_bin", "missing_left", "leaf_value", "n_stages"}
+#: The forest: the grid, split choices, released leaves (values and, for Gaussian leaves, their
+#: released statistics) and the number of stages.
+_FOREST_FIELDS = {"binner", "split_feature", "split_bin", "missing_left", "leaf_value", "n_stages",
+                  "leaf_statistics"}
 
 
 @pytest.mark.parametrize("estimator", [
@@ -55,6 +57,8 @@ def test_pickled_model_holds_only_public_and_released_values(binary, estimator):
     fitted = {k for k in vars(model) if k.endswith("_") or k.startswith("_")}
     assert fitted <= _FITTED_PUBLIC, fitted - _FITTED_PUBLIC
     assert set(vars(model._forest)) == _FOREST_FIELDS
+    # Laplace leaves release only their values: no (gradient sum, weight) may be kept.
+    assert np.isnan(model._forest.leaf_statistics).all()
     assert model._forest.split_feature.dtype == np.int32 and model._forest.split_bin.dtype == np.uint8
     assert all(isinstance(e, LedgerEntry) for e in model.privacy_ledger_)
     # Leaf values are the Laplace releases shrunk by the learning rate: a different seed changes
