@@ -197,7 +197,10 @@ def _accumulate(column, sample_indices, gradients, start, stop, hist):
 @njit(cache=True)
 def _accumulate_pair(a, b, sample_indices, gradients, start, stop, hist_a, hist_b):
     # As _accumulate, for two columns from one read of each (row, gradient). Written out rather
-    # than through a shared inline update, which measured 15 % slower on one thread.
+    # than through a shared inline update, which measured 15 % slower on one thread. The two
+    # stay apart (measured on 500k rows, best of 60): two _accumulate calls instead of this take
+    # 9 % longer (0.85 vs 0.78 ms), and the odd last feature through this kernel with a scratch
+    # second column 1.87x as long as through _accumulate (0.79 vs 0.42 ms).
     _zero(hist_a)
     _zero(hist_b)
     rows = sample_indices[start:stop]

@@ -213,11 +213,9 @@ def _mark_right(codes, n_samples, sample_indices, node_start, split_feature, spl
                 missing_left, missing_code, lo, hi, right, n_right):
     """Pass 1 of partition_level on positions ``lo:hi``: ``right`` flags, counts per node.
     Feature ``f``'s codes are ``codes[f * n_samples:(f + 1) * n_samples]``."""
-    for j in range(_node_of(node_start, lo), node_start.shape[0] - 1):
-        start = max(lo, node_start[j])
-        stop = min(hi, node_start[j + 1])
-        if start >= hi:
-            break
+    first, stop_node = _nodes_within(node_start, lo, hi)
+    for j in range(first, stop_node):
+        start, stop = max(lo, node_start[j]), min(hi, node_start[j + 1])
         f = split_feature[j]
         column = codes[f * n_samples:(f + 1) * n_samples]
         threshold = split_bin[j]
@@ -240,11 +238,9 @@ def _scatter(sample_indices, gradients, node_start, child_start, right, lo, hi, 
              out_indices, out_gradients):
     """Pass 2 of partition_level on positions ``lo:hi``, whose right samples of node ``j`` start
     at ``right_offset[j]``."""
-    for j in range(_node_of(node_start, lo), node_start.shape[0] - 1):
-        start = max(lo, node_start[j])
-        stop = min(hi, node_start[j + 1])
-        if start >= hi:
-            break
+    first, stop_node = _nodes_within(node_start, lo, hi)
+    for j in range(first, stop_node):
+        start, stop = max(lo, node_start[j]), min(hi, node_start[j + 1])
         right_position = right_offset[j]
         # Left samples before ``start``: the node's left range start plus the left samples of
         # the earlier chunks, which precede ``start`` in the node.
@@ -260,6 +256,15 @@ def _scatter(sample_indices, gradients, node_start, child_start, right, lo, hi, 
             out_gradients[destination] = values[k]
             right_position += goes
             left_position += 1 - goes
+
+
+@njit(cache=True)
+def _nodes_within(node_start, lo, hi):
+    """The nodes whose ranges meet the chunk of positions ``lo:hi``, as ``first, stop``: from
+    the node holding ``lo`` to the one holding ``hi - 1``, the empty nodes between them included
+    (``_mark_right`` gives each its count of 0). An empty chunk (``lo == hi``) may get one node,
+    whose part ``max(lo, start):min(hi, stop)`` is then empty."""
+    return _node_of(node_start, lo), _node_of(node_start, hi - 1) + 1
 
 
 @njit(cache=True)
