@@ -246,5 +246,6 @@ def test_regressor_and_json_with_an_accountant(data):
         loaded = DPGBRegressor.from_json(reg.to_json())
     assert loaded.accountant is None  # the budget stays with its owner
     np.testing.assert_array_equal(loaded.predict(X), reg.predict(X))
-    with pytest.raises(BudgetExceededError):
+    with pytest.raises(BudgetExceededError, match=r"DPGBRegressor\(epsilon=1, delta=0\) would "
+                                                   r"spend epsilon 1; .* \(remaining 0, delta=0\)"):
         reg.fit(X, y)

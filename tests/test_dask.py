@@ -134,7 +134,8 @@ def test_budget_is_refused_before_any_record_is_read(client):
         return args[0]
 
     Xd = da.from_array(X, chunks=100).map_blocks(spy, dtype=X.dtype, meta=np.empty((0, 0)))
-    with pytest.raises(BudgetExceededError):
+    with pytest.raises(BudgetExceededError, match=r"DaskDPGBClassifier\(epsilon=1, "
+                                                   r"delta=1e-05\) would spend"):
         DaskDPGBClassifier(client=client, accountant=accountant, classes=[0, 1, 2],
                            feature_bounds=(-4, 4)).fit(Xd, da.from_array(y, chunks=100))
     assert accountant.spent() == 0.0 and loads == []

@@ -212,3 +212,52 @@ class PrivacyAccountant:
 
     def __repr__(self):
         return f"PrivacyAccountant(epsilon={self.epsilon!r}, delta={self.delta!r})"
+
+
+class Reservation:
+    """One fit's spend with an optional :class:`PrivacyAccountant`: reserved before any release
+    (:meth:`reserve`), dropped if the fit raises (leaving the ``with`` block by an exception),
+    registered when it succeeds (:meth:`commit`). Without an accountant every step does nothing.
+
+    Parameters
+    ----------
+    accountant : PrivacyAccountant or None
+    name : str
+        How the accountant's report names the fit.
+    """
+
+    def __init__(self, accountant, name):
+        self.accountant = accountant
+        self.name = name
+        #: The identifier the fit's ledger entries carry; None until reserved (or without an
+        #: accountant).
+        self.fit_id = None
+
+    def reserve(self, entries=(), event=None):
+        """Reserve the planned ``entries`` (or ``event``): :meth:`PrivacyAccountant.reserve`.
+
+        Returns
+        -------
+        fit_id : str or None
+
+        Raises
+        ------
+        BudgetExceededError
+            The accountant's budget would be exceeded.
+        """
+        if self.accountant is not None:
+            self.fit_id = self.accountant.reserve(entries, self.name, event)
+        return self.fit_id
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, exc_type, exc, traceback):
+        if exc_type is not None and self.fit_id is not None:
+            self.accountant.release(self.fit_id)
+        return False
+
+    def commit(self, entries=()):
+        """Register the reserved fit's ledger ``entries``: :meth:`PrivacyAccountant.commit`."""
+        if self.fit_id is not None:
+            self.accountant.commit(self.fit_id, entries)

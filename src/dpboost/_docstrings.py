@@ -248,3 +248,98 @@ REGRESSOR = ("""Differentially private gradient-boosted trees for regression.
     ----------
     Q. Li, Z. Wu, Z. Wen, B. He. Privacy-Preserving Gradient Boosting Decision Trees. AAAI 2020.
     """)
+
+
+#: ``to_xgboost_json``'s docstring (the export's contract, ``_export``).
+TO_XGBOOST_JSON = """The fitted model in XGBoost's JSON model format, for ``xgboost.Booster`` to serve.
+
+        Each tree is written as it is: complete, in heap order (XGBoost's node ids), with the
+        released split features, missing-value sides and leaf values (after shrinkage). A split
+        "bin ``<= b`` goes left" becomes XGBoost's ``x < split_condition`` with the smallest
+        float32 value that dpboost bins right of ``b``: XGBoost reads inputs as float32, and on
+        every float32 input (values exactly at a threshold included) both send a record the same
+        way. Missing values (NaN) follow the released side (``default_left``).
+
+        The link is folded into the model so that ``Booster.predict`` returns:
+
+        - a classifier with the logistic or softmax loss and two classes: ``binary:logistic``,
+          ``base_score`` 0.5 (a margin of 0); predictions are ``predict_proba(X)[:, 1]``;
+        - ``loss="softmax"`` with K > 2 classes: ``multi:softprob``, K trees per round in the
+          order of ``classes_``, ``base_score`` 0; predictions are ``predict_proba(X)``;
+        - ``loss="square"`` with two classes: ``reg:squarederror`` with ``(F + 1) / 2``
+          (leaves halved, ``base_score`` 0.5); ``predict_proba(X)[:, 1]`` is that clipped to
+          [0, 1];
+        - a regressor: ``reg:squarederror`` in the units of ``y`` (leaves times
+          ``(upper - lower) / 2``, ``base_score`` ``(lower + upper) / 2`` of ``target_bounds_``);
+          ``predict(X)`` is that clipped to ``target_bounds_``, a step XGBoost has no way to
+          store.
+
+        ``output_margin=True`` gives the margins of :meth:`decision_function` (classifiers with
+        the logistic or softmax loss), and XGBoost's ``iteration_range`` selects boosting stages
+        as dpboost's does.
+
+        Returns
+        -------
+        text : str
+            XGBoost's JSON model (``gbtree``; the fields of XGBoost >= 2.0, with ``base_score``
+            as one number so that earlier readers load it too). Load it with
+            ``xgboost.Booster().load_model(bytearray(text, "utf-8"))``, or write it to a
+            ``.json`` file for ``xgboost.Booster(model_file=path)``. It holds
+            ``n_outputs * n_estimators`` trees of ``2**(max_depth + 1) - 1`` nodes,
+            ``n_features_in_`` features and their ``feature_names_in_`` (if fitted on a
+            DataFrame), and the attributes ``dpboost_estimator``, ``dpboost_version`` and
+            ``dpboost_categories`` (the category lists, JSON).
+
+        Raises
+        ------
+        NotImplementedError
+            A classifier with one-vs-rest outputs (``loss="logistic"`` or ``"square"`` with
+            K > 2 classes): its probabilities are normalised per-class scores, a link no XGBoost
+            objective has.
+        ValueError
+            A feature bound outside float32's range (XGBoost stores split conditions as
+            float32).
+
+        Notes
+        -----
+        Privacy: the export is post-processing of released values (split choices, leaf values,
+        the grid) and public inputs (target bounds, category lists), so it carries the fit's
+        guarantee and nothing more. XGBoost's node statistics have no released counterpart and
+        are never statistics of the data: ``loss_changes`` and internal ``base_weights`` are 0
+        (XGBoost's ``"gain"`` importance is 0), and the cover ``sum_hessian`` is the number of
+        leaves below the node, a constant of the tree's shape, not a count of records. SHAP
+        values (``pred_contribs=True``) are therefore those of a reference that sends an absent
+        feature either way with probability 1/2, not the training distribution.
+
+        Inputs: XGBoost reads ``X`` as float32, dpboost bins float64. On float32-representable
+        inputs (``X.astype(np.float32)``) both route every record alike and the predictions
+        agree up to float32 rounding of the leaf sums (about 1e-7 relative); a float64 value
+        within float32 rounding of a threshold may go the other way. XGBoost refuses infinite
+        values, which dpboost clips into the outer bins: replace them by the largest float32,
+        ``big = np.finfo(np.float32).max; np.nan_to_num(X, nan=np.nan, posinf=big,
+        neginf=-big)``, which both put there. Categorical columns must hold their codes, as dpboost encodes
+        them: the position of the value in ``categories_[j]`` (NaN for a value not in the list
+        or missing); the exported trees split those codes as numbers, exactly as dpboost does.
+        """
+
+#: The parameters of the prediction methods (:func:`predict_doc`).
+_X = """
+        X : array-like of shape (n_samples, n_features)"""
+_ITERATION_RANGE = """
+        iteration_range : (int, int) or None, default=None
+            Only the boosting stages ``[begin, end)`` (XGBoost's name); None: all."""
+
+
+def predict_doc(summary, returns, staged=False):
+    """Decorator: a prediction method's numpydoc docstring from its ``summary`` and its
+    ``returns`` (the lines under Returns, or Yields if ``staged``, continuation lines indented
+    by 12) around the parameters every prediction method takes: ``X``, and ``iteration_range``
+    unless ``staged``."""
+    section = "Yields\n        ------" if staged else "Returns\n        -------"
+    parameters = _X if staged else _X + _ITERATION_RANGE
+
+    def apply(method):
+        method.__doc__ = (f"{summary}\n\n        Parameters\n        ----------{parameters}\n\n"
+                          f"        {section}\n        {returns}\n        ")
+        return method
+    return apply

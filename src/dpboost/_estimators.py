@@ -5,26 +5,19 @@ inputs, the data domain) -> ``_boosting.train`` (plan, candidates, trees) -> the
 attributes. Prediction bins ``X`` on the fitted grid and sums the forest's trees.
 """
 
-import json
-
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin, _fit_context
 from sklearn.utils._param_validation import StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from ._accountant import Reservation
 from ._boosting import plan_fit, train
-from ._docstrings import CLASSIFIER, REGRESSOR
-from ._export import forest_to_xgboost, model_attributes
-from ._grower import denominator_floor
-from ._inspection import (
-    privacy_report,
-    released_importances,
-    split_count_importances,
-    tree_text,
-)
-from ._loss import LOSSES, make_loss, unscale_target
+from ._docstrings import CLASSIFIER, REGRESSOR, TO_XGBOOST_JSON, predict_doc
+from ._export import estimator_to_xgboost, xgboost_link
+from ._inspection import feature_importance, privacy_report, releases_statistics, tree_text
+from ._loss import LOSSES, make_loss, predicted_target
 from ._persistence import model_from_json, model_to_json
-from ._records import InMemoryRecords, Partition
+from ._records import InMemoryRecords
 from ._validation import (
     DPBOOST_PAPER,
     PARAMETER_CONSTRAINTS,
@@ -34,8 +27,7 @@ from ._validation import (
     fit_inputs,
     n_threads,
     planned_shape,
-    resolve_min_child_weight,
-    resolve_schedule,
+    resolve_params,
 )
 
 
@@ -55,15 +47,9 @@ class _BaseDPGB(BaseEstimator):
                 setattr(self, name, value)
 
     def _resolved_params(self):
-        """``get_params()`` with every ``"auto"`` resolved from the public inputs (epsilon, the
-        loss's Hessian bound): what the plan and the boosting loop read."""
-        learning_rate, subsample = resolve_schedule(self.learning_rate, self.subsample,
-                                                    float(self.epsilon))
-        min_child_weight = resolve_min_child_weight(
-            self.min_child_weight, self.leaf_noise, self.epsilon,
-            LOSSES[self._loss_name].hessian_bound)
-        return dict(self.get_params(deep=False), min_child_weight=min_child_weight,
-                    learning_rate=learning_rate, subsample=subsample)
+        """``get_params()`` with every ``"auto"`` resolved (``_validation.resolve_params``)."""
+        return resolve_params(self.get_params(deep=False),
+                              LOSSES[self._loss_name].hessian_bound)
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y):
@@ -80,6 +66,7 @@ class _BaseDPGB(BaseEstimator):
         Returns
         -------
         self : object
+            The fitted estimator.
 
         Raises
         ------
@@ -97,21 +84,20 @@ class _BaseDPGB(BaseEstimator):
         shape = planned_shape(self, self._schema(X))
         plan = None if shape is None else plan_fit(params, make_loss(self._loss_name, shape[0]),
                                                    *shape)
-        fit_id = None if plan is None else self._reserve(plan)
-        try:
+        spend = Reservation(self.accountant, f"{type(self).__name__}(epsilon={self.epsilon:g}, "
+                                             f"delta={self.delta:g})")
+        with spend:
+            if plan is not None:
+                spend.reserve(plan.entries)
             records, n_outputs, inputs = self._records(X, y)
             loss = make_loss(self._loss_name, n_outputs)
             if plan is None:
                 plan = plan_fit(params, loss, n_outputs, inputs.numeric.size)
-                fit_id = self._reserve(plan)
+                spend.reserve(plan.entries)
             forest, ledger, filtered, released = train(records, inputs, loss, params, plan,
-                                                       n_outputs, n_threads(self.n_jobs), fit_id)
-        except BaseException:
-            if fit_id is not None:  # reserved with the accountant
-                self.accountant.release(fit_id)
-            raise
-        if self.accountant is not None:
-            self.accountant.commit(fit_id, ledger.entries)
+                                                       n_outputs, n_threads(self.n_jobs),
+                                                       spend.fit_id)
+        spend.commit(ledger.entries)
         # Fitted attributes are set only now: a fit that raised leaves nothing half-fitted.
         for name, value in {**inputs.target, **released}.items():
             setattr(self, name, value)
@@ -134,16 +120,8 @@ class _BaseDPGB(BaseEstimator):
         number of outputs and the public inputs (``_validation.fit_inputs``): here one
         partition in this process."""
         X, y_scaled, inputs = fit_inputs(self, X, y)
-        partition = Partition.of(X, y_scaled, n_threads=n_threads(self.n_jobs))
-        return InMemoryRecords(partition), y_scaled.shape[1], inputs
-
-    def _reserve(self, plan):
-        """The fit's identifier, reserved with the accountant if there is one (or raises
-        :class:`BudgetExceededError`)."""
-        if self.accountant is None:
-            return None
-        return self.accountant.reserve(plan.entries, f"{type(self).__name__}(epsilon="
-                                                     f"{self.epsilon:g}, delta={self.delta:g})")
+        return (InMemoryRecords.of(X, y_scaled, n_threads(self.n_jobs)), y_scaled.shape[1],
+                inputs)
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -155,8 +133,7 @@ class _BaseDPGB(BaseEstimator):
         """ndarray of shape (n_features_in_,): :meth:`feature_importance` of the released gain,
         or of the split counts when the leaves released no statistics (Laplace leaves)."""
         check_is_fitted(self)
-        released = np.isfinite(self._forest.leaf_statistics).all()
-        return self.feature_importance("gain" if released else "split")
+        return self.feature_importance("gain" if releases_statistics(self._forest) else "split")
 
     def feature_importance(self, importance_type="gain"):
         """Feature importances from released values only (never exact gains or covers).
@@ -183,19 +160,8 @@ class _BaseDPGB(BaseEstimator):
             leaves released only their values (``leaf_noise="laplace"``).
         """
         check_is_fitted(self)
-        forest = self._forest
-        if importance_type == "split":
-            return split_count_importances(forest.split_feature, self.n_features_in_)
-        if importance_type not in ("gain", "cover"):
-            raise ValueError(f"importance_type={importance_type!r}; expected 'gain', 'cover' "
-                             "or 'split'.")
-        if not np.isfinite(forest.leaf_statistics).all():
-            raise ValueError(f"importance_type={importance_type!r} needs the leaves' released "
-                             "statistics; Laplace leaves (leaf_noise='laplace') release only "
-                             "their values: use importance_type='split'.")
-        l2 = float(self.l2_regularization)
-        return released_importances(forest, l2, denominator_floor(self.leaf_noise, l2),
-                                    self.n_features_in_, importance_type)
+        return feature_importance(self._forest, importance_type, self.l2_regularization,
+                                  self.leaf_noise, self.n_features_in_)
 
     def privacy_report(self):
         """Text account of the fit: composed epsilon and the ledger by mechanism.
@@ -244,85 +210,12 @@ class _BaseDPGB(BaseEstimator):
                              self._forest, self.privacy_ledger_)
 
     def to_xgboost_json(self):
-        """The fitted model in XGBoost's JSON model format, for ``xgboost.Booster`` to serve.
-
-        Each tree is written as it is: complete, in heap order (XGBoost's node ids), with the
-        released split features, missing-value sides and leaf values (after shrinkage). A split
-        "bin ``<= b`` goes left" becomes XGBoost's ``x < split_condition`` with the smallest
-        float32 value that dpboost bins right of ``b``: XGBoost reads inputs as float32, and on
-        every float32 input (values exactly at a threshold included) both send a record the same
-        way. Missing values (NaN) follow the released side (``default_left``).
-
-        The link is folded into the model so that ``Booster.predict`` returns:
-
-        - a classifier with the logistic or softmax loss and two classes: ``binary:logistic``,
-          ``base_score`` 0.5 (a margin of 0); predictions are ``predict_proba(X)[:, 1]``;
-        - ``loss="softmax"`` with K > 2 classes: ``multi:softprob``, K trees per round in the
-          order of ``classes_``, ``base_score`` 0; predictions are ``predict_proba(X)``;
-        - ``loss="square"`` with two classes: ``reg:squarederror`` with ``(F + 1) / 2``
-          (leaves halved, ``base_score`` 0.5); ``predict_proba(X)[:, 1]`` is that clipped to
-          [0, 1];
-        - a regressor: ``reg:squarederror`` in the units of ``y`` (leaves times
-          ``(upper - lower) / 2``, ``base_score`` ``(lower + upper) / 2`` of ``target_bounds_``);
-          ``predict(X)`` is that clipped to ``target_bounds_``, a step XGBoost has no way to
-          store.
-
-        ``output_margin=True`` gives the margins of :meth:`decision_function` (classifiers with
-        the logistic or softmax loss), and XGBoost's ``iteration_range`` selects boosting stages
-        as dpboost's does.
-
-        Returns
-        -------
-        text : str
-            XGBoost's JSON model (``gbtree``; the fields of XGBoost >= 2.0, with ``base_score``
-            as one number so that earlier readers load it too). Load it with
-            ``xgboost.Booster().load_model(bytearray(text, "utf-8"))``, or write it to a
-            ``.json`` file for ``xgboost.Booster(model_file=path)``. It holds
-            ``n_outputs * n_estimators`` trees of ``2**(max_depth + 1) - 1`` nodes,
-            ``n_features_in_`` features and their ``feature_names_in_`` (if fitted on a
-            DataFrame), and the attributes ``dpboost_estimator``, ``dpboost_version`` and
-            ``dpboost_categories`` (the category lists, JSON).
-
-        Raises
-        ------
-        NotImplementedError
-            A classifier with one-vs-rest outputs (``loss="logistic"`` or ``"square"`` with
-            K > 2 classes): its probabilities are normalised per-class scores, a link no XGBoost
-            objective has.
-        ValueError
-            A feature bound outside float32's range (XGBoost stores split conditions as
-            float32).
-
-        Notes
-        -----
-        Privacy: the export is post-processing of released values (split choices, leaf values,
-        the grid) and public inputs (target bounds, category lists), so it carries the fit's
-        guarantee and nothing more. XGBoost's node statistics have no released counterpart and
-        are never statistics of the data: ``loss_changes`` and internal ``base_weights`` are 0
-        (XGBoost's ``"gain"`` importance is 0), and the cover ``sum_hessian`` is the number of
-        leaves below the node, a constant of the tree's shape, not a count of records. SHAP
-        values (``pred_contribs=True``) are therefore those of a reference that sends an absent
-        feature either way with probability 1/2, not the training distribution.
-
-        Inputs: XGBoost reads ``X`` as float32, dpboost bins float64. On float32-representable
-        inputs (``X.astype(np.float32)``) both route every record alike and the predictions
-        agree up to float32 rounding of the leaf sums (about 1e-7 relative); a float64 value
-        within float32 rounding of a threshold may go the other way. XGBoost refuses infinite
-        values, which dpboost clips into the outer bins: replace them by the largest float32,
-        ``big = np.finfo(np.float32).max; np.nan_to_num(X, nan=np.nan, posinf=big,
-        neginf=-big)``, which both put there. Categorical columns must hold their codes, as dpboost encodes
-        them: the position of the value in ``categories_[j]`` (NaN for a value not in the list
-        or missing); the exported trees split those codes as numbers, exactly as dpboost does.
-        """
-        from . import __version__
-
         check_is_fitted(self)
-        objective, base_score, leaf_scale = self._xgboost_link()
-        model = forest_to_xgboost(
-            self._forest, objective, self.n_features_in_, base_score=base_score,
-            leaf_scale=leaf_scale, feature_names=getattr(self, "feature_names_in_", None),
-            attributes=model_attributes(type(self).__name__, self.categories_, __version__))
-        return json.dumps(model)
+        return estimator_to_xgboost(
+            type(self).__name__, self._forest, self._xgboost_link(), self.n_features_in_,
+            getattr(self, "feature_names_in_", None), self.categories_)
+
+    to_xgboost_json.__doc__ = TO_XGBOOST_JSON
 
     @classmethod
     def from_json(cls, text):
@@ -407,72 +300,32 @@ class DPGBClassifier(ClassifierMixin, _BaseDPGB):
     def _loss_name(self):
         return self.loss
 
+    @predict_doc("Raw margins: square-loss estimates of ``E[label | x]`` with labels -1 / +1.",
+                 "margin : ndarray of shape (n_samples,) for two classes (positive class "
+                 "``classes_[1]``),\n            or (n_samples, n_classes) for one-vs-rest, "
+                 "dtype=float64")
     def decision_function(self, X, iteration_range=None):
-        """Raw margins: square-loss estimates of ``E[label | x]`` with labels -1 / +1.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-        iteration_range : (int, int) or None, default=None
-            Only the boosting stages ``[begin, end)`` (XGBoost's name); None: all.
-
-        Returns
-        -------
-        margin : ndarray of shape (n_samples,) for two classes (positive class ``classes_[1]``),
-            or (n_samples, n_classes) for one-vs-rest, dtype=float64
-        """
         margin = self._raw_predict(X, iteration_range)
         return margin[:, 0] if self.classes_.size == 2 else margin
 
-    def predict_proba(self, X, iteration_range=None):
-        """Class probabilities through the loss's link (``_loss``).
+    @predict_doc("""Class probabilities through the loss's link (``_loss``).
 
         ``"softmax"``: ``softmax(F)`` (two classes: ``[1 - p, p]``, ``p = sigma(F)``).
         ``"logistic"``: ``sigma(F_k)``; ``"square"``: ``clip((F_k + 1) / 2, 0, 1)``; with K > 2
-        classes one-vs-rest, normalised to sum to 1 (uniform where all are 0).
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-        iteration_range : (int, int) or None, default=None
-            Only the boosting stages ``[begin, end)`` (XGBoost's name); None: all.
-
-        Returns
-        -------
-        proba : ndarray of shape (n_samples, n_classes), dtype=float64
-        """
+        classes one-vs-rest, normalised to sum to 1 (uniform where all are 0).""",
+                 "proba : ndarray of shape (n_samples, n_classes), dtype=float64")
+    def predict_proba(self, X, iteration_range=None):
         return self._proba(self._raw_predict(X, iteration_range))
 
     def _xgboost_link(self):
-        """(objective, base_score, leaf scale) of :meth:`to_xgboost_json`."""
-        n_outputs = self._forest.n_outputs
-        if n_outputs == 1:
-            if self.loss == "square":
-                return "reg:squarederror", 0.5, 0.5
-            return "binary:logistic", 0.5, 1.0
-        if self.loss == "softmax":
-            return "multi:softprob", 0.0, 1.0
-        raise NotImplementedError(
-            f"loss={self.loss!r} with {n_outputs} classes has one-vs-rest probabilities "
-            "(normalised per-class scores), which no XGBoost objective computes; "
-            "loss='softmax' exports as multi:softprob")
+        return xgboost_link(self.loss, self._forest.n_outputs)
 
     def _proba(self, margin):
         return make_loss(self.loss, margin.shape[1]).proba(margin)
 
+    @predict_doc("Predicted labels: the class of largest margin (two classes: ``classes_[1]`` "
+                 "if F > 0).", "y_pred : ndarray of shape (n_samples,)")
     def predict(self, X, iteration_range=None):
-        """Predicted labels: the class of largest margin (two classes: ``classes_[1]`` if F > 0).
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-        iteration_range : (int, int) or None, default=None
-            Only the boosting stages ``[begin, end)`` (XGBoost's name); None: all.
-
-        Returns
-        -------
-        y_pred : ndarray of shape (n_samples,)
-        """
         return self._labels(self._raw_predict(X, iteration_range))
 
     def _labels(self, margin):
@@ -480,32 +333,16 @@ class DPGBClassifier(ClassifierMixin, _BaseDPGB):
             return self.classes_[(margin[:, 0] > 0).astype(int)]
         return self.classes_[np.argmax(margin, axis=1)]
 
+    @predict_doc("Predicted labels after each boosting stage (as scikit-learn's gradient "
+                 "boosting).", "y_pred : ndarray of shape (n_samples,)\n            After stages "
+                 "1, ..., ``n_estimators`` (each stage adds one tree per output).", staged=True)
     def staged_predict(self, X):
-        """Predicted labels after each boosting stage (as scikit-learn's gradient boosting).
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-
-        Yields
-        ------
-        y_pred : ndarray of shape (n_samples,)
-            After stages 1, ..., ``n_estimators`` (each stage adds one tree per output).
-        """
         for margin in self._staged_raw_predict(X):
             yield self._labels(margin)
 
+    @predict_doc("Class probabilities after each boosting stage (see :meth:`predict_proba`).",
+                 "proba : ndarray of shape (n_samples, n_classes), dtype=float64", staged=True)
     def staged_predict_proba(self, X):
-        """Class probabilities after each boosting stage (see :meth:`predict_proba`).
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-
-        Yields
-        ------
-        proba : ndarray of shape (n_samples, n_classes), dtype=float64
-        """
         for margin in self._staged_raw_predict(X):
             yield self._proba(margin)
 
@@ -527,39 +364,17 @@ class DPGBRegressor(RegressorMixin, _BaseDPGB):
                  verbose=0, diagnostics=False, n_jobs=None, accountant=None):
         self._store_parameters(locals())
 
+    @predict_doc("Predicted targets in the units of ``y``, within ``target_bounds_``.",
+                 "y_pred : ndarray of shape (n_samples,), dtype=float64")
     def predict(self, X, iteration_range=None):
-        """Predicted targets in the units of ``y``.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-        iteration_range : (int, int) or None, default=None
-            Only the boosting stages ``[begin, end)`` (XGBoost's name); None: all.
-
-        Returns
-        -------
-        y_pred : ndarray of shape (n_samples,), dtype=float64
-        """
-        return unscale_target(np.clip(self._raw_predict(X, iteration_range)[:, 0], -1.0, 1.0),
-                              self.target_bounds_)
+        return predicted_target(self._raw_predict(X, iteration_range)[:, 0], self.target_bounds_)
 
     def _xgboost_link(self):
-        """(objective, base_score, leaf scale) of :meth:`to_xgboost_json`: the unscaling of
-        the targets folded into the trees."""
-        lower, upper = self.target_bounds_
-        return "reg:squarederror", (lower + upper) / 2.0, (upper - lower) / 2.0
+        return xgboost_link("square", 1, self.target_bounds_)
 
+    @predict_doc("Predictions after each boosting stage (as scikit-learn's gradient boosting).",
+                 "y_pred : ndarray of shape (n_samples,), dtype=float64\n            After "
+                 "stages 1, ..., ``n_estimators``.", staged=True)
     def staged_predict(self, X):
-        """Predictions after each boosting stage (as scikit-learn's gradient boosting).
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-
-        Yields
-        ------
-        y_pred : ndarray of shape (n_samples,), dtype=float64
-            After stages 1, ..., ``n_estimators``.
-        """
         for margin in self._staged_raw_predict(X):
-            yield unscale_target(np.clip(margin[:, 0], -1.0, 1.0), self.target_bounds_)
+            yield predicted_target(margin[:, 0], self.target_bounds_)

@@ -222,6 +222,56 @@ def _float_text(value):
     return repr(_f32(value))
 
 
+def xgboost_link(loss_name, n_outputs, target_bounds=None):
+    """XGBoost's (objective, base_score, leaf scale) of a fitted model's link.
+
+    Parameters
+    ----------
+    loss_name : {"softmax", "logistic", "square"}
+        The classifier's ``loss``, or ``"square"`` for a regressor.
+    n_outputs : int
+    target_bounds : tuple of float, default=None
+        A regressor's ``target_bounds_`` (the unscaling of the targets is folded into the
+        trees); None for a classifier.
+
+    Returns
+    -------
+    objective : str
+    base_score, leaf_scale : float
+
+    Raises
+    ------
+    NotImplementedError
+        One-vs-rest outputs (``loss="logistic"`` or ``"square"`` with K > 2 classes).
+    """
+    if target_bounds is not None:
+        lower, upper = target_bounds
+        return "reg:squarederror", (lower + upper) / 2.0, (upper - lower) / 2.0
+    if n_outputs == 1:
+        if loss_name == "square":
+            return "reg:squarederror", 0.5, 0.5
+        return "binary:logistic", 0.5, 1.0
+    if loss_name == "softmax":
+        return "multi:softprob", 0.0, 1.0
+    raise NotImplementedError(
+        f"loss={loss_name!r} with {n_outputs} classes has one-vs-rest probabilities "
+        "(normalised per-class scores), which no XGBoost objective computes; "
+        "loss='softmax' exports as multi:softprob")
+
+
+def estimator_to_xgboost(estimator_name, forest, link, n_features, feature_names, categories):
+    """An estimator's ``to_xgboost_json`` text: :func:`forest_to_xgboost` with the ``link`` of
+    :func:`xgboost_link` and the :func:`model_attributes` of this library's version."""
+    from . import __version__
+
+    objective, base_score, leaf_scale = link
+    model = forest_to_xgboost(
+        forest, objective, n_features, base_score=base_score, leaf_scale=leaf_scale,
+        feature_names=feature_names,
+        attributes=model_attributes(estimator_name, categories, __version__))
+    return json.dumps(model)
+
+
 def model_attributes(estimator_name, categories, version):
     """XGBoost model attributes naming the writer and the category lists (codes of the
     categorical columns the exported trees expect: a value's position in its list)."""

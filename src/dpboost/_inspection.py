@@ -8,6 +8,8 @@ from collections import defaultdict
 
 import numpy as np
 
+from ._grower import denominator_floor
+
 
 def split_count_importances(split_feature, n_features):
     """Fraction of all split nodes that use each feature.
@@ -79,6 +81,50 @@ def released_importances(forest, l2_regularization, floor, n_features, importanc
                                     minlength=n_features), 0.0)
     total = totals.sum()
     return totals / total if total > 0 else totals
+
+
+def releases_statistics(forest):
+    """Whether every leaf of ``forest`` released its (gradient sum, weight): Gaussian or averaged
+    leaves do, Laplace leaves release only their values (NaN statistics)."""
+    return bool(np.isfinite(forest.leaf_statistics).all())
+
+
+def feature_importance(forest, importance_type, l2_regularization, leaf_noise, n_features):
+    """An estimator's ``feature_importance``: split counts or released gain or cover.
+
+    Parameters
+    ----------
+    forest : Forest
+    importance_type : {"gain", "cover", "split"}
+        ``"split"``: :func:`split_count_importances`; ``"gain"`` and ``"cover"``:
+        :func:`released_importances` with the leaves' own least denominator
+        (``_grower.denominator_floor``).
+    l2_regularization : float
+    leaf_noise : {"laplace", "gaussian", "average"}
+    n_features : int
+
+    Returns
+    -------
+    importances : ndarray of shape (n_features,), dtype=float64
+
+    Raises
+    ------
+    ValueError
+        ``importance_type`` not one of the three, or not ``"split"`` while
+        :func:`releases_statistics` is false.
+    """
+    if importance_type == "split":
+        return split_count_importances(forest.split_feature, n_features)
+    if importance_type not in ("gain", "cover"):
+        raise ValueError(f"importance_type={importance_type!r}; expected 'gain', 'cover' "
+                         "or 'split'.")
+    if not releases_statistics(forest):
+        raise ValueError(f"importance_type={importance_type!r} needs the leaves' released "
+                         "statistics; Laplace leaves (leaf_noise='laplace') release only "
+                         "their values: use importance_type='split'.")
+    l2 = float(l2_regularization)
+    return released_importances(forest, l2, denominator_floor(leaf_noise, l2), n_features,
+                                importance_type)
 
 
 def privacy_report(ledger, epsilon, filtered_fraction=None, delta=0.0):

@@ -93,6 +93,12 @@ def unscale_target(raw_predictions, target_bounds):
     return lower + (np.asarray(raw_predictions) + 1.0) * (upper - lower) / 2.0
 
 
+def predicted_target(raw_predictions, target_bounds):
+    """A regressor's predictions: raw scores clipped to [-1, 1], then :func:`unscale_target`, so
+    every prediction lies within the public ``target_bounds``."""
+    return unscale_target(np.clip(raw_predictions, -1.0, 1.0), target_bounds)
+
+
 class SquareLoss:
     """DPBoost's square loss on labels in [-1, 1] (Li et al. 2020, Sec. 4): ``g = F - y``, ``h = 1``.
 

@@ -171,6 +171,11 @@ class InMemoryRecords:
         self.partition = partition
 
     @classmethod
+    def of(cls, X, y_scaled, n_threads=1):
+        """The record set of a fit's records in this process (:meth:`Partition.of`)."""
+        return cls(Partition.of(X, y_scaled, n_threads=n_threads))
+
+    @classmethod
     def of_tree(cls, X_binned, sample_indices, gradients, hessians=None, n_threads=1):
         """The record set of one tree on given records: rows ``sample_indices`` (int32,
         ascending) of ``X_binned`` (uint8, Fortran order) with their bounded ``gradients`` (and

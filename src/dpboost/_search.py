@@ -16,7 +16,7 @@ from sklearn.base import BaseEstimator, MetaEstimatorMixin, clone, is_classifier
 from sklearn.utils import _safe_indexing
 from sklearn.utils.validation import check_consistent_length, column_or_1d
 
-from ._accountant import PrivacyAccountant
+from ._accountant import PrivacyAccountant, Reservation
 from ._accounting import PrivacyLedger, rdp_epsilon, zcdp_rho
 from ._boosting import plan_fit
 from ._loss import make_loss
@@ -263,7 +263,8 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
 
         Returns
         -------
-        self : object
+        self : PrivateSearchCV
+            With ``best_params_``, ``best_estimator_`` and the search's ``privacy_spent_``.
 
         Raises
         ------
@@ -274,16 +275,12 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
         rho_fit, rho_score, trial_epsilon = self._budget()
         event = search_event(rho_fit + rho_score, rho_score, self.n_trials,
                              self.n_trials_distribution)
-        fit_id = (None if self.accountant is None else self.accountant.reserve(
-            (), f"PrivateSearchCV(epsilon={self.epsilon:g}, delta={self.delta:g})", event))
-        try:
+        spend = Reservation(self.accountant, f"PrivateSearchCV(epsilon={self.epsilon:g}, "
+                                             f"delta={self.delta:g})")
+        with spend:
+            spend.reserve(event=event)
             self._search(X, y, rho_fit, rho_score, trial_epsilon)
-        except BaseException:
-            if fit_id is not None:
-                self.accountant.release(fit_id)
-            raise
-        if fit_id is not None:
-            self.accountant.commit(fit_id)
+        spend.commit()
         self.privacy_spent_ = rdp_epsilon(event, self.delta)
         return self
 

@@ -789,6 +789,26 @@ def resolve_schedule(learning_rate, subsample, epsilon):
     return float(learning_rate), float(subsample)
 
 
+def resolve_params(params, hessian_bound):
+    """An estimator's parameters (``get_params(deep=False)``) with every ``"auto"`` resolved from
+    the public inputs (:func:`resolve_schedule`, :func:`resolve_min_child_weight` with the loss's
+    Hessian bound): what the plan and the boosting loop read.
+
+    Returns
+    -------
+    params : dict
+        A new dict; ``params`` is not changed.
+    """
+    epsilon = float(params["epsilon"])
+    learning_rate, subsample = resolve_schedule(params["learning_rate"], params["subsample"],
+                                                epsilon)
+    min_child_weight = resolve_min_child_weight(params["min_child_weight"],
+                                                params["leaf_noise"], params["epsilon"],
+                                                hessian_bound)
+    return dict(params, min_child_weight=min_child_weight, learning_rate=learning_rate,
+                subsample=subsample)
+
+
 def fit_inputs(estimator, X, y):
     """Check everything ``fit`` takes before any noise is drawn: the parameters' combinations,
     the public inputs, and each record's place in the data domain.
