@@ -86,6 +86,22 @@ def test_partitions_do_not_change_the_model(client, assert_same_model):
     assert list(fits[0].feature_names_in_) == list("abcd")
 
 
+def test_columns_of_one_parquet_dataset_stay_aligned(client, tmp_path, assert_same_model):
+    # X and y as column projections of one read_parquet: dask plans each projection on its own
+    # and fuses the files of the narrow one (y) into fewer partitions; the fit must pair each
+    # record's features with its own label (it raised an IndexError, or could mispair them).
+    X, y = _data()
+    frame = pd.DataFrame(X, columns=list("abcd")).assign(label=y)
+    for i, start in enumerate(range(0, len(frame), 500)):
+        frame.iloc[start:start + 500].to_parquet(tmp_path / f"part-{i}.parquet", index=False)
+    params = {"classes": [0, 1, 2], "feature_bounds": (-4, 4), "random_state": 2,
+              "n_estimators": 20}
+    data = dd.read_parquet(str(tmp_path))
+    on_dask = DaskDPGBClassifier(client=client, **params).fit(data.drop(columns="label"),
+                                                              data["label"])
+    assert_same_model(DPGBClassifier(**params).fit(frame.drop(columns="label"), y), on_dask)
+
+
 def test_predictions_on_collections_are_collections(client):
     X, y = _data()
     params = {"classes": [0, 1, 2], "feature_bounds": (-4, 4), "random_state": 1,

@@ -159,7 +159,18 @@ def _collections(X, y):
         if not isinstance(y, (dd.Series, dd.DataFrame)) or y.npartitions != X.npartitions:
             raise ValueError("y must be a dask Series with the partitions of X (a dask "
                              f"DataFrame of {X.npartitions} partitions); got {type(y).__name__}.")
-        return X.to_delayed(), y.to_delayed(), X._meta, y._meta
+        # One frame, then its partitions: X and y partitioned apart need not stay aligned (dask
+        # plans a column projection of read_parquet on its own, and fuses the files of a narrow
+        # one into fewer partitions).
+        target = _free_name(X.columns)
+        try:
+            frame = X.assign(**{target: y.iloc[:, 0] if isinstance(y, dd.DataFrame) else y})
+        except (ValueError, TypeError, NotImplementedError) as error:
+            raise ValueError("y must be aligned with X (the same index and partitions, e.g. a "
+                             "column of the same dask DataFrame)") from error
+        parts = frame.to_delayed()
+        return ([dask.delayed(_drop)(part, target) for part in parts],
+                [dask.delayed(_column)(part, target) for part in parts], X._meta, y._meta)
     if isinstance(X, da.Array):
         if X.ndim != 2 or not isinstance(y, da.Array) or y.ndim != 1:
             raise ValueError("X must be a 2-d dask array and y a 1-d dask array; got X of "
@@ -170,6 +181,22 @@ def _collections(X, y):
                 np.empty((0, X.shape[1]), dtype=X.dtype), np.empty(0, dtype=y.dtype))
     raise TypeError(f"X must be a dask DataFrame or a dask Array; got {type(X).__name__} (fit "
                     "in-memory data with DPGBClassifier / DPGBRegressor).")
+
+
+def _free_name(columns):
+    """A column name that is not in ``columns``."""
+    name = "__dpboost_target__"
+    while name in set(columns):
+        name += "_"
+    return name
+
+
+def _drop(frame, column):
+    return frame.drop(columns=column)
+
+
+def _column(frame, column):
+    return frame[column]
 
 
 class _DaskFit:
