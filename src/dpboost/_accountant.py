@@ -13,7 +13,7 @@ import threading
 import uuid
 from dataclasses import replace
 
-from ._accounting import compose_pure, ledger_event, rdp_epsilon
+from ._accounting import compose_pure, ledger_event, rdp_epsilon, threshold_delta
 
 
 class BudgetExceededError(RuntimeError):
@@ -42,7 +42,8 @@ class PrivacyAccountant:
         by summing their epsilons. ``> 0``: every release of every registered fit is composed
         at once by Renyi-DP composition (Google's dp-accounting, as a single fit's ledger) and
         converted to (epsilon, ``delta``); for pure-DP fits, the sum of their epsilons if that
-        is smaller.
+        is smaller. Fits that release category lists (``categories="private"``) add their
+        thresholds' delta: the Renyi part is converted at ``delta`` minus its sum.
 
     Raises
     ------
@@ -98,10 +99,14 @@ class PrivacyAccountant:
         if self.delta == 0:
             return pure
         ledger = ledger_event(entries)
-        if ledger is None:
+        # Every fit's thresholds (private category lists) add their delta: on the event that
+        # no fit releases a value held by the added record alone (probability at least 1 - their
+        # sum), the transcript of all the fits is the restricted one, composed here.
+        renyi_delta = self.delta - threshold_delta(entries)
+        if ledger is None or not renyi_delta > 0:
             return pure
         return min(pure, rdp_epsilon(dp_accounting.ComposedDpEvent([ledger, *events]),
-                                     self.delta))
+                                     renyi_delta))
 
     def spent(self):
         """Composed epsilon of every registered fit, at this accountant's ``delta``.

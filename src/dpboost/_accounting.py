@@ -20,7 +20,9 @@ class LedgerEntry:
     mechanism : str
         ``"exponential"`` (split selection), ``"uniform"`` (data-independent random split,
         epsilon 0), ``"laplace"`` (leaf values), ``"gaussian"`` (leaf gradient and Hessian sums),
-        or ``"argmax"`` / ``"exact"`` for the non-private counterparts when ``epsilon = inf``.
+        ``"threshold"`` (category lists: the values whose Gaussian-noised count clears
+        :attr:`threshold`), or ``"argmax"`` / ``"exact"`` for the non-private counterparts when
+        ``epsilon = inf``.
     epsilon : float
         Pure-DP cost of the release (per node: the nodes of one entry are disjoint); ``inf`` for
         ``"gaussian"``, which is not pure DP.
@@ -36,8 +38,8 @@ class LedgerEntry:
     n_nodes : int
         Number of disjoint nodes released together.
     noise_multiplier : float, default=0.0
-        ``"gaussian"``: standard deviation of the noise divided by the L2 sensitivity; 0 for the
-        other mechanisms.
+        ``"gaussian"`` and ``"threshold"``: standard deviation of the noise divided by the L2
+        sensitivity; 0 for the other mechanisms.
     sampling_rate : float, default=1.0
         Poisson sampling rate gamma of the records the tree saw (``subsample``); every release
         of one tree uses the same sample, so the tree is amplified as a whole.
@@ -45,6 +47,13 @@ class LedgerEntry:
         Identifier of the fit that made the release, drawn at random for each fit (independent
         of the data): releases of different fits compose sequentially even when their groups
         and trees coincide. Not part of equality or repr (those show the releases).
+    threshold : float, default=0.0
+        ``"threshold"``: a value is released when its noisy count exceeds it; 0 otherwise.
+    delta : float, default=0.0
+        The release's additive delta beyond its Renyi curve: for ``"threshold"``, a bound on the
+        probability that a value held by the added record alone clears :attr:`threshold`
+        (docs/privacy.md, Private category lists); every composition converts the Renyi part
+        at the total delta minus the sum of these. 0 for the other mechanisms.
     """
 
     mechanism: str
@@ -57,6 +66,8 @@ class LedgerEntry:
     noise_multiplier: float = 0.0
     sampling_rate: float = 1.0
     fit: str = field(default="", compare=False, repr=False)
+    threshold: float = 0.0
+    delta: float = 0.0
 
 
 def _log_expm1(x):
@@ -136,7 +147,9 @@ def _dp_event(entry):
         return dp_accounting.ZCDpEvent(entry.epsilon**2 / 8.0)
     if entry.mechanism == "laplace":
         return dp_accounting.LaplaceDpEvent(1.0 / entry.epsilon)
-    if entry.mechanism == "gaussian":
+    if entry.mechanism in ("gaussian", "threshold"):
+        # A threshold release is the Gaussian mechanism on the counts of the values both
+        # neighbours hold (its new values are its delta; docs/privacy.md, Private category lists).
         return dp_accounting.GaussianDpEvent(entry.noise_multiplier)
     if entry.mechanism == "uniform":
         return dp_accounting.NoOpDpEvent()
@@ -158,6 +171,11 @@ def compose_rdp(entries, delta):
     has no amplified form of the exponential or Laplace mechanisms, so other sampled trees count
     unamplified, which is an upper bound (a mechanism is at least as private on a subsample).
 
+    Releases with an additive delta of their own (``LedgerEntry.delta``, the thresholds of
+    private category lists) are (epsilon, delta_R + sum of theirs)-DP when their Renyi part is
+    (epsilon, delta_R)-DP, so the Renyi part is converted at ``delta`` minus that sum
+    (:func:`threshold_delta`).
+
     Parameters
     ----------
     entries : iterable of LedgerEntry
@@ -167,12 +185,30 @@ def compose_rdp(entries, delta):
     Returns
     -------
     epsilon : float
-        ``0.0`` for no entries; ``inf`` if any entry is non-private.
+        ``0.0`` for no entries; ``inf`` if any entry is non-private or the thresholds' delta is
+        not below ``delta``.
     """
+    entries = list(entries)
     event = ledger_event(entries)
-    if event is None:
+    renyi_delta = delta - threshold_delta(entries)
+    if event is None or not renyi_delta > 0:
         return math.inf
-    return 0.0 if not event.events else rdp_epsilon(event, delta)
+    return 0.0 if not event.events else rdp_epsilon(event, renyi_delta)
+
+
+def threshold_delta(entries):
+    """Sum of the releases' additive deltas (``LedgerEntry.delta``).
+
+    On the event that no value held only by the larger neighbour clears any threshold, the
+    whole transcript has the law of the one restricted to the values both hold, a Renyi-DP
+    composition; the event fails with probability at most this sum (a union bound over the
+    releases, each over its columns; docs/privacy.md, Private category lists).
+
+    Returns
+    -------
+    delta : float
+    """
+    return math.fsum(e.delta for e in entries)
 
 
 def ledger_event(entries):
@@ -239,7 +275,8 @@ def zcdp_rho(entries):
     exponential mechanism ``eps^2 / 8``-zCDP (Cesar & Rogers 2021), a data-independent one 0
     (Bun & Steinke 2016). zCDP composes by adding rho sequentially and by the maximum in parallel,
     grouped as :func:`compose_pure` groups: ``sum_(fit, group) max_trees sum_entries rho``. A
-    Laplace release or a Poisson-sampled tree has no linear Renyi curve: inf.
+    Laplace release, a Poisson-sampled tree or a thresholded release (whose delta is not part of
+    a Renyi curve) has no linear Renyi curve: inf.
 
     Parameters
     ----------

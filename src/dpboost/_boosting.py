@@ -16,6 +16,7 @@ from ._candidates import (
     initial_binner,
     initial_candidates,
     private_bounds,
+    private_categories,
 )
 from ._common import G_H_DTYPE, SAMPLE_INDEX_DTYPE
 from ._grower import grow_tree
@@ -25,10 +26,10 @@ from ._predictor import Forest, predict_binned
 from ._records import POISSON_STREAM, POSITION_STREAM, TreeState
 
 
-def plan_fit(params, loss, n_outputs, n_numeric):
+def plan_fit(params, loss, n_outputs, n_numeric, n_private_categories=0):
     """The fit's budget plan, from public inputs only (hyper-parameters, the number of outputs
-    from the classes, how many columns are numeric, the loss's bounds): made before any record is
-    read, so that an accountant can refuse the fit first.
+    from the classes, how many columns are numeric or have private category lists, the loss's
+    bounds): made before any record is read, so that an accountant can refuse the fit first.
 
     Parameters
     ----------
@@ -36,7 +37,12 @@ def plan_fit(params, loss, n_outputs, n_numeric):
         As :func:`train`'s.
     loss : loss object or class of ``_loss``
         Its ``hessian_bound`` and ``hessian_sketch_rounds``.
-    n_outputs, n_numeric : int
+    n_outputs, n_numeric, n_private_categories : int
+
+    Raises
+    ------
+    ValueError
+        A setting the planner cannot honour (e.g. private category lists with ``delta = 0``).
 
     Returns
     -------
@@ -56,7 +62,8 @@ def plan_fit(params, loss, n_outputs, n_numeric):
         hessian_sketch_rounds=loss.hessian_sketch_rounds,
         gradient_bound=float(params["gradient_bound"]),
         bounds_features=(n_numeric * _is_private(params["feature_bounds"])
-                         + _is_private(params.get("target_bounds"))))
+                         + _is_private(params.get("target_bounds"))),
+        categories_features=n_private_categories)
 
 
 def _is_private(value):
@@ -95,12 +102,24 @@ def train(records, inputs, loss, params, plan, n_outputs, n_threads, fit_id=None
         The exact GDF filtered fraction per tree (NOT private: only stored on request).
     released : dict
         Public inputs released by the fit: ``{"target_bounds_": (lower, upper)}`` with
-        ``target_bounds="private"``, else empty (released feature bounds are the forest's grid).
+        ``target_bounds="private"``, ``{"categories_": every column's list}`` with private
+        category lists, else empty (released feature bounds are the forest's grid).
     """
     numeric = inputs.numeric
     noise = make_noise(params["random_state"])
     ledger = PrivacyLedger(fit_id)
     bounds, released = inputs.feature_bounds, {}
+    if plan.categories is not None:
+        # Category lists released from the data first (docs/privacy.md, Private category
+        # lists); the grid of a column spans its released list.
+        lists = private_categories(records, inputs.observed_categories, plan.categories, noise,
+                                   ledger)
+        bounds = bounds.copy()
+        for j, values in lists.items():
+            bounds[j] = (-0.5, max(values.size, 1) - 0.5)
+        inputs = replace(inputs, categories={**inputs.categories, **lists},
+                         observed_categories={})
+        released["categories_"] = inputs.categories
     if plan.bounds is not None:
         # Public inputs released from the data first (docs/privacy.md, Private feature bounds).
         private_features = _is_private(params["feature_bounds"])

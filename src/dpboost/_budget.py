@@ -11,9 +11,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._accounting import LedgerEntry, compose, deamplify_pure
+from ._accounting import LedgerEntry, compose, deamplify_pure, rdp_epsilon
 from ._common import GRADIENT_BOUND
-from ._mechanisms import noise_scale
+from ._mechanisms import SecureNoise, noise_scale
 
 #: Share of each tree's zCDP budget spent on split selection under Renyi accounting; the rest goes
 #: to the leaves (DP-XGB, "Revisiting differentially private XGBoost", Sec. 4: 0.7 : 0.3).
@@ -33,6 +33,16 @@ HESSIAN_SKETCH_ROUNDS = 5
 BOUNDS_SHARE = 0.1
 #: Ledger scope of the private bounds: released first, sequentially composed.
 BOUNDS_SCOPE = {"group": -1, "tree": -1, "level": -1}
+#: Private category lists (``categories="private"``): the Gaussian noise of the counts is the
+#: noise that alone would cost this share of epsilon (at the Renyi delta); the trees get what
+#: the Renyi composition leaves (docs/privacy.md, Private category lists).
+CATEGORIES_SHARE = 0.1
+#: Share of ``delta`` planned for the thresholds of private category lists: the probability
+#: that a value held by the added record alone is released; the Renyi composition of
+#: everything is converted at the rest, ``(1 - CATEGORIES_DELTA_SHARE) delta``.
+CATEGORIES_DELTA_SHARE = 0.5
+#: Ledger scope of the private category lists: released first of all, sequentially composed.
+CATEGORIES_SCOPE = {"group": -1, "tree": -1, "level": -2}
 #: Rounds of the pure-DP planner's shrinking of a tree's epsilon (each doubles the step).
 _MAX_SHRINKS = 128
 
@@ -106,6 +116,139 @@ def bounds_histogram_sensitivity(n_features):
     of private bounds, ``n_features``: one record adds 1 to one bin of each feature (none for a
     missing value); docs/privacy.md, Private feature bounds."""
     return float(n_features)
+
+
+def category_count_sensitivity(n_columns):
+    """L2 sensitivity of the value counts of ``n_columns`` categorical columns on the values
+    both neighbours hold, ``sqrt(n_columns)``.
+
+    One record holds one value per column (or none: missing), so under add/remove it moves the
+    count of at most one value of each column, by 1 (Wilson et al. 2020, Sec. 4, with one
+    contribution per column; docs/privacy.md, Private category lists). A value held by the
+    added record alone is not part of this vector: it is the threshold's delta
+    (:func:`new_value_probability`).
+    """
+    return math.sqrt(n_columns)
+
+
+def _lattice_excess(noise_multiplier):
+    """Relative excess of the secure sampler's noise over the planned standard deviation, and
+    the lattice step relative to it, for a one-value row (``SecureNoise.lattice``): the step is
+    at most ``2**-b`` of the scale and the integer scale at most ``scale / step + sigma + 2``."""
+    step = 2.0**-SecureNoise.GAUSSIAN_BITS
+    return (noise_multiplier + 2.0) * step, step
+
+
+def new_value_probability(threshold, noise_std, noise_multiplier):
+    """Bound on the probability that a count of 1 plus the noise exceeds ``threshold``.
+
+    ``P[N(0, s'^2) >= threshold - 1 - g]``, with ``s' = s (1 + (sigma + 2) 2^-24)`` and
+    ``g = s 2^-24``: for numpy's Gaussian (``s' = s``, ``g = 0`` would do) and for the secure
+    sampler's discrete Gaussian ``g Y`` on the lattice ``g Z`` of parameter ``t g <= s'``
+    (``SecureNoise``), whose tail satisfies ``P[Y >= m] <= P[N(0, t^2) >= m - 1]`` for
+    ``m >= 1`` (the sum of ``exp(-k^2 / 2t^2)`` over ``k >= m`` is at most the integral from
+    ``m - 1``, and the normaliser is at least ``sqrt(2 pi) t`` by Poisson summation).
+    ``0.5 erfc(x / sqrt(2))`` is the Gaussian tail.
+
+    Parameters
+    ----------
+    threshold : float
+        Above ``1 + g``.
+    noise_std : float
+        ``s``, the planned standard deviation of each count's noise.
+    noise_multiplier : float
+        ``sigma = s`` over the counts' sensitivity.
+
+    Returns
+    -------
+    probability : float
+    """
+    excess, step = _lattice_excess(noise_multiplier)
+    gap = threshold - 1.0 - step * noise_std
+    return 0.5 * math.erfc(gap / (noise_std * (1.0 + excess) * math.sqrt(2.0)))
+
+
+def category_threshold(noise_std, noise_multiplier, value_delta):
+    """The smallest threshold whose :func:`new_value_probability` is at most ``value_delta``.
+
+    Found by bisection on the tail bound (to a relative 1e-12, the upper end kept), so that a
+    value of count 1 held by the added record alone is released with probability at most
+    ``value_delta`` (Korolova et al. 2009; Wilson et al. 2020, Sec. 4).
+
+    Returns
+    -------
+    threshold : float
+    """
+    low = 1.0 + 2.0**-SecureNoise.GAUSSIAN_BITS * noise_std
+    high = low + noise_std
+    while new_value_probability(high, noise_std, noise_multiplier) > value_delta:
+        high = low + 2.0 * (high - low)
+    for _ in range(200):
+        middle = 0.5 * (low + high)
+        if new_value_probability(middle, noise_std, noise_multiplier) > value_delta:
+            low = middle
+        else:
+            high = middle
+        if high - low <= 1e-12 * high:
+            break
+    return high
+
+
+def category_noise_multiplier(epsilon, delta):
+    """Noise multiplier ``sigma`` of the Gaussian mechanism that alone is (epsilon, delta)-DP
+    by dp-accounting's Renyi conversion, to a relative 1e-9 (bisection in log sigma; the
+    conversion decreases with sigma). The categories' counts get ``epsilon =
+    CATEGORIES_SHARE * epsilon`` of the fit."""
+    import dp_accounting
+
+    def cost(sigma):
+        return rdp_epsilon(dp_accounting.GaussianDpEvent(sigma), delta)
+
+    low, high = 1e-3, 1e7
+    if cost(high) > epsilon:
+        raise ValueError(f"epsilon={epsilon} is too small to plan private category lists with "
+                         f"delta={delta}.")
+    for _ in range(200):
+        middle = math.sqrt(low * high)
+        low, high = (middle, high) if cost(middle) > epsilon else (low, middle)
+        if high / low < 1 + 1e-9:
+            break
+    return high
+
+
+def categories_release(n_columns, epsilon, delta):
+    """The ledger entry of the private category lists of ``n_columns`` columns.
+
+    The counts of the observed values of every column get Gaussian noise of multiplier
+    :func:`category_noise_multiplier` (``CATEGORIES_SHARE * epsilon`` at the Renyi delta
+    ``(1 - CATEGORIES_DELTA_SHARE) delta``) on the L2 sensitivity
+    :func:`category_count_sensitivity`; a value is released when its noisy count exceeds the
+    threshold whose :func:`new_value_probability` is ``CATEGORIES_DELTA_SHARE * delta /
+    n_columns`` (a union bound over the at most ``n_columns`` values the added record alone
+    holds). Without noise (``epsilon = inf``) every observed value is released.
+
+    Raises
+    ------
+    ValueError
+        ``delta == 0``: the release is not pure DP.
+    """
+    sensitivity = category_count_sensitivity(n_columns)
+    if delta == 0:
+        raise ValueError("categories='private' needs delta > 0: releasing the values seen in "
+                         "the data has a delta of its own (a value held by one record alone "
+                         "clears the threshold with a small probability); set delta, e.g. "
+                         "1e-5, well below 1 / n_samples.")
+    if not math.isfinite(epsilon):
+        return LedgerEntry(mechanism="exact", epsilon=math.inf, sensitivity=sensitivity,
+                           n_nodes=n_columns, threshold=0.0, **CATEGORIES_SCOPE)
+    value_delta = CATEGORIES_DELTA_SHARE * delta
+    sigma = category_noise_multiplier(CATEGORIES_SHARE * epsilon, delta - value_delta)
+    threshold = category_threshold(sigma * sensitivity, sigma, value_delta / n_columns)
+    return LedgerEntry(mechanism="threshold", epsilon=math.inf, sensitivity=sensitivity,
+                       n_nodes=n_columns, noise_multiplier=sigma, threshold=threshold,
+                       delta=n_columns * new_value_probability(threshold, sigma * sensitivity,
+                                                               sigma),
+                       **CATEGORIES_SCOPE)
 
 
 def hessian_sketch_sensitivity(n_features, hessian_bound, norm):
@@ -198,7 +341,10 @@ class BudgetPlan:
         The Hessian sketch's releases, ``hessian_sketches[k * S + s]`` before tree
         ``hessian_sketch_trees[s]`` of output ``k`` (S rounds).
     bounds : LedgerEntry or None, default=None
-        The private feature bounds' release (``feature_bounds="private"``), made first.
+        The private feature bounds' release (``feature_bounds="private"``), made after the
+        category lists.
+    categories : LedgerEntry or None, default=None
+        The private category lists' release (``categories="private"``), made first.
     """
 
     trees: tuple
@@ -210,6 +356,7 @@ class BudgetPlan:
     hessian_sketch_trees: tuple = ()
     hessian_sketches: tuple = ()
     bounds: object = None
+    categories: object = None
 
     def check_scales(self):
         """Refuse a plan with a noise scale that is not a positive normal float.
@@ -231,7 +378,7 @@ class BudgetPlan:
     def entries(self):
         """The ledger that fitting must produce, as a list of LedgerEntry."""
         private = math.isfinite(self.epsilon)
-        out = ([] if self.bounds is None else [self.bounds])
+        out = [e for e in (self.categories, self.bounds) if e is not None]
         out += ([] if self.sketch is None else [self.sketch]) + list(self.hessian_sketches)
         for tb in self.trees:
             random = tb.split_selection == "random"
@@ -279,7 +426,8 @@ def plan_budget(*, epsilon, n_estimators, max_depth, learning_rate, l2_regulariz
                 budget_allocation, trees_per_ensemble, leaf_clipping, n_outputs=1, delta=0.0,
                 leaf_noise="laplace", hessian_bound=1.0, split_selection="exponential",
                 subsample=1.0, sketch_features=0, hessian_sketch_features=0,
-                hessian_sketch_rounds=1, bounds_features=0, gradient_bound=GRADIENT_BOUND):
+                hessian_sketch_rounds=1, bounds_features=0, gradient_bound=GRADIENT_BOUND,
+                categories_features=0):
     """Plan every mechanism's epsilon, noise and sensitivity.
 
     Parameters
@@ -353,6 +501,12 @@ def plan_budget(*, epsilon, n_estimators, max_depth, learning_rate, l2_regulariz
         ``bounds_features`` comes first; everything else is planned with the remaining
         ``(1 - BOUNDS_SHARE) epsilon`` (sequential composition: the total stays within epsilon,
         also by Renyi composition, whose conversion never exceeds the sum).
+    categories_features : int, default=0
+        Number of categorical columns whose category lists are released privately
+        (``categories="private"``; 0: none). One thresholded Gaussian release comes first
+        (:func:`categories_release`); its Gaussian part is composed with the trees in the Renyi
+        bisection and every composition is converted at ``delta`` minus its threshold delta
+        ``CATEGORIES_DELTA_SHARE * delta`` (``_accounting.compose_rdp``). Needs ``delta > 0``.
 
     Returns
     -------
@@ -360,7 +514,10 @@ def plan_budget(*, epsilon, n_estimators, max_depth, learning_rate, l2_regulariz
         Memoised (the arguments are public scalars): a search or cross-validation plans each
         setting once, where the Renyi bisection costs up to a second. The plan is immutable.
     """
-    arguments = {k: v for k, v in locals().items() if k != "bounds_features"}
+    arguments = {k: v for k, v in locals().items()
+                 if k not in ("bounds_features", "categories_features")}
+    arguments["categories"] = (None if not categories_features else
+                               categories_release(categories_features, epsilon, delta))
     if not bounds_features:
         return _plan(**arguments)
     rest = _plan(**{**arguments, "epsilon": (1.0 - BOUNDS_SHARE) * epsilon})
@@ -375,8 +532,9 @@ def plan_budget(*, epsilon, n_estimators, max_depth, learning_rate, l2_regulariz
 def _plan(*, epsilon, n_estimators, max_depth, learning_rate, l2_regularization,
           budget_allocation, trees_per_ensemble, leaf_clipping, n_outputs, delta, leaf_noise,
           hessian_bound, split_selection, subsample, sketch_features, hessian_sketch_features,
-          hessian_sketch_rounds, gradient_bound):
-    """:func:`plan_budget` without private bounds."""
+          hessian_sketch_rounds, gradient_bound, categories=None):
+    """:func:`plan_budget` without private bounds (``categories``: the entry of the private
+    category lists, composed with the rest)."""
     n_trees = n_outputs * n_estimators
     gaussian = leaf_noise == "gaussian"
     sketch = None
@@ -412,7 +570,8 @@ def _plan(*, epsilon, n_estimators, max_depth, learning_rate, l2_regularization,
             for t in range(n_trees))
         return BudgetPlan(trees=trees, record_shares=None, max_depth=max_depth, epsilon=math.inf,
                           sketch=sketch, hessian_sketch_trees=sketch_trees,
-                          hessian_sketches=hessian_sketches(math.inf, 0.0))
+                          hessian_sketches=hessian_sketches(math.inf, 0.0),
+                          categories=categories)
 
     groups, positions, shares = _layout(budget_allocation, n_estimators, trees_per_ensemble,
                                         learning_rate)
@@ -448,7 +607,8 @@ def _plan(*, epsilon, n_estimators, max_depth, learning_rate, l2_regularization,
                           epsilon=0.0, delta=delta, sketch=sketch,
                           hessian_sketch_trees=sketch_trees,
                           hessian_sketches=hessian_sketches(sketch_epsilon,
-                                                            sketch_noise_multiplier))
+                                                            sketch_noise_multiplier),
+                          categories=categories)
         return dataclasses.replace(plan, epsilon=compose(plan.entries, delta))
 
     random = split_selection == "random"

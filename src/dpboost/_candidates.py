@@ -11,6 +11,7 @@ else here is post-processing of released values and public inputs.
 """
 
 import math
+from dataclasses import replace
 
 import numpy as np
 
@@ -22,7 +23,12 @@ from ._common import (
     threads_for,
 )
 from ._histogram import all_rows_histograms
-from ._mechanisms import gaussian_mechanism, laplace_mechanism, noise_scale
+from ._mechanisms import (
+    gaussian_mechanism,
+    laplace_mechanism,
+    noise_scale,
+    threshold_mechanism,
+)
 
 #: Fine grid of the sketch, in fine bins per final bin: a quantile lands within 1/8 of a grid
 #: bin, while the Laplace noise summed into one quantile's cumulative count stays small.
@@ -260,6 +266,88 @@ def private_bounds(records, numeric, target, release, noise, ledger):
         low, high = (np.searchsorted(cumulative[f], q * total) for q in BOUNDS_QUANTILES)
         bounds[f] = BOUNDS_EDGES[low], BOUNDS_EDGES[max(high, low) + 1]
     return bounds
+
+
+def category_counts(partition, columns, sizes):
+    """A partition's counts of every observed value of the categorical ``columns``, whose cells
+    hold the value's position in its column's observed list (NaN: missing, not counted);
+    concatenated column after column.
+
+    Returns
+    -------
+    counts : ndarray of shape (sum(sizes),), dtype=float64
+    """
+    return np.concatenate([np.zeros(0)] + [
+        np.bincount(codes[~np.isnan(codes)].astype(np.int64), minlength=size)[:size]
+        for codes, size in ((partition.X[:, j], size) for j, size in zip(columns, sizes))
+    ]).astype(np.float64)
+
+
+def recode_categories(partition, columns, recodes):
+    """A partition whose categorical ``columns`` hold the position of their value in the
+    released list instead of the observed one (``recodes[i][observed code]``; NaN for a value
+    not released, which joins the missing values)."""
+    X = partition.X.copy()
+    for j, recode in zip(columns, recodes):
+        codes = X[:, j]
+        seen = ~np.isnan(codes)
+        X[seen, j] = recode[codes[seen].astype(np.int64)]
+    return replace(partition, X=X)
+
+
+def category_order(value):
+    """Sort key of a released category list: by the text of the value, then its type's name,
+    then its repr; an order set by the released values alone, not by the data's order."""
+    return str(value), type(value).__qualname__, repr(value)
+
+
+def private_categories(records, observed, release, noise, ledger):
+    """Category lists released from the data (``categories="private"``; docs/privacy.md,
+    Private category lists).
+
+    The count of every observed value of every private column is summed over the partitions;
+    :func:`~dpboost._mechanisms.threshold_mechanism` keeps the values whose Gaussian-noised
+    count exceeds the planned threshold (the counts themselves are not released). Each list is
+    the kept values sorted by :func:`category_order`; the records' codes are replaced by their
+    value's position in it (NaN for the others: missing, as a value outside a public list).
+
+    Parameters
+    ----------
+    records : record set (``_records``)
+        Its partitions before binning, the private columns coded by position in ``observed``.
+    observed : dict of int -> ndarray of dtype=object
+        PRIVATE: every private column's observed values in code order; read here only.
+    release : LedgerEntry
+        ``plan.categories``.
+    noise, ledger
+        As the mechanisms'.
+
+    Returns
+    -------
+    lists : dict of int -> ndarray of dtype=object
+        The released category list of each private column (possibly empty).
+    """
+    columns = list(observed)
+    sizes = [observed[j].size for j in columns]
+    counts = records.reduce(category_counts, columns, sizes)
+    keys = np.empty(counts.size, dtype=object)
+    keys[:] = [(j, v) for j in columns for v in observed[j]]
+    # Only values some record holds are candidates: a count of 0 is not the data's value.
+    present = counts > 0
+    kept = np.zeros(counts.size, dtype=bool)
+    kept[present] = threshold_mechanism(keys[present], counts[present], release=release,
+                                        noise=noise, ledger=ledger)
+    lists, recodes, start = {}, [], 0
+    for j, size in zip(columns, sizes):
+        values = observed[j][kept[start:start + size]]
+        order = sorted(range(values.size), key=lambda i: category_order(values[i]))
+        lists[j] = np.array([values[i] for i in order], dtype=object)
+        recode = np.full(size, np.nan)
+        recode[np.flatnonzero(kept[start:start + size])[order]] = np.arange(len(order))
+        recodes.append(recode)
+        start += size
+    records.update(recode_categories, columns, recodes)
+    return lists
 
 
 def sketch_counts(partition, numeric, lower, upper, n_fine):

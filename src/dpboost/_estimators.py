@@ -92,18 +92,20 @@ class _BaseDPGB(BaseEstimator):
             records, n_outputs, inputs = self._records(X, y)
             loss = make_loss(self._loss_name, n_outputs)
             if plan is None:
-                plan = plan_fit(params, loss, n_outputs, inputs.numeric.size)
+                plan = plan_fit(params, loss, n_outputs, inputs.numeric.size,
+                                len(inputs.observed_categories))
                 spend.reserve(plan.entries)
             forest, ledger, filtered, released = train(records, inputs, loss, params, plan,
                                                        n_outputs, n_threads(self.n_jobs),
                                                        spend.fit_id)
         spend.commit(ledger.entries)
         # Fitted attributes are set only now: a fit that raised leaves nothing half-fitted.
-        for name, value in {**inputs.target, **released}.items():
+        # Category lists: the public ones, and those released with categories="private".
+        for name, value in {**inputs.target, "categories_": inputs.categories,
+                            **released}.items():
             setattr(self, name, value)
         # The grid's bounds: the public ones, or those released with feature_bounds="private".
         self.feature_bounds_ = np.column_stack([forest.binner.lower, forest.binner.upper])
-        self.categories_ = inputs.categories
         self._forest = forest
         self.privacy_ledger_ = ledger.entries
         self.privacy_spent_ = ledger.epsilon(float(self.delta))

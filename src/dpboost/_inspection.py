@@ -168,6 +168,13 @@ def privacy_report(ledger, epsilon, filtered_fraction=None, delta=0.0):
             by_mechanism.items(), key=lambda item: (item[0][0], item[0][1], item[0][2])):
         lines.append(f"{mechanism:<12}  {eps:>12.6g}  {sensitivity:>12.6g}  {sigma:>12.6g}  "
                      f"{entries:>8}  {nodes:>6}  {len(trees):>6}")
+    for e in ledger:
+        if e.mechanism == "threshold":
+            lines.append(f"category lists of {e.n_nodes} columns: values whose Gaussian-noised "
+                         f"count exceeds {e.threshold:.6g} (noise std "
+                         f"{e.noise_multiplier * e.sensitivity:.6g}); a value held by one "
+                         f"record alone is released with probability at most {e.delta:.3g}, "
+                         "added to delta (the Renyi part is converted at the rest)")
     if filtered_fraction is not None:
         lines.append("GDF filtered fraction per tree (exact, NOT differentially private): "
                      + " ".join(f"{v:.3f}" for v in filtered_fraction))

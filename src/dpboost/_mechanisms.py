@@ -264,7 +264,8 @@ def noise_scale(entry):
     checks before any data is read.
 
     ``2 sensitivity / epsilon`` for the exponential mechanism (McSherry & Talwar 2007),
-    ``sensitivity / epsilon`` for Laplace, ``noise_multiplier * sensitivity`` for Gaussian; 0 for
+    ``sensitivity / epsilon`` for Laplace, ``noise_multiplier * sensitivity`` for Gaussian and
+    thresholded Gaussian counts; 0 for
     the releases without noise (``"argmax"``, ``"exact"`` at epsilon = inf, ``"uniform"``).
 
     Parameters
@@ -283,7 +284,7 @@ def noise_scale(entry):
     """
     if entry.mechanism in ("argmax", "exact", "uniform"):
         return 0.0
-    if entry.mechanism == "gaussian":
+    if entry.mechanism in ("gaussian", "threshold"):
         scale = entry.noise_multiplier * entry.sensitivity
     else:
         factor = 2.0 if entry.mechanism == "exponential" else 1.0
@@ -434,6 +435,44 @@ def gaussian_mechanism(values, *, noise_multiplier, sensitivity, noise, ledger, 
     if sensitivity == 0:
         return np.zeros(values.shape)
     return noise.gaussian(values, scale, sensitivity)
+
+
+def threshold_mechanism(keys, counts, *, release, noise, ledger):
+    """Which of the observed values clear the threshold: Gaussian noise on their counts,
+    kept when the noisy count exceeds ``release.threshold`` (the stability-based histogram of
+    Korolova et al. 2009 with Gaussian noise, Wilson et al. 2020, Sec. 4; docs/privacy.md,
+    Private category lists). Only the decisions leave: the noisy counts are dropped here.
+
+    Parameters
+    ----------
+    keys : ndarray of shape (n_values,), dtype=object
+        ``(column, value)`` of every counted value; shown to ``observe`` with the counts (the
+        record-and-replay tests align the values two neighbours hold).
+    counts : ndarray of shape (n_values,), dtype=float64
+        Positive counts.
+    release : LedgerEntry
+        The planned entry (``BudgetPlan.categories``): ``"threshold"``, or ``"exact"`` at
+        epsilon = inf (every value of positive count is kept).
+    noise : NoiseSource
+    ledger : PrivacyLedger
+
+    Returns
+    -------
+    kept : ndarray of shape (n_values,), dtype=bool
+    """
+    fields = {f: getattr(release, f) for f in ("mechanism", "epsilon", "sensitivity", "group",
+                                               "tree", "level", "n_nodes", "noise_multiplier",
+                                               "threshold", "delta")}
+    entry = ledger.record(**fields)
+    if entry.mechanism == "exact":
+        return counts > entry.threshold
+    values = np.empty(counts.size, dtype=[("key", object), ("count", np.float64)])
+    values["key"], values["count"] = keys, counts
+    noise.observe(entry, values)
+    # One value per row: the lattice of the secure sampler then depends on the plan only
+    # (not on how many values the data holds), and the values' noise is independent.
+    noisy = noise.gaussian(counts.reshape(-1, 1), noise_scale(entry), entry.sensitivity)
+    return noisy.ravel() > entry.threshold
 
 
 def poisson_sample(coins, rate):

@@ -66,6 +66,12 @@ def _public(value, missing_ok=False):
     return not isinstance(value, str) and (missing_ok or value is not None)
 
 
+def _private_lists(categories):
+    """Whether ``categories`` asks for a private release of any category list."""
+    values = categories.values() if isinstance(categories, dict) else [categories]
+    return any(isinstance(v, str) and v == "private" for v in values)
+
+
 def _largest_rho(epsilon_of, epsilon):
     """The largest rho with ``epsilon_of(rho) <= epsilon`` (increasing), by bisection in log
     space to a relative 1e-9."""
@@ -235,6 +241,9 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
                  "public classes or target_bounds":
                      _public(p.get("classes", p.get("target_bounds"))),
                  "feature_bounds not 'private'": _public(p["feature_bounds"], missing_ok=True),
+                 # A thresholded release adds a delta outside the Renyi curve that
+                 # RepeatAndSelect composes (issue 17: not accounted in a search).
+                 "no 'private' categories": not _private_lists(p["categories"]),
                  "accountant=None (give it to the search)": p["accountant"] is None}
         broken = [rule for rule, holds in rules.items() if not holds]
         if broken:

@@ -13,7 +13,7 @@ from the data, already announced by a warning), and no message quotes a value.
 
 import math
 import warnings
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from numbers import Integral, Real
 
 import numba
@@ -71,7 +71,7 @@ PARAMETER_CONSTRAINTS = {
     "leaf_clipping": ["boolean"],
     "feature_bounds": ["array-like", dict, StrOptions({"private"}), None],
     "categorical_features": ["array-like", StrOptions({"from_dtype"}), None],
-    "categories": [dict, None],
+    "categories": [dict, StrOptions({"private"}), None],
     "random_state": ["random_state", np.random.Generator, NoiseSource],
     "verbose": ["verbose"],
     "diagnostics": ["boolean"],
@@ -404,15 +404,19 @@ def resolve_categorical(X, categorical_features, categories):
     categorical_features : None, "from_dtype", array-like of int, str or bool
         As scikit-learn's HistGradientBoosting: indices, column names, a boolean mask, or
         ``"from_dtype"`` (the DataFrame's ``category`` columns, and its string columns).
-    categories : None or dict
-        Public category list per column (key: column name or index). A ``category`` column
-        without an entry takes its dtype's categories, but is reported in ``from_data``: pandas
-        reads them off the values unless they were declared, which the code cannot tell.
+    categories : None, "private" or dict
+        Public category list per column (key: column name or index), or ``"private"`` for a
+        column (or, as the whole parameter, for every categorical column) whose list the fit
+        releases. A ``category`` column without an entry takes its dtype's categories, but is
+        reported in ``from_data``: pandas reads them off the values unless they were declared,
+        which the code cannot tell.
 
     Returns
     -------
     lists : dict of int -> ndarray of shape (n_categories,), dtype=object
-        Column index -> category list, in the order that defines the codes.
+        Column index -> category list, in the order that defines the codes. For a private
+        column, the values it holds (:func:`observed_values`): PRIVATE, for the fit's release
+        only.
     from_data : list of str
         Columns whose list had to be read from the data (the caller warns).
 
@@ -426,11 +430,16 @@ def resolve_categorical(X, categorical_features, categories):
     columns = _columns(X)
     index_of = _column_index(columns)
     indices = categorical_columns(X, categorical_features)
-    given = {index_of(k): v for k, v in (categories or {}).items()}
+    private = private_category_columns(X, categorical_features, categories)
+    given = ({} if isinstance(categories, str) else
+             {index_of(k): v for k, v in (categories or {}).items()})
     lists, from_data = {}, []
     for j in indices:
         column = X.iloc[:, j] if hasattr(X, "iloc") else np.asarray(X, dtype=object)[:, j]
-        if j in given:
+        if j in private:
+            # PRIVATE: the values seen, read only by the fit's release of its list.
+            values = observed_values(column)
+        elif j in given:
             values = list(given[j])
         elif str(getattr(column, "dtype", "")) == "category":
             # pandas builds a category dtype's list from the values unless the user declared
@@ -438,10 +447,49 @@ def resolve_categorical(X, categorical_features, categories):
             values = list(column.cat.categories)
             from_data.append(str(columns[j]))
         else:
-            values = sorted({v for v in column if v == v and v is not None}, key=str)
+            values = observed_values(column)
             from_data.append(str(columns[j]))
         lists[j] = np.array(values, dtype=object)
     return lists, from_data
+
+
+def private_category_columns(X, categorical_features, categories):
+    """Indices of the categorical columns whose category list the fit releases privately:
+    every categorical column with ``categories="private"``, else those whose entry in the
+    ``categories`` dict is ``"private"``. From the schema and the parameters only.
+
+    Returns
+    -------
+    columns : list of int
+    """
+    if categorical_features is None or categories is None:
+        return []
+    if isinstance(categories, str):
+        return categorical_columns(X, categorical_features)
+    index_of = _column_index(_columns(X))
+    return sorted(index_of(k) for k, v in categories.items()
+                  if isinstance(v, str) and v == "private")
+
+
+def _is_value(cell):
+    """Whether a cell is a hashable, non-missing value (NaN, None and pandas' NA are missing;
+    a cell that cannot be compared or hashed is in no list). Reads the cell alone."""
+    try:
+        hash(cell)
+        return bool(cell == cell) and cell is not None
+    except Exception:  # noqa: BLE001 - whatever a cell raises, it is no category
+        return False
+
+
+def observed_values(column):
+    """The distinct values a categorical column holds (:func:`_is_value`), sorted by their
+    text: the input of a private category list's release, never an output.
+
+    Returns
+    -------
+    values : list
+    """
+    return sorted({v for v in column if _is_value(v)}, key=str)
 
 
 def encode_categorical(X, lists):
@@ -504,6 +552,11 @@ class PublicInputs:
         The inputs read from the data instead (each announced by a PrivacyLeakWarning).
     monotonic_cst : ndarray of shape (n_features,), dtype=int8, or None
         -1 / 0 / +1 per feature (:func:`resolve_monotonic_cst`); None: no constraint.
+    observed_categories : dict of int -> ndarray of dtype=object, default={}
+        PRIVATE, not a public input: the values each column of ``categories="private"`` holds,
+        in the order of the codes of ``X``; read only by the fit's release of the lists
+        (``_candidates.private_categories``), which replaces those columns' empty entry in
+        ``categories`` and their placeholder rows ``(-0.5, 0.5)`` in ``feature_bounds``.
     """
 
     feature_bounds: np.ndarray
@@ -512,6 +565,7 @@ class PublicInputs:
     target: dict
     data_derived: tuple
     monotonic_cst: object = None
+    observed_categories: dict = field(default_factory=dict)
 
 
 def public_categories(X, categorical_features, categories):
@@ -834,6 +888,7 @@ def fit_inputs(estimator, X, y):
         Facts of the parameters and the schema only (see the estimators' ``fit``).
     """
     warn_reproducible_noise(estimator.random_state)
+    X_in = X
     lists, derived = public_categories(X, estimator.categorical_features, estimator.categories)
     # An empty training set is a dataset like any other (its neighbour holds one record):
     # fit releases noise only, never raises for it.
@@ -848,20 +903,30 @@ def fit_inputs(estimator, X, y):
     else:
         keep, y_scaled, target, from_y = encode_targets(y, estimator.target_bounds)
     X = X[keep]
-    bounds, from_X = resolve_feature_bounds(X, estimator.feature_bounds, lists,
-                                            getattr(estimator, "feature_names_in_", None))
+    private = private_category_columns(X_in, estimator.categorical_features,
+                                       estimator.categories)
+    observed = {j: lists[j] for j in private}
+    # A private column's list is released by the fit: one placeholder code until then.
+    placeholder = np.array([None], dtype=object)
+    bounds, from_X = resolve_feature_bounds(
+        X, estimator.feature_bounds, {j: placeholder if j in observed else v
+                                      for j, v in lists.items()},
+        getattr(estimator, "feature_names_in_", None))
     if estimator.diagnostics:
         warn_diagnostics()
     numeric = np.setdiff1d(np.arange(X.shape[1]), list(lists))
     monotonic = resolve_monotonic_cst(estimator.monotonic_cst, X.shape[1], lists,
                                       y_scaled.shape[1],
                                       getattr(estimator, "feature_names_in_", None))
-    return X, y_scaled, PublicInputs(bounds, lists, numeric, target, derived + from_y + from_X,
-                                     monotonic)
+    public_lists = {j: np.empty(0, dtype=object) if j in observed else v
+                    for j, v in lists.items()}
+    return X, y_scaled, PublicInputs(bounds, public_lists, numeric, target,
+                                     derived + from_y + from_X, monotonic, observed)
 
 
 def planned_shape(estimator, X):
-    """``(n_outputs, n_numeric)`` of a fit from the schema of ``X`` and the public classes, so
+    """``(n_outputs, n_numeric, n_private_categories)`` of a fit from the schema of ``X``, the
+    public classes and ``categories`` (:func:`private_category_columns`), so
     that its budget can be planned before any record is read; None when the classes are read
     from the data or ``X`` has no ``shape`` of two dimensions, as a list of lists (the plan then
     follows validation).
@@ -882,4 +947,7 @@ def planned_shape(estimator, X):
         n_classes = check_classes(estimator.classes).size
         n_outputs = 1 if n_classes == 2 else n_classes
     n_features = X.shape[1]
-    return n_outputs, n_features - len(set(categorical_columns(X, estimator.categorical_features)))
+    return (n_outputs,
+            n_features - len(set(categorical_columns(X, estimator.categorical_features))),
+            len(private_category_columns(X, estimator.categorical_features,
+                                         estimator.categories)))

@@ -23,7 +23,13 @@ from sklearn.utils.validation import check_is_fitted, column_or_1d
 from ._docstrings import CLASSIFIER, REGRESSOR
 from ._estimators import DPGBClassifier, DPGBRegressor
 from ._records import Partition
-from ._validation import cells_as_numbers, encode_classes, encode_targets, fit_inputs
+from ._validation import (
+    cells_as_numbers,
+    encode_classes,
+    encode_targets,
+    fit_inputs,
+    private_category_columns,
+)
 
 try:
     import dask
@@ -224,6 +230,13 @@ class _DaskFit:
                 raise ValueError(f"{name}=None: {type(self).__name__} needs public {name} (or "
                                  f"'private' where offered); reading them off the data would "
                                  "take a non-private pass over the cluster.")
+        if private_category_columns(getattr(X, "_meta", X), self.categorical_features,
+                                    self.categories):
+            # The values seen would need a pass over the cluster that merges value sets, which
+            # the record sets' float64 sums do not do yet.
+            raise ValueError(f"categories='private' is not supported by {type(self).__name__} "
+                             "yet: pass the public category lists (or fit in memory with "
+                             f"{self._local.__name__}).")
         X_parts, y_parts, X_meta, y_meta = _collections(X, y)
         _, y_scaled, inputs = fit_inputs(self, X_meta, y_meta)
         classes = getattr(self, "classes", None)
