@@ -254,3 +254,15 @@ _REPLAY_CONFIGS = [
     _replay_config(task="regression", split_candidates="sketch", data="categorical",
                    features="new_category", label="high", bounds="private"),
 ]
+
+
+def test_private_category_lists_are_refused_before_any_task(client):
+    X, y = _data(300)
+    accountant = PrivacyAccountant(epsilon=5.0, delta=1e-3)
+    with pytest.raises(ValueError, match="categories='private' is not supported by "
+                                         "DaskDPGBClassifier yet"):
+        DaskDPGBClassifier(client=client, classes=[0, 1, 2], feature_bounds=(-4, 4),
+                           categorical_features=[0], categories="private",
+                           accountant=accountant).fit(da.from_array(X, chunks=100),
+                                                      da.from_array(y, chunks=100))
+    assert accountant.spent() == 0.0

@@ -66,6 +66,9 @@ SENSITIVITY_RTOL = 1e-9
 SCALE_RTOL = 1e-12
 #: The draws whose number is the number of training records (partition, Poisson sampling).
 COINS = "coins"
+#: Releases drawn by another noise method than their own name: a thresholded release (private
+#: category lists) draws Gaussian noise on its counts.
+DRAWS = {"threshold": "gaussian"}
 
 
 class ReplayMismatch(AssertionError):
@@ -161,7 +164,7 @@ class _TapNoise(NoiseSource):
     def _draw(self, kind, *, shape=None, scale=None, n=None, draw):
         call = self._open
         self._open = None
-        if call is None or call.kind != kind:
+        if call is None or DRAWS.get(call.kind, call.kind) != kind:
             # The open call (if any) drew nothing: a release of sensitivity 0, or a mechanism
             # that observed one release and drew another (check_scales_and_ledger flags it).
             call = Call(kind=kind)
@@ -247,12 +250,16 @@ class ReplayNoise(_TapNoise):
     def _on_observe(self, index, call):
         rec = self._recorded(index, call)
         shape = lambda v: None if v is None else np.shape(v)  # noqa: E731
-        if shape(rec.values) != shape(call.values):
+        # A thresholded release counts the values each dataset holds: D' may hold more
+        # (check_threshold says which differences are legitimate).
+        if call.kind != "threshold" and shape(rec.values) != shape(call.values):
             raise ReplayMismatch(f"call #{index} ({call.kind}): input of shape "
                                  f"{shape(rec.values)} on D, {shape(call.values)} on D'")
 
     def _output(self, index, call, draw):
         rec = self._recorded(index, call)
+        if call.kind == "threshold" and rec.drawn and rec.scale == call.scale:
+            return replay_threshold(rec, call)
         if not rec.drawn or rec.shape != call.shape or rec.scale != call.scale:
             raise ReplayMismatch(f"call #{index} ({call.kind}): shape {rec.shape}, scale "
                                  f"{rec.scale}, drawn {rec.drawn} on D; shape {call.shape}, "
@@ -266,9 +273,57 @@ class ReplayNoise(_TapNoise):
         return _copy(rec.output)
 
 
+def replay_threshold(rec, call):
+    """D's noisy counts for the values D' holds, aligned by value: D's output for every value D
+    holds; for a value only D' holds (the added record's), its exact count, which must be at
+    most 1 and below the threshold. That is D' on the event that no new value clears the
+    threshold (probability at least ``1 - entry.delta``), whose transcript the rest of the fit
+    must then reproduce (docs/privacy.md, Private category lists)."""
+    noisy = dict(zip(rec.values["key"].tolist(), rec.output.ravel().tolist()))
+    out = []
+    for key, count in zip(call.values["key"].tolist(), call.values["count"].tolist()):
+        if key not in noisy and not (count <= 1 < call.entry.threshold):
+            raise ReplayMismatch(f"a value only D' holds has count {count} (threshold "
+                                 f"{call.entry.threshold}): it is not the event the delta bounds")
+        out.append(noisy.get(key, count))
+    return np.array(out, dtype=np.float64).reshape(-1, 1)
+
+
 # ------------------------------------------------------------------------------------------------
 # Checks
 # ------------------------------------------------------------------------------------------------
+
+def check_threshold(k, entry, values_d, values_dp):
+    """Check (a) for a thresholded release (private category lists): D' holds every value of
+    D; the counts of the values both hold move by at most 1 each and ``entry.sensitivity`` in
+    L2; a value only D' holds has count at most 1; and at most one value per column moves or is
+    new (one record holds one value per column).
+
+    Returns
+    -------
+    failures : list of str
+    """
+    where = f"call #{k} (threshold, {entry.n_nodes} columns)"
+    a = dict(zip(values_d["key"].tolist(), values_d["count"].tolist()))
+    b = dict(zip(values_dp["key"].tolist(), values_dp["count"].tolist()))
+    failures = [f"{where}: value {key!r} counted on D only" for key in a if key not in b]
+    moved = {key: b[key] - a[key] for key in a if key in b and b[key] != a[key]}
+    new = {key: count for key, count in b.items() if key not in a}
+    failures += [f"{where}: the count of {key!r} moves by {change!r}, more than 1"
+                 for key, change in moved.items() if abs(change) > 1]
+    failures += [f"{where}: value {key!r} only on D' has count {count!r}, more than 1"
+                 for key, count in new.items() if count > 1]
+    per_column = Counter(key[0] for key in [*moved, *new])
+    failures += [f"{where}: {n} values of column {column} move or are new; one record holds one"
+                 for column, n in per_column.items() if n > 1]
+    if len(per_column) > entry.n_nodes:
+        failures.append(f"{where}: {len(per_column)} columns move, {entry.n_nodes} declared")
+    distance = math.sqrt(math.fsum(v * v for v in moved.values()))
+    if not distance <= entry.sensitivity * (1.0 + SENSITIVITY_RTOL) + SENSITIVITY_RTOL:
+        failures.append(f"{where}: the counts both hold move by {distance!r} in L2, exceeds the "
+                        f"declared sensitivity {entry.sensitivity!r}")
+    return failures
+
 
 def _rows(values):
     """``values`` as float64 rows: a 1-d input has one row per element (one node each)."""
@@ -320,6 +375,9 @@ def check_sensitivities(calls_d, calls_dp):
             if (c.values is None) != (d.values is None):
                 failures.append(f"call #{k}: input shown on one side only")
             continue
+        if c.kind == "threshold":
+            failures += check_threshold(k, c.entry, c.values, d.values)
+            continue
         a, b = _rows(c.values), _rows(d.values)
         if a.shape != b.shape:
             failures.append(f"call #{k} {c.entry}: input shape {a.shape} on D, {b.shape} on D'")
@@ -365,7 +423,7 @@ def _expected_scale(entry):
         return 2.0 * entry.sensitivity / entry.epsilon
     if entry.mechanism == "laplace":
         return entry.sensitivity / entry.epsilon
-    if entry.mechanism == "gaussian":
+    if entry.mechanism in ("gaussian", "threshold"):
         return entry.noise_multiplier * entry.sensitivity
     return None
 
@@ -1324,3 +1382,108 @@ def test_private_search_replay_flags_an_understated_score_sensitivity(monkeypatc
     _search(replaying, 0.0).fit(*D_prime)
     assert any("exceeds the declared sensitivity 1" in f
                for f in check_sensitivities(recording.calls, replaying.calls))
+
+
+# ------------------------------------------------------------------------------------------------
+# Private category lists: the added record may hold values no other record holds
+# ------------------------------------------------------------------------------------------------
+
+SHAPES = ["round", "square", "flat", "tall"]
+
+
+def _categories_data(task, seed=0):
+    """D for private category lists: 3 numeric features and two object columns (``colour``
+    with a rare value and missing cells, ``shape`` with a value of about 2 records), 240
+    records."""
+    X, y = make_data(task, "categorical", seed)
+    rng = np.random.default_rng(seed + 1)
+    X["shape"] = rng.choice(SHAPES, p=[0.4, 0.3, 0.29, 0.01], size=len(X)).astype(object)
+    return X, y
+
+
+#: The added record's categorical cells: two new values; a new value and a held one; held ones.
+ADDED_CATEGORIES = {"two_new": ("mauve", "oval"), "new_and_held": ("blue", "oval"),
+                    "held": ("red", "tall"), "missing_and_new": (None, "oval")}
+
+
+def _categories_estimator(kind, task):
+    loss, n_classes = TASKS[task]
+    common = dict(epsilon=50.0, delta=1e-5, n_estimators=4, max_depth=2, max_bins=8,
+                  categorical_features=["colour", "shape"], n_jobs=1)
+    if kind == "private_bounds":  # the regressor's default with every public input released
+        return lambda noise: DPGBRegressor(**common, feature_bounds="private",
+                                           target_bounds="private", categories="private",
+                                           random_state=noise)
+    if kind == "mixed":  # DPBoost's setting with delta, one list public, one released
+        return lambda noise: DPGBClassifier.dpboost_paper(
+            **{**common, "delta": 1e-5}, loss="square", feature_bounds=[(-1.0, 1.0)] * 5,
+            categories={"colour": COLOURS, "shape": "private"}, classes=list(range(n_classes)),
+            random_state=noise)
+    return lambda noise: DPGBClassifier(**common, loss=loss, feature_bounds={
+        c: (-1.0, 1.0) for c in NUMERIC}, categories="private", classes=list(range(n_classes)),
+        random_state=noise)
+
+
+@pytest.mark.parametrize("kind, task", [("default", "binary-softmax"),
+                                        ("default", "ternary-softmax"),
+                                        ("private_bounds", "regression"),
+                                        ("mixed", "binary-square")])
+@pytest.mark.parametrize("added", list(ADDED_CATEGORIES))
+@pytest.mark.parametrize("coin", [0.0, 0.999999])
+def test_private_category_lists_replay(kind, task, added, coin):
+    D = _categories_data(task)
+    row, target = added_record(task, "categorical", "typical", "high")
+    colour, shape = ADDED_CATEGORIES[added]
+    D_prime = append_record(D, row[:3] + [colour, shape], target)
+    probe = probe_set("categorical")
+    probe["shape"] = np.array((SHAPES + ["oval"]) * 8, dtype=object)
+    result = replay(_categories_estimator(kind, task), D, D_prime, probe=probe,
+                    extra_coin=coin)
+    threshold = [c for c in result.calls_d if c.kind == "threshold"]
+    assert len(threshold) == 1 and threshold[0].drawn
+    released = result.estimator_d.categories_
+    # The lists released on D are the lists of D' (conditioned on D's noise), sorted as text;
+    # the common values clear the threshold at epsilon 50, the rare ones do not.
+    assert list(released[4]) == ["flat", "round", "square"]
+    if kind != "mixed":
+        assert {"blue", "green", "red"} <= set(released[3]) <= {"blue", "green", "red", "purple"}
+    assert "oval" not in result.estimator_dp.to_json()
+
+
+def test_replay_flags_counts_beyond_one_per_record(monkeypatch):
+    # Negative control: every count doubled, so the added record moves its values by 2 and a
+    # value only D' holds has count 2.
+    import dpboost._candidates as candidates
+
+    real = candidates.category_counts
+    monkeypatch.setattr(candidates, "category_counts", lambda *a: 2.0 * real(*a))
+    D = _categories_data("binary-softmax")
+    row, target = added_record("binary-softmax", "categorical", "typical", "high")
+    D_prime = append_record(D, row[:3] + ["blue", "oval"], target)
+    recording = RecordingNoise(0)
+    make = _categories_estimator("default", "binary-softmax")
+    _fit(make, recording, *D)
+    # D' cannot be conditioned on D's transcript: the new value's count exceeds 1.
+    with pytest.raises(ReplayMismatch, match="only D' holds has count 2"):
+        _fit(make, ReplayNoise(recording.calls, 0.0), *D_prime)
+    entry = next(c.entry for c in recording.calls if c.kind == "threshold")
+    values = next(c.values for c in recording.calls if c.kind == "threshold")
+    moved = values.copy()
+    moved["count"][0] += 2.0
+    assert any("moves by 2.0" in f for f in check_threshold(0, entry, values, moved))
+
+
+def test_threshold_checker_flags_two_values_of_one_column_and_a_lost_value():
+    from dpboost._budget import categories_release
+
+    entry = categories_release(2, 50.0, 1e-5)
+    values = np.array([((0, "a"), 10.0), ((0, "b"), 5.0), ((1, "x"), 7.0)],
+                      dtype=[("key", object), ("count", np.float64)])
+    within = np.array([((0, "a"), 11.0), ((0, "b"), 5.0), ((1, "x"), 7.0), ((1, "y"), 1.0)],
+                      dtype=values.dtype)
+    assert check_threshold(0, entry, values, within) == []
+    two = np.array([((0, "a"), 11.0), ((0, "b"), 5.0), ((0, "c"), 1.0), ((1, "x"), 7.0)],
+                   dtype=values.dtype)
+    assert any("2 values of column 0" in f for f in check_threshold(0, entry, values, two))
+    lost = within[1:]
+    assert any("counted on D only" in f for f in check_threshold(0, entry, values, lost))

@@ -107,7 +107,7 @@ def model_from_json(text, estimator_name):
     for key in ("categories", "feature_bounds", "monotonic_cst"):
         if isinstance(params.get(key), dict):
             params[key] = {k: v for k, v in params[key]["pairs"]}
-        elif key == "categories" and params.get(key) is not None:  # first writers: pairs
+        elif key == "categories" and isinstance(params.get(key), list):  # first writers: pairs
             params[key] = {k: v for k, v in params[key]}
     f = doc["fitted"]
     fitted = {name: f[name] for name in ("n_features_in_", "privacy_spent_")}
