@@ -220,3 +220,41 @@ def test_inspection_outputs_show_no_exact_statistic(categorical_frame, setting, 
         tolerance = 5e-6 if name in ("report", "text") else 1e-12
         close = np.abs(shown[:, None] - exact[None, :]) <= tolerance * np.abs(exact[None, :])
         assert not close.any(), (name, shown[close.any(axis=1)], exact[close.any(axis=0)])
+
+
+@pytest.mark.parametrize("estimator", ["classifier", "regressor", "paper"])
+def test_a_category_below_the_threshold_appears_in_no_output(estimator, capsys):
+    # categories="private": a value held by 3 records stays below the threshold; nothing the
+    # fit emits may name it (attributes, pickle, JSON, XGBoost JSON, tree text, report,
+    # warnings, verbose lines), nor the values of the column that did clear it in another order.
+    import pickle
+
+    pd = pytest.importorskip("pandas")
+    secret = "SECRET-7f3a"
+    rng = np.random.default_rng(3)
+    n = 4000
+    frame = pd.DataFrame({"x": rng.uniform(-1, 1, n),
+                          "c": rng.choice(["u", "v", "w"], size=n).astype(object),
+                          "d": rng.choice(["p", "q"], size=n).astype(object)})
+    frame.loc[[10, 500, 3999], "c"] = secret
+    y = (frame["x"] > 0).astype(int)
+    common = dict(epsilon=2.0, n_estimators=4, max_depth=2, feature_bounds={"x": (-1, 1)},
+                  categorical_features=["c", "d"], categories="private", verbose=1)
+    if estimator == "classifier":
+        model = DPGBClassifier(classes=[0, 1], **common)
+    elif estimator == "regressor":
+        model = DPGBRegressor(target_bounds=(0, 1), split_selection="exponential", **common)
+    else:
+        model = DPGBClassifier.dpboost_paper(delta=1e-6, classes=[0, 1], **common)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        model.fit(frame, y)
+    assert list(model.categories_[1]) == ["u", "v", "w"]
+    emitted = [capsys.readouterr().out, model.to_json(), model.privacy_report(),
+               repr(model.__dict__), pickle.dumps(model).decode("latin-1")]
+    emitted += [model.export_text(t) for t in range(model._forest.split_feature.shape[0])]
+    emitted += [str(w.message) for w in caught]
+    if estimator != "regressor":
+        emitted.append(model.to_xgboost_json())
+    assert not any(secret in text for text in emitted)
+    assert not any("SECRET" in text for text in emitted)

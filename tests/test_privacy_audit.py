@@ -425,3 +425,110 @@ def test_audit_flags_whole_fit_with_tenfold_smaller_leaf_sensitivity(monkeypatch
     real = budget_module.leaf_sensitivity
     monkeypatch.setattr(budget_module, "leaf_sensitivity", lambda *a, **k: real(*a, **k) / 10)
     assert _fit_audit() > 1.0
+
+
+# 5. Private category lists (docs/privacy.md, Private category lists): D' adds a record whose
+#    value in each of the c columns no record of D holds (count 1 on D', absent from D). On D
+#    such a value is never released; on D' it may be, and that probability is the release's
+#    delta: the audit estimates P_D'[a new value is released] and certifies, by Clopper-Pearson
+#    at confidence 1 - 1e-6, that it is not above the planned ``entry.delta``. A delta of 0.2
+#    makes the event frequent enough to estimate. Broken variants (a threshold without the
+#    count's 1, a per-value delta not divided by the columns) must be flagged.
+N_COLUMNS, CATEGORIES_DELTA, N_NEW = 3, 0.2, 100_000
+
+
+def _new_value_rate(entry, seed, secure):
+    """Fraction of ``N_NEW`` runs of the threshold release on D' where one of the added
+    record's new values (count 1 in each column) clears the threshold; the runs are independent
+    rows of one release (the values' noise is independent)."""
+    from dpboost._mechanisms import threshold_mechanism
+
+    keys = np.empty(N_NEW * N_COLUMNS, dtype=object)
+    keys[:] = [(j, r) for r in range(N_NEW) for j in range(N_COLUMNS)]
+    kept = threshold_mechanism(keys, np.ones(keys.size), release=entry,
+                               noise=_noise(seed, secure), ledger=PrivacyLedger())
+    return int(kept.reshape(N_NEW, N_COLUMNS).any(axis=1).sum())
+
+
+def _new_value_bounds(k, n=N_NEW):
+    low = stats.beta.ppf(ALPHA / 2, k, n - k + 1) if k > 0 else 0.0
+    high = stats.beta.ppf(1 - ALPHA / 2, k + 1, n - k) if k < n else 1.0
+    return low, high
+
+
+def _categories_entry(epsilon=1.0):
+    from dpboost._budget import categories_release
+
+    return categories_release(N_COLUMNS, epsilon, CATEGORIES_DELTA)
+
+
+@pytest.mark.parametrize("secure", [False, True])
+def test_audit_new_category_release_probability(secure):
+    entry = _categories_entry()
+    low, high = _new_value_bounds(_new_value_rate(entry, 11, secure))
+    assert low <= entry.delta  # never certified above the planned delta
+    assert high >= 0.8 * entry.delta  # and the plan is not vacuous: the bound is nearly tight
+
+
+@pytest.mark.parametrize("secure", [False, True])
+@pytest.mark.parametrize("broken", ["without_the_count", "delta_not_per_column"])
+def test_audit_flags_a_broken_threshold(secure, broken):
+    from dataclasses import replace
+
+    from dpboost._budget import category_threshold
+
+    entry = _categories_entry()
+    s = entry.noise_multiplier * entry.sensitivity
+    if broken == "without_the_count":  # threshold 1 too low: a new value's count forgotten
+        threshold = entry.threshold - 1.0
+    else:  # the whole delta to each of the c values (no union bound)
+        threshold = category_threshold(s, entry.noise_multiplier,
+                                       entry.delta * (1 - 1e-9))
+    low, _ = _new_value_bounds(_new_value_rate(replace(entry, threshold=threshold), 12, secure))
+    assert low > entry.delta
+
+
+def _fit_new_category_released(seed, n_fits, epsilon):
+    """Fits on D' (D: 200 records of categories "a"/"b" in 3 columns; the added record "new"
+    in each) that release a "new" value, out of ``n_fits``."""
+    pd = pytest.importorskip("pandas")
+    rng = np.random.default_rng(0)
+    frame = pd.DataFrame({f"c{j}": rng.choice(["a", "b"], size=200).astype(object)
+                          for j in range(N_COLUMNS)})
+    frame.loc[200] = ["new"] * N_COLUMNS
+    frame["x"] = np.linspace(0, 1, 201)
+    y = np.arange(201) % 2
+    released = 0
+    for r in range(n_fits):
+        reg = DPGBRegressor(epsilon=epsilon, delta=CATEGORIES_DELTA, n_estimators=1, max_depth=1,
+                            feature_bounds={"x": (0, 1)}, target_bounds=(0, 1),
+                            categorical_features=[f"c{j}" for j in range(N_COLUMNS)],
+                            categories="private", random_state=seed * 1_000_003 + r)
+        reg.fit(frame, y)
+        released += any("new" in list(v) for v in reg.categories_.values())
+    return released
+
+
+#: Epsilon of the whole-fit audits: small noise (std about 2), where a count of 1 matters.
+FIT_EPSILON = 20.0
+
+
+@pytest.mark.slow
+def test_audit_new_category_through_the_whole_fit():
+    n_fits = 3000
+    k = _fit_new_category_released(5, n_fits, FIT_EPSILON)
+    low, high = _new_value_bounds(k, n_fits)
+    assert low <= _categories_entry(FIT_EPSILON).delta < high * 2
+
+
+@pytest.mark.slow
+def test_audit_flags_the_whole_fit_with_a_threshold_without_the_count(monkeypatch, fresh_plans):
+    from dataclasses import replace
+
+    # The threshold lowered by the count's 1 while the ledger states the planned delta.
+    real = budget_module.categories_release
+    monkeypatch.setattr(budget_module, "categories_release",
+                        lambda *a: replace(real(*a), threshold=real(*a).threshold - 1.0))
+    n_fits = 3000
+    low, _ = _new_value_bounds(_fit_new_category_released(6, n_fits, FIT_EPSILON), n_fits)
+    assert low > _categories_entry(FIT_EPSILON).delta

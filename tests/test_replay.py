@@ -1487,3 +1487,16 @@ def test_threshold_checker_flags_two_values_of_one_column_and_a_lost_value():
     assert any("2 values of column 0" in f for f in check_threshold(0, entry, values, two))
     lost = within[1:]
     assert any("counted on D only" in f for f in check_threshold(0, entry, values, lost))
+
+
+def test_replay_flags_category_counts_declared_at_sensitivity_one(monkeypatch, fresh_plans):
+    # Negative control: the counts of two columns declared at L2 sensitivity 1 (not sqrt 2);
+    # the added record holds a value of each column that D holds, so both counts move.
+    monkeypatch.setattr(dpboost._budget, "category_count_sensitivity", lambda n: 1.0)
+    D = _categories_data("binary-softmax")
+    row, target = added_record("binary-softmax", "categorical", "typical", "high")
+    D_prime = append_record(D, row[:3] + ["red", "round"], target)
+    result = replay(_categories_estimator("default", "binary-softmax"), D, D_prime,
+                    probe=probe_set("categorical").assign(shape="round"), check=False)
+    assert any("move by 1.414" in f and "exceeds the declared sensitivity 1.0" in f
+               for f in result.failures), result.failures
