@@ -123,8 +123,8 @@ def category_count_sensitivity(n_columns):
     both neighbours hold, ``sqrt(n_columns)``.
 
     One record holds one value per column (or none: missing), so under add/remove it moves the
-    count of at most one value of each column, by 1 (Wilson et al. 2020, Sec. 4, with one
-    contribution per column; docs/privacy.md, Private category lists). A value held by the
+    count of at most one value of each column, by 1: a contribution bound of one value per
+    column (Wilson et al. 2020; docs/privacy.md, Private category lists). A value held by the
     added record alone is not part of this vector: it is the threshold's delta
     (:func:`new_value_probability`).
     """
@@ -173,7 +173,7 @@ def category_threshold(noise_std, noise_multiplier, value_delta):
 
     Found by bisection on the tail bound (to a relative 1e-12, the upper end kept), so that a
     value of count 1 held by the added record alone is released with probability at most
-    ``value_delta`` (Korolova et al. 2009; Wilson et al. 2020, Sec. 4).
+    ``value_delta`` (Korolova et al. 2009; Wilson et al. 2020).
 
     Returns
     -------

@@ -146,10 +146,15 @@ PARAMETERS = """
         coded by its position in the column's public category list; values not in the list and
         missing values go to the missing-value bin. Split candidates follow the list's order
         ("first k categories vs the rest"), which is public, and go through the same mechanism.
-    categories : dict or None, default=None
-        Public category list per categorical column (key: name or index). A pandas ``category``
-        column without an entry takes its dtype's declared categories; any other column without
-        one has its list read from the data, with a :class:`PrivacyLeakWarning`.
+    categories : dict, "private" or None, default=None
+        Public category list per categorical column (key: name or index), or ``"private"`` (as
+        the whole parameter: every categorical column; as a dict value: that column) to release
+        the list from the data: the values whose Gaussian-noised count clears a threshold, sorted
+        as text, the others missing (``CATEGORIES_SHARE`` = 10 % of epsilon for the noise, half
+        of ``delta`` for the threshold; needs ``delta > 0``; docs/privacy.md, Private category
+        lists). A pandas ``category`` column without an entry takes its dtype's declared
+        categories; any other column without one has its list read from the data, with a
+        :class:`PrivacyLeakWarning`.
     {extra}
     random_state : int, numpy.random.Generator or None, default=None
         Source of all randomness of ``fit``. None (for every release): OpenDP's exact samplers

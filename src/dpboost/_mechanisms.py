@@ -440,7 +440,7 @@ def gaussian_mechanism(values, *, noise_multiplier, sensitivity, noise, ledger, 
 def threshold_mechanism(keys, counts, *, release, noise, ledger):
     """Which of the observed values clear the threshold: Gaussian noise on their counts,
     kept when the noisy count exceeds ``release.threshold`` (the stability-based histogram of
-    Korolova et al. 2009 with Gaussian noise, Wilson et al. 2020, Sec. 4; docs/privacy.md,
+    Korolova et al. 2009 with Gaussian noise, Wilson et al. 2020; docs/privacy.md,
     Private category lists). Only the decisions leave: the noisy counts are dropped here.
 
     Parameters
