@@ -230,7 +230,7 @@ class _DaskFit:
                 raise ValueError(f"{name}=None: {type(self).__name__} needs public {name} (or "
                                  f"'private' where offered); reading them off the data would "
                                  "take a non-private pass over the cluster.")
-        if private_category_columns(getattr(X, "_meta", X), self.categorical_features,
+        if private_category_columns(self._schema(X), self.categorical_features,
                                     self.categories):
             # The values seen would need a pass over the cluster that merges value sets, which
             # the record sets' float64 sums do not do yet.
