@@ -171,6 +171,30 @@ def test_a_column_with_no_released_value_is_all_missing():
     assert "rare" not in reg.export_text(0) + reg.to_json()
 
 
+class _NoText:
+    """A hashable cell whose text cannot be made."""
+
+    def __str__(self):
+        raise RuntimeError("no text")
+
+    __repr__ = __str__
+
+
+@pytest.mark.parametrize("added", [1, 1.0, _NoText()])
+def test_one_record_decides_neither_a_name_nor_an_exception(added):
+    # 600 records hold True; the added record holds a value equal to it of another type (its
+    # own value, with its own count: merged, the name shown would be whichever a record held
+    # first), or a cell whose str() raises (sorting the list by text would raise; the record is
+    # added first).
+    X = pd.DataFrame({"x": np.linspace(-1, 1, 601), "c": [added] + [True] * 600})
+    y = (X["x"] > 0).astype(int)
+    fits = [DPGBClassifier(epsilon=4.0, feature_bounds={"x": (-1, 1)}, classes=[0, 1],
+                           categorical_features=["c"], categories="private", n_estimators=2,
+                           random_state=0).fit(X.iloc[i:], y.iloc[i:]) for i in (1, 0)]
+    for clf in fits:
+        assert [(type(v), v) for v in clf.categories_[1]] == [(bool, True)]
+
+
 def test_delta_zero_is_refused_before_any_record_is_read(frame, monkeypatch):
     X, y = frame
     reads = []

@@ -476,23 +476,36 @@ def _is_value(cell):
     a cell that cannot be compared or hashed is in no list). Reads the cell alone."""
     try:
         hash(cell)
+        str(cell)  # a released list is ordered by text (category_order): it must have one
         return bool(cell == cell) and cell is not None
     except Exception:  # noqa: BLE001 - whatever a cell raises, it is no category
         return False
 
 
 def observed_values(column):
-    """The distinct values a categorical column holds (:func:`_is_value`), sorted by their
-    text: the input of a private category list's release, never an output.
+    """The distinct values a categorical column holds (:func:`_is_value`), told apart by type and
+    value, sorted by their text: the input of a private category list's release, never an
+    output.
+
+    Equal values of different types (``1``, ``1.0``, ``True``) are distinct values, each with its
+    own count (:func:`encode_categorical` with ``typed``): merged, the one shown would be the
+    first a record holds, and whether ``True`` or ``1`` names the category would depend on one
+    record.
 
     Returns
     -------
     values : list
     """
-    return sorted({v for v in column if _is_value(v)}, key=str)
+    distinct = {_typed(v): v for v in column if _is_value(v)}
+    return sorted(distinct.values(), key=lambda v: (str(v), type(v).__qualname__, repr(v)))
 
 
-def encode_categorical(X, lists):
+def _typed(value):
+    """A category's key that tells equal values of different types apart."""
+    return type(value), value
+
+
+def encode_categorical(X, lists, typed=()):
     """``X`` as float64 with each categorical column replaced by the position of its value in the
     public list; values not in the list and missing values become NaN (the missing-value bin).
 
@@ -501,6 +514,9 @@ def encode_categorical(X, lists):
     X : array-like or pandas.DataFrame of shape (n_samples, n_features)
     lists : dict of int -> ndarray, dtype=object
         From :func:`resolve_categorical`.
+    typed : collection of int, default=()
+        Columns whose values match by type and value (:func:`observed_values`: the observed
+        values of a private list); the others by equality, as a released or public list.
 
     Returns
     -------
@@ -511,11 +527,12 @@ def encode_categorical(X, lists):
     frame = hasattr(X, "iloc")
     X = X.copy() if frame else np.array(X, dtype=object)
     for j, values in lists.items():
-        lookup = {v: float(i) for i, v in enumerate(values)}
+        key = _typed if j in typed else (lambda v: v)
+        lookup = {key(v): float(i) for i, v in enumerate(values)}
 
-        def code(v):
+        def code(v, key=key, lookup=lookup):
             try:
-                return lookup.get(v, np.nan)
+                return lookup.get(key(v), np.nan)
             except TypeError:  # an unhashable cell is in no list: missing, like any unknown
                 return np.nan
 
@@ -528,10 +545,11 @@ def encode_categorical(X, lists):
     return X
 
 
-def cells_as_numbers(X, categories):
-    """``X`` with categorical cells as their codes in the public ``categories`` and every other
-    cell as a number or missing: the same per-cell treatment for ``fit`` and ``predict``."""
-    return numeric_cells(encode_categorical(X, categories), categories)
+def cells_as_numbers(X, categories, typed=()):
+    """``X`` with categorical cells as their codes in the public ``categories`` (``typed``: see
+    :func:`encode_categorical`) and every other cell as a number or missing: the same per-cell
+    treatment for ``fit`` and ``predict``."""
+    return numeric_cells(encode_categorical(X, categories, typed), categories)
 
 
 @dataclass(frozen=True)
@@ -892,7 +910,9 @@ def fit_inputs(estimator, X, y):
     lists, derived = public_categories(X, estimator.categorical_features, estimator.categories)
     # An empty training set is a dataset like any other (its neighbour holds one record):
     # fit releases noise only, never raises for it.
-    X = validate_data(estimator, cells_as_numbers(X, lists), dtype=np.float64,
+    private = private_category_columns(X_in, estimator.categorical_features,
+                                       estimator.categories)
+    X = validate_data(estimator, cells_as_numbers(X, lists, typed=private), dtype=np.float64,
                       ensure_all_finite=False, ensure_min_samples=0)
     y = column_or_1d(y, warn=True)
     check_consistent_length(X, y)
@@ -903,8 +923,6 @@ def fit_inputs(estimator, X, y):
     else:
         keep, y_scaled, target, from_y = encode_targets(y, estimator.target_bounds)
     X = X[keep]
-    private = private_category_columns(X_in, estimator.categorical_features,
-                                       estimator.categories)
     observed = {j: lists[j] for j in private}
     # A private column's list is released by the fit: one placeholder code until then.
     placeholder = np.array([None], dtype=object)
