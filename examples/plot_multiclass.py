@@ -55,9 +55,9 @@ for epsilon in (1.0, 4.0, np.inf):
           f"({len(clf.privacy_ledger_)} releases, epsilon spent {clf.privacy_spent_:.3f})")
 
 # %%
-# At epsilon 4 the private model is as accurate as the same model without noise: what limits it
-# here is the default's additive form (each tree splits on one feature) and its 50 rounds, not
-# the noise.
+# At epsilon 4 the private model is about as accurate as the same model without noise: what
+# limits it here is the default's additive form (each tree splits on one feature) and its 50
+# rounds, not the noise.
 #
 # Where the private model errs (epsilon 4)
 # ----------------------------------------
