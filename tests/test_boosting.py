@@ -81,6 +81,16 @@ def test_cyclical_tree_t_splits_on_feature_t_mod_d(binary, make_clf):
         assert (clf._forest.split_feature[t] == t % X.shape[1]).all()
 
 
+@pytest.mark.parametrize("split_selection", ["random", "exponential"])
+def test_no_interactions_trees_split_on_one_feature_each_in_turn(binary, make_clf,
+                                                                  split_selection):
+    X, y = binary
+    clf = make_clf(n_estimators=8, interaction_cst="no_interactions",
+                   split_selection=split_selection).fit(X, y)
+    for t in range(clf.n_estimators):
+        assert (clf._forest.split_feature[t] == t % X.shape[1]).all()
+
+
 def test_subsample_grows_each_tree_on_a_poisson_sample(binary, grown, make_clf):
     X, y = binary
     gamma, n_trees = 0.3, 40

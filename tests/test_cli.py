@@ -174,7 +174,7 @@ def test_verbose_prints_progress_and_params_reach_the_estimator(files, capsys):
                           "--schema", files["schema"], *FAST, "--verbose", "--param",
                           "loss=logistic", "--param", "learning_rate=0.2", "--out", model)
     assert status == 0
-    assert "[dpboost] 4/4 trees, epsilon spent" in out
+    assert "4/4 trees, epsilon spent" in out
     clf = DPGBClassifier.from_json(model.read_text())
     assert (clf.loss, clf.learning_rate, clf.n_estimators) == ("logistic", 0.2, 4)
 

@@ -25,10 +25,23 @@ def test_verbose_output_is_the_same_on_neighbouring_datasets(neighbours, capsys)
                                      trees_per_ensemble=2, max_depth=2, random_state=0,
                                      verbose=1).fit(X, y)
         outputs.append(capsys.readouterr().out)
-    assert outputs[0].count("\n") == 3  # one line per ensemble
-    # No wall-clock time (it tracks n): the lines are identical, unmasked.
+    # The progress bar: drawn at 0, redrawn once per ensemble, redrawn and ended when closed.
+    frames = outputs[0].split("\r")[1:]
+    assert [re.search(r"(\d+)/6 trees", f).group(1) for f in frames] == ["0", "2", "4", "6", "6"]
+    assert outputs[0].endswith("6/6 trees, epsilon spent 1\n")
+    # No elapsed time or rate (they track n): the output is identical, byte for byte, unmasked.
     assert outputs[0] == outputs[1]
-    assert not re.search(r"\d s\b|seconds", outputs[0])
+    assert not re.search(r"\d s\b|seconds|/s\b|\d:\d", outputs[0])
+
+
+def test_verbose_progress_counts_trees_of_every_output(capsys):
+    # Three classes with softmax: 3 x 4 trees grown round by round; the count only goes up.
+    rng = np.random.default_rng(1)
+    X, y = rng.uniform(-1, 1, size=(300, 2)), rng.integers(0, 3, 300)
+    DPGBClassifier(feature_bounds=(-1, 1), classes=[0, 1, 2], n_estimators=4, max_depth=2,
+                   random_state=0, verbose=1).fit(X, y)
+    counts = [int(n) for n in re.findall(r"(\d+)/12 trees", capsys.readouterr().out)]
+    assert counts == sorted(counts) and counts[0] == 0 and counts[-1] == 12
 
 
 def test_warnings_carry_no_numbers(neighbours):

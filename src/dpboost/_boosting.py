@@ -5,9 +5,11 @@ The only caller of the grower. Everything here is independent of scikit-learn: t
 """
 
 import math
+import sys
 from dataclasses import replace
 
 import numpy as np
+from tqdm import tqdm
 
 from ._accounting import PrivacyLedger
 from ._budget import plan_budget
@@ -139,11 +141,8 @@ def train(records, inputs, loss, params, plan, n_outputs, n_threads, fit_id=None
     records.update(bin_records, binner, n_outputs, loss.has_hessians)
     records.number_rows()
 
-    def progress(trees_done):
-        # Counts and the planned spend only: wall-clock time would track n.
-        print(f"[dpboost] {trees_done}/{len(plan.trees)} trees, epsilon spent "
-              f"{ledger.epsilon(float(params['delta'])):.4g}")
-
+    progress = (progress_bar(len(plan.trees), ledger, float(params["delta"]))
+                if params["verbose"] else None)
     filtered = boost(records, plan, loss, candidates, forest, noise, ledger, n_threads,
                      numeric=numeric, n_features=n_features, max_depth=params["max_depth"],
                      learning_rate=float(params["learning_rate"]),
@@ -153,8 +152,28 @@ def train(records, inputs, loss, params, plan, n_outputs, n_threads, fit_id=None
                                or params["interaction_cst"] == "no_interactions"),
                      min_child_weight=params["min_child_weight"], max_bins=params["max_bins"],
                      monotonic_cst=inputs.monotonic_cst,
-                     progress=progress if params["verbose"] else None)
+                     progress=progress)
     return forest, ledger, filtered, released
+
+
+def progress_bar(n_trees, ledger, delta):
+    """A progress bar (tqdm, on ``sys.stdout`` as it is when called) of the trees done out of
+    ``n_trees`` and the epsilon spent: the ``progress`` callable of :func:`boost`.
+
+    What it prints is fixed by the plan (docs/privacy.md, rule 13): counts of trees and the
+    ledger's epsilon, no elapsed time or rate (they track n), and one redraw per update
+    (``mininterval=0, miniters=1``), never on a timer, so how often it redraws cannot depend on
+    how long a tree takes either. The bar closes (a newline) when the last tree is done.
+    """
+    bar = tqdm(total=n_trees, file=sys.stdout, mininterval=0, miniters=1,
+               bar_format="[dpboost] {bar} {n}/{total} trees{postfix}")
+
+    def progress(trees_done):
+        bar.set_postfix_str(f"epsilon spent {ledger.epsilon(delta):.4g}", refresh=False)
+        bar.update(trees_done - bar.n)
+        if trees_done == n_trees:
+            bar.close()
+    return progress
 
 
 def boost(records, plan, loss, candidates, forest, noise, ledger, n_threads, *, numeric,
@@ -258,7 +277,7 @@ def boost(records, plan, loss, candidates, forest, noise, ledger, n_threads, *, 
         forest.set_tree(tb.tree, f, b, m, v * learning_rate, statistics)
         records.update(add_tree, tb.output, *forest.tree(tb.tree), forest.binner.max_bins)
         if progress is not None and (i + 1 == n_trees or order[i + 1].group != tb.group):
-            progress(tb.tree + 1)
+            progress(i + 1)
     # the ledger in the plan's order (tree by tree), whatever the growing order
     ledger.entries.sort(key=lambda e: (e.tree, e.level))
     return filtered

@@ -164,8 +164,9 @@ PARAMETERS = """
         (filter it to opt in). A ``NoiseSource`` instance (``dpboost._mechanisms``) is used as
         it is.
     verbose : int, default=0
-        With ``verbose >= 1``, print one line per composition group (ensemble, or tree): trees
-        done and epsilon spent, both fixed by the plan (no wall-clock time, which tracks n).
+        With ``verbose >= 1``, a progress bar (tqdm, on stdout) redrawn after each composition
+        group (ensemble, or tree): trees done out of planned and epsilon spent, both fixed by
+        the plan (no elapsed time or rate, which track n).
     diagnostics : bool, default=False
         Store ``filtered_fraction_``, the exact GDF filtered fraction per tree. It is a statistic
         of the private data and is not differentially private: it emits a PrivacyLeakWarning.
