@@ -145,6 +145,47 @@ def test_audit_flags_laplace_with_halved_sensitivity(secure):
                  _leaf_ids(delta, delta / 2, 4, secure)) > EPS
 
 
+# 2a. Weighted Laplace leaves (sample_weight, bound W = 4, lambda = 1): D holds one record of
+#     weight 1 and gradient -1 in a leaf, D' adds one of weight W and gradient +1. The leaf moves
+#     from 0.5 to -0.5, by exactly weighted_leaf_sensitivity(1, W=4) = 1 (its maximum over the
+#     leaf's weight sum is at S = 1), twice Lemma 2's unweighted g* / (1 + lambda).
+WEIGHT_BOUND = 4.0
+
+
+def _weighted_leaf_pair(monkeypatch):
+    import dpboost._grower as grower_module
+    from dpboost import DPGBClassifier
+
+    captured = []
+    monkeypatch.setattr(grower_module, "laplace_mechanism",
+                        lambda values, **kw: captured.append((values.copy(), kw)) or values)
+    for y, w in (([1], [1.0]), ([1, 0], [1.0, WEIGHT_BOUND])):
+        DPGBClassifier.dpboost_paper(
+            epsilon=1.0, n_estimators=1, max_depth=1, l2_regularization=1.0,
+            leaf_clipping=False, budget_allocation="sequential", split_selection="random",
+            feature_bounds=(-1, 1), classes=[0, 1], sample_weight_bound=WEIGHT_BOUND,
+            random_state=0).fit(np.zeros((len(y), 2)), y, sample_weight=w)
+    (d, claimed), (d2, _) = captured
+    moved = np.flatnonzero(d != d2)
+    assert moved.size == 1
+    return float(d[moved[0]]), float(d2[moved[0]]), claimed["sensitivity"]
+
+
+def test_audit_weighted_laplace_leaves(monkeypatch):
+    d, d2, sensitivity = _weighted_leaf_pair(monkeypatch)
+    assert (d, d2) == (0.5, -0.5) and sensitivity == pytest.approx(1.0, rel=1e-12)
+    eps_lb = audit(_leaf_ids(d, sensitivity, 3), _leaf_ids(d2, sensitivity, 4))
+    assert 0.5 < eps_lb <= EPS
+
+
+def test_audit_flags_weighted_leaves_at_the_unweighted_sensitivity(monkeypatch):
+    # Broken variant: the sensitivity not scaled by the weight bound (Lemma 2, W = 1): the true
+    # loss is 2 eps.
+    d, d2, _ = _weighted_leaf_pair(monkeypatch)
+    unscaled = leaf_sensitivity(1.0)
+    assert audit(_leaf_ids(d, unscaled, 3), _leaf_ids(d2, unscaled, 4)) > EPS
+
+
 # 2b. Gaussian release of a leaf statistic: neighbours differ by exactly the L2 sensitivity; the
 #     claim is the accountant's epsilon at delta = 1e-5 (2.98 for noise multiplier 1.5).
 GAUSS_DELTA = 1e-5

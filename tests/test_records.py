@@ -91,8 +91,8 @@ class SplitRecords:
 
 def _split(base, cuts):
     class Split(base):
-        def _records(self, X, y):
-            records, n_outputs, inputs = super()._records(X, y)
+        def _records(self, X, y, *args):
+            records, n_outputs, inputs = super()._records(X, y, *args)
             return SplitRecords(records.partition, cuts), n_outputs, inputs
     Split.__name__ = base.__name__
     return Split

@@ -387,7 +387,7 @@ def check_sensitivities(calls_d, calls_dp):
         if rows.size == 0:
             continue
         e = c.entry
-        changed_trees[e.group].add(e.tree)
+        changed_trees[e.fit, e.group].add(e.tree)  # a warm start's fits have groups of their own
         where = f"call #{k} ({e.mechanism}, group {e.group}, tree {e.tree}, level {e.level})"
         distance = _row_distance(e.mechanism, a[rows], b[rows])
         if rows.size > 1:
@@ -402,7 +402,7 @@ def check_sensitivities(calls_d, calls_dp):
                 failures.append(f"{where}: row {r} moves by {float(dist)!r} in "
                                 f"{norm.get(e.mechanism, '?')}, exceeds the declared sensitivity "
                                 f"{e.sensitivity!r}; {_show_change(a[r], b[r])}")
-    for group, trees in sorted(changed_trees.items()):
+    for (_, group), trees in sorted(changed_trees.items()):
         if len(trees) > 1:
             failures.append(f"group {group}: inputs of trees {sorted(trees)} differ; the trees of "
                             "a group must see disjoint records, so at most one may change")
@@ -463,9 +463,13 @@ def check_scales_and_ledger(calls_d, calls_dp, est_d, est_dp, plans):
     elif arguments[0] != arguments[1]:
         failures.append(f"plan_budget's arguments depend on the data: {arguments[0]} on D, "
                         f"{arguments[1]} on D'")
-    elif ledger != Counter(plans_d[-1][1].entries):
-        failures.append("privacy_ledger_ differs from the plan: "
-                        + _multiset_difference(ledger, Counter(plans_d[-1][1].entries)))
+    else:
+        # A warm-started model's ledger holds one fit per plan: the last plans, summed.
+        n_fits = len({e.fit for e in est_d.privacy_ledger_})
+        planned = sum((Counter(plan.entries) for _, plan in plans_d[-n_fits:]), Counter())
+        if ledger != planned:
+            failures.append("privacy_ledger_ differs from the plan: "
+                            + _multiset_difference(ledger, planned))
     if est_d.privacy_ledger_ != est_dp.privacy_ledger_:
         failures.append("privacy_ledger_ differs between D and D'")
     observed = Counter(c.entry for c in calls_d if c.entry is not None)
@@ -547,7 +551,7 @@ def _mask_times(text):
 def _outputs(est, probe):
     """Everything a user can read from a fitted estimator, as comparable values."""
     # Each fit draws a random identifier for its ledger (independent of the data): masked.
-    out = {"to_json": re.sub(r'"fit_id": "[0-9a-f]*"', '"fit_id": "<id>"', est.to_json()),
+    out = {"to_json": re.sub(r'"fit(_id)?": "[0-9a-f]*"', '"fit_id": "<id>"', est.to_json()),
            "export_text": [est.export_text(t) for t in range(est._forest.split_feature.shape[0])],
            "privacy_report": est.privacy_report(),
            "feature_importances_": est.feature_importances_,
@@ -637,13 +641,14 @@ def tree_spy():
         yield captured
 
 
-def _fit(make_estimator, noise, X, y):
-    """Fit with every warning and all stdout captured; returns (estimator, warnings, stdout)."""
+def _fit(make_estimator, noise, *data):
+    """Fit on ``data`` (X, y[, sample_weight]) with every warning and all stdout captured;
+    returns (estimator, warnings, stdout)."""
     est = make_estimator(noise)
     stdout = io.StringIO()
     with warnings.catch_warnings(record=True) as caught, contextlib.redirect_stdout(stdout):
         warnings.simplefilter("always")
-        est.fit(X, y)
+        est.fit(*data)
     return est, [(w.category.__name__, str(w.message)) for w in caught], stdout.getvalue()
 
 
@@ -667,7 +672,7 @@ def replay(make_estimator, D, D_prime, *, probe, extra_coin=0.0, seed=0, check=T
     ----------
     make_estimator : callable
         ``make_estimator(noise)`` returns an unfitted estimator with ``random_state=noise``.
-    D, D_prime : tuple (X, y)
+    D, D_prime : tuple (X, y) or (X, y, sample_weight)
         D' is D with one record appended as its last row.
     probe : array-like
         Inputs on which the two models' predictions must be identical.
@@ -1163,6 +1168,104 @@ def test_replay_is_not_vacuous(coin, trees, leaf_noise, split_candidates, delta)
     assert any(t == -1 for t, _ in changed)
 
 
+# -- sample and class weights -------------------------------------------------------------------
+
+#: The public bound on a weight in the weighted replays (sample_weight_bound).
+WEIGHT_BOUND = 2.5
+
+
+def weighted(D, D_prime, weight, seed=3):
+    """(D, D') with sample weights: D's uniform in [0, WEIGHT_BOUND], the added record's
+    ``weight`` (a number, or any cell: an object array then)."""
+    w = np.random.default_rng(seed).uniform(0.0, WEIGHT_BOUND, size=len(D[1]))
+    w_prime = np.append(w, weight) if isinstance(weight, float) else np.append(
+        w.astype(object), np.array([weight], dtype=object))
+    return (*D, w), (*D_prime, w_prime)
+
+
+def weighted_factory(config, **params):
+    """:func:`estimator_factory` with ``sample_weight_bound`` (and ``params``) set."""
+    make = estimator_factory(config)
+    return lambda noise: make(noise).set_params(sample_weight_bound=WEIGHT_BOUND, **params)
+
+
+@pytest.mark.parametrize("config", FAST[::3], ids=config_id)
+def test_replay_weighted(config):
+    # The added record at the largest weight a record may carry: every release moves by at
+    # most its W-scaled sensitivity.
+    D, D_prime = neighbours(config["task"], config["data"], config["features"], config["label"])
+    replay(weighted_factory(config), *weighted(D, D_prime, WEIGHT_BOUND),
+           probe=probe_set(config["data"]), extra_coin=config["coin"])
+
+
+#: Weights outside [0, W] and non-numbers: clipped per record (NaN and non-numbers weigh 0).
+ODD_WEIGHTS = [1e6, np.inf, -3.0, np.nan, "abc", None]
+
+
+@pytest.mark.parametrize("weight", ODD_WEIGHTS, ids=repr)
+def test_replay_weighted_odd_weights(weight):
+    config = {**FAST[1], "split_selection": "exponential", "leaf_noise": "average",
+              "split_candidates": "sketch", "subsample": 1.0}
+    D, D_prime = neighbours(config["task"], config["data"], "typical", "low")
+    replay(weighted_factory(config), *weighted(D, D_prime, weight),
+           probe=probe_set(config["data"]))
+
+
+@pytest.mark.parametrize("with_sample_weight", [False, True])
+@pytest.mark.parametrize("leaf_noise, delta", [("laplace", 0.0), ("gaussian", 1e-5)])
+def test_replay_class_weight(with_sample_weight, leaf_noise, delta):
+    # class_weight alone (W = its largest weight) and with sample_weight (W = bound x it); the
+    # added record in the heaviest class.
+    config = dict(task="ternary-softmax", split_selection="exponential", leaf_noise=leaf_noise,
+                  budget_allocation="sequential", split_candidates="hessian", subsample=1.0,
+                  delta=delta, learning_rate=0.3, gradient_filtering=False, leaf_clipping=True,
+                  l2_regularization=0.1, min_child_weight=0.0, max_depth=3, data="numeric",
+                  features="typical", label="high", coin=0.0)
+    D, D_prime = neighbours(config["task"], config["data"], "typical", "high")
+    class_weight = {0: 0.5, 2: 3.0}
+    make = estimator_factory(config)
+    if with_sample_weight:
+        D, D_prime = weighted(D, D_prime, WEIGHT_BOUND)
+        factory = weighted_factory(config, class_weight=class_weight)
+    else:
+        factory = lambda noise: make(noise).set_params(class_weight=class_weight)  # noqa: E731
+    result = replay(factory, D, D_prime, probe=probe_set("numeric"))
+    W = 3.0 * (WEIGHT_BOUND if with_sample_weight else 1.0)
+    assert {e.sensitivity for e in result.estimator_d.privacy_ledger_
+            if e.mechanism == "exponential"} == {3.0 * W}
+
+
+# -- warm start ---------------------------------------------------------------------------------
+
+def _warm(make_estimator):
+    """``make_estimator`` whose ``fit`` fits 3 stages, then adds 2 with ``warm_start``: both fits
+    run on the same data and the same (recording or replaying) noise source."""
+    def make(noise):
+        est = make_estimator(noise).set_params(warm_start=True, n_estimators=3)
+        first_fit = est.fit
+
+        def fit(*data):
+            first_fit(*data)
+            est.set_params(n_estimators=5)
+            del est.fit  # the estimator's own fit again: nothing of the wrapper stays on it
+            return first_fit(*data)
+
+        est.fit = fit
+        return est
+    return make
+
+
+@pytest.mark.parametrize("config", FAST[::5], ids=config_id)
+def test_replay_warm_start(config):
+    # The added trees see D or D' again; their releases, the composed ledger and the model
+    # obey (a)-(c), and the second fit reads no public input from the data.
+    D, D_prime = neighbours(config["task"], config["data"], config["features"], config["label"])
+    result = replay(_warm(estimator_factory(config)), D, D_prime,
+                    probe=probe_set(config["data"]), extra_coin=config["coin"])
+    assert result.estimator_d._forest.n_stages == 5
+    assert len({e.fit for e in result.estimator_d.privacy_ledger_}) == 2
+
+
 # -- the harness can fail ------------------------------------------------------------------------
 
 def _pure_data(n=200):
@@ -1195,7 +1298,7 @@ def test_replay_passes_on_the_negative_controls_own_data():
 
 def test_harness_flags_an_understated_gain_sensitivity(monkeypatch, fresh_plans):
     # The planner looks gain_sensitivity up in its module at call time.
-    monkeypatch.setattr(dpboost._budget, "gain_sensitivity", lambda g=1.0: 0.3 * g * g)
+    monkeypatch.setattr(dpboost._budget, "gain_sensitivity", lambda g=1.0, w=1.0: 0.3 * g * g * w)
     D, D_prime = _pure_data()
     with pytest.raises(AssertionError, match=r"\(a\) call #\d+ \(exponential.*exceeds the "
                                              r"declared sensitivity 0\.3"):
@@ -1216,6 +1319,22 @@ def test_harness_flags_an_understated_leaf_sensitivity(monkeypatch):
     with pytest.raises(AssertionError, match=r"\(a\) call #\d+ \(laplace.*level 2\).*L1, "
                                              r"exceeds the declared sensitivity 0\.2"):
         replay(_pure_classifier("average"), D, D_prime, probe=D[0][:20])
+
+
+@pytest.mark.parametrize("leaf_noise", ["laplace", "average"])
+def test_harness_flags_a_sensitivity_not_scaled_by_the_weight_bound(monkeypatch, leaf_noise):
+    # Negative control: weighted records, but a plan made as if unweighted (every sensitivity
+    # at W = 1, Lemma 2 for Laplace leaves); the added record weighs W = 2.5.
+    real = dpboost._budget.plan_budget
+    monkeypatch.setattr(dpboost._boosting, "plan_budget",
+                        lambda **kw: real(**{**kw, "sample_weight_bound": None}))
+    D, D_prime = _pure_data()
+    w = np.full(len(D[1]), 0.5)
+    make = _pure_classifier(leaf_noise)
+    with pytest.raises(AssertionError, match=r"\(a\) call #\d+ \((exponential|laplace).*exceeds "
+                                             r"the declared sensitivity"):
+        replay(lambda noise: make(noise).set_params(sample_weight_bound=WEIGHT_BOUND),
+               (*D, w), (*D_prime, np.append(w, WEIGHT_BOUND)), probe=D[0][:20])
 
 
 @pytest.mark.parametrize("leak, match", [

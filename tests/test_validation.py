@@ -436,7 +436,7 @@ def test_fit_inputs_returns_the_records_of_the_domain_and_the_public_inputs(make
                    feature_bounds=(0, 1))
     # the third record's label is not a class: left out; an unknown category and a cell that is
     # not a number are missing
-    X_in, y_scaled, inputs = fit_inputs(clf, X, [1, 0, 7, 0])
+    X_in, y_scaled, inputs, _ = fit_inputs(clf, X, [1, 0, 7, 0])
     np.testing.assert_array_equal(X_in, [[0.0, 0.5], [np.nan, np.nan], [np.nan, 0.1]])
     np.testing.assert_array_equal(y_scaled, [[1.0], [-1.0], [-1.0]])
     np.testing.assert_array_equal(inputs.feature_bounds, [[-0.5, 1.5], [0.0, 1.0]])
@@ -445,7 +445,7 @@ def test_fit_inputs_returns_the_records_of_the_domain_and_the_public_inputs(make
     assert inputs.data_derived == ()
     assert clf.n_features_in_ == 2 and list(clf.feature_names_in_) == ["colour", "x"]
     with pytest.warns(PrivacyLeakWarning):
-        _, _, inputs = fit_inputs(DPGBRegressor(), np.array([[0.0], [1.0]]), [0.0, 2.0])
+        _, _, inputs, _ = fit_inputs(DPGBRegressor(), np.array([[0.0], [1.0]]), [0.0, 2.0])
     assert inputs.data_derived == ("target_bounds", "feature_bounds")
     assert inputs.target == {"target_bounds_": (0.0, 2.0)}
 

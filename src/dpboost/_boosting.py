@@ -20,15 +20,15 @@ from ._candidates import (
     private_bounds,
     private_categories,
 )
-from ._common import G_H_DTYPE, SAMPLE_INDEX_DTYPE
+from ._common import G_H_DTYPE, SAMPLE_INDEX_DTYPE, float32_at_most
 from ._grower import grow_tree
-from ._loss import scale_target
+from ._loss import scale_target, weight_statistics
 from ._mechanisms import make_noise, partition_records, poisson_sample
 from ._predictor import Forest, predict_binned
 from ._records import POISSON_STREAM, POSITION_STREAM, TreeState
 
 
-def plan_fit(params, loss, n_outputs, n_numeric, n_private_categories=0):
+def plan_fit(params, loss, n_outputs, n_numeric, n_private_categories=0, previous=None):
     """The fit's budget plan, from public inputs only (hyper-parameters, the number of outputs
     from the classes, how many columns are numeric or have private category lists, the loss's
     bounds): made before any record is read, so that an accountant can refuse the fit first.
@@ -40,6 +40,10 @@ def plan_fit(params, loss, n_outputs, n_numeric, n_private_categories=0):
     loss : loss object or class of ``_loss``
         Its ``hessian_bound`` and ``hessian_sketch_rounds``.
     n_outputs, n_numeric, n_private_categories : int
+    previous : Forest or None, default=None
+        ``warm_start``: the fitted forest the new trees are added to. The plan is that of the
+        ``n_estimators - previous.n_stages`` new trees, on the previous fit's released grid and
+        category lists (no private bounds, category lists or quantile sketch again).
 
     Raises
     ------
@@ -50,8 +54,10 @@ def plan_fit(params, loss, n_outputs, n_numeric, n_private_categories=0):
     -------
     plan : BudgetPlan
     """
+    fresh = previous is None
     return plan_budget(
-        epsilon=float(params["epsilon"]), n_estimators=params["n_estimators"],
+        epsilon=float(params["epsilon"]),
+        n_estimators=params["n_estimators"] - (0 if fresh else previous.n_stages),
         max_depth=params["max_depth"], learning_rate=float(params["learning_rate"]),
         l2_regularization=float(params["l2_regularization"]),
         budget_allocation=params["budget_allocation"],
@@ -59,13 +65,14 @@ def plan_fit(params, loss, n_outputs, n_numeric, n_private_categories=0):
         n_outputs=n_outputs, delta=float(params["delta"]),
         leaf_noise=params["leaf_noise"], hessian_bound=loss.hessian_bound,
         split_selection=params["split_selection"], subsample=float(params["subsample"]),
-        sketch_features=n_numeric if params["split_candidates"] == "sketch" else 0,
+        sketch_features=n_numeric if params["split_candidates"] == "sketch" and fresh else 0,
         hessian_sketch_features=n_numeric if params["split_candidates"] == "hessian" else 0,
         hessian_sketch_rounds=loss.hessian_sketch_rounds,
         gradient_bound=float(params["gradient_bound"]),
-        bounds_features=(n_numeric * _is_private(params["feature_bounds"])
-                         + _is_private(params.get("target_bounds"))),
-        categories_features=n_private_categories)
+        sample_weight_bound=params.get("weight_bound"),
+        bounds_features=fresh * (n_numeric * _is_private(params["feature_bounds"])
+                                 + _is_private(params.get("target_bounds"))),
+        categories_features=fresh * n_private_categories)
 
 
 def _is_private(value):
@@ -73,7 +80,8 @@ def _is_private(value):
     return isinstance(value, str) and value == "private"
 
 
-def train(records, inputs, loss, params, plan, n_outputs, n_threads, fit_id=None):
+def train(records, inputs, loss, params, plan, n_outputs, n_threads, fit_id=None,
+          previous=None):
     """Place the split candidates and boost: the whole private fit after its plan.
 
     Parameters
@@ -94,10 +102,14 @@ def train(records, inputs, loss, params, plan, n_outputs, n_threads, fit_id=None
         Threads of the kernels run on the sums; the model does not depend on it.
     fit_id : str or None, default=None
         The fit's identifier in the ledger (None: a random one).
+    previous : Forest or None, default=None
+        ``warm_start``: boosting continues from this released forest's scores (post-processing
+        of released values), on its grid; the plan holds the new trees only.
 
     Returns
     -------
     forest : Forest
+        ``previous``'s trees followed by the new ones.
     ledger : PrivacyLedger
         Every release, in the plan's order.
     filtered : ndarray of shape (n_trees,), dtype=float64
@@ -111,6 +123,8 @@ def train(records, inputs, loss, params, plan, n_outputs, n_threads, fit_id=None
     noise = make_noise(params["random_state"])
     ledger = PrivacyLedger(fit_id)
     bounds, released = inputs.feature_bounds, {}
+    if previous is not None:
+        binner = previous.binner  # the first fit's released grid: never read again
     if plan.categories is not None:
         # Category lists released from the data first (docs/privacy.md, Private category
         # lists); the grid of a column spans its released list.
@@ -134,11 +148,17 @@ def train(records, inputs, loss, params, plan, n_outputs, n_threads, fit_id=None
         if private_target:
             released["target_bounds_"] = tuple(float(v) for v in values[-1])
             records.update(rescale_target, released["target_bounds_"])
-    binner = initial_binner(records, bounds, numeric, params["max_bins"], plan, noise, ledger)
+    if previous is None:
+        binner = initial_binner(records, bounds, numeric, params["max_bins"], plan, noise,
+                                ledger)
     n_features = bounds.shape[0]
     candidates = initial_candidates(binner, n_features, inputs.categories)
-    forest = Forest.empty(n_outputs, params["n_estimators"], params["max_depth"], binner)
+    first_stage = 0 if previous is None else previous.n_stages
+    forest = Forest.empty(n_outputs, params["n_estimators"] - first_stage, params["max_depth"],
+                          binner)
     records.update(bin_records, binner, n_outputs, loss.has_hessians)
+    if previous is not None:
+        records.update(add_forest, previous)
     records.number_rows()
 
     progress = (progress_bar(len(plan.trees), ledger, float(params["delta"]))
@@ -151,8 +171,10 @@ def train(records, inputs, loss, params, plan, n_outputs, n_threads, fit_id=None
                      cyclical=(params["split_selection"] == "cyclical"
                                or params["interaction_cst"] == "no_interactions"),
                      min_child_weight=params["min_child_weight"], max_bins=params["max_bins"],
-                     monotonic_cst=inputs.monotonic_cst,
+                     monotonic_cst=inputs.monotonic_cst, first_stage=first_stage,
                      progress=progress)
+    if previous is not None:
+        forest = previous.extended(forest)
     return forest, ledger, filtered, released
 
 
@@ -178,7 +200,7 @@ def progress_bar(n_trees, ledger, delta):
 
 def boost(records, plan, loss, candidates, forest, noise, ledger, n_threads, *, numeric,
           n_features, max_depth, learning_rate, l2_regularization, gradient_filtering, cyclical,
-          min_child_weight, max_bins, monotonic_cst=None, progress=None):
+          min_child_weight, max_bins, monotonic_cst=None, first_stage=0, progress=None):
     """Grow every tree of ``plan`` into ``forest`` (Li et al. 2020, Algorithms 1 and 2; DP-XGB).
 
     For each planned tree t of output k, in the plan's order (with a loss that couples the
@@ -224,6 +246,9 @@ def boost(records, plan, loss, candidates, forest, noise, ledger, n_threads, *, 
     max_bins : int
     monotonic_cst : ndarray of shape (n_features,), dtype=int8, or None
         Leaf values made monotone per tree (``_grower.monotone_leaves``).
+    first_stage : int, default=0
+        The boosting stage of the plan's first tree (``warm_start``: the stages fitted before),
+        so that cyclical trees continue the cycle of features.
     progress : callable or None
         Called with the number of trees done after the last tree of each composition group.
 
@@ -254,11 +279,8 @@ def boost(records, plan, loss, candidates, forest, noise, ledger, n_threads, *, 
                                             + plan.hessian_sketch_trees.index(t)]
             candidates_of[tb.output] = hessian_sketch_candidates(
                 records, tb.output, numeric, candidates, max_bins, release, noise, ledger)
-        # The gradients are float32: filter or clip at the largest float32 <= g* (float32(0.4)
-        # exceeds 0.4, and the sensitivities assume |g| <= g*; found by tests/test_replay.py).
-        bound = np.float32(tb.gradient_bound)
-        if float(bound) > tb.gradient_bound:  # a float32 comparison would call them equal
-            bound = np.nextafter(bound, np.float32(0))
+        # The gradients are float32: filter or clip at the largest float32 <= g*.
+        bound = float32_at_most(tb.gradient_bound)
         records.update(select_records, coins, tb.output, tb.tree,
                        None if plan.record_shares is None else tb.position, tb.sampling_rate,
                        bound if private else None, private and gradient_filtering)
@@ -270,7 +292,7 @@ def boost(records, plan, loss, candidates, forest, noise, ledger, n_threads, *, 
                                n_bins=forest.binner.max_bins,
                                l2_regularization=l2_regularization, noise=noise, ledger=ledger,
                                n_threads=n_threads,
-                               feature=t % n_features if cyclical else None,
+                               feature=(first_stage + t) % n_features if cyclical else None,
                                min_child_weight=min_child_weight,
                                candidates=candidates_of[tb.output],
                                monotonic_cst=monotonic_cst)
@@ -300,6 +322,12 @@ def bin_records(partition, binner, n_outputs, has_hessians):
                    hessians=np.zeros((n_outputs, n), dtype=G_H_DTYPE) if has_hessians else None)
 
 
+def add_forest(partition, forest):
+    """The partition with the scores of a released ``forest`` added (``warm_start``)."""
+    raw = partition.raw + forest.raw_predict(partition.X_binned, partition.n_threads).T
+    return replace(partition, raw=raw)
+
+
 def draw_positions(partition, coins, output, tree, shares):
     """The partition with every record's EoE position in output ``output``'s ensemble that
     starts at tree ``tree`` (its coin in that stream, ``_mechanisms.partition_records``)."""
@@ -324,7 +352,8 @@ def select_records(partition, coins, output, tree, position, sampling_rate, boun
     """The partition with the records of tree ``tree`` selected, each by its own values:
     its EoE ``position`` (None: every record), its Poisson coin at ``sampling_rate``, and with
     ``filtering`` its gradient (GDF: ``|g| > bound`` leaves the tree); otherwise the gradients
-    are clipped to ``bound`` (None: not at all, a non-private fit)."""
+    are clipped to ``bound`` (None: not at all, a non-private fit); then gradients and Hessians
+    are multiplied by the records' weights, if any."""
     n = partition.y_rows.shape[1]
     selected = (np.ones(n, dtype=bool) if position is None
                 else partition.positions[output] == position)
@@ -340,6 +369,12 @@ def select_records(partition, coins, output, tree, position, sampling_rate, boun
     if bound is not None and not filtering:
         np.clip(grads, -bound, bound, out=grads)
     hessians = None if partition.hessians is None else partition.hessians[output][indices]
+    if partition.weights is not None:
+        # Weighted after filtering or clipping: GDF reads the record's own gradient, and
+        # |w g| <= W g* (docs/privacy.md, Sample weights).
+        weights = partition.weights[indices]
+        grads = weight_statistics(grads, weights)
+        hessians = None if hessians is None else weight_statistics(hessians, weights)
     tree_state = TreeState(selected=indices, gradients=grads, hessians=hessians,
                            indices=indices, grads=grads,
                            node_start=np.array([0, indices.size], dtype=np.int64),

@@ -47,12 +47,16 @@ CATEGORIES_SCOPE = {"group": -1, "tree": -1, "level": -2}
 _MAX_SHRINKS = 128
 
 
-def gain_sensitivity(gradient_bound=GRADIENT_BOUND):
-    """Sensitivity of the split gain, ``3 g*^2`` (Li et al. 2020, Lemma 1; docs/privacy.md, Split selection).
+def gain_sensitivity(gradient_bound=GRADIENT_BOUND, weight_bound=1.0):
+    """Sensitivity of the split gain, ``3 W g*^2`` (Li et al. 2020, Lemma 1; docs/privacy.md, Split selection).
 
-    Holds under add/remove of one record with ``|g| <= g*`` for every ``lambda >= 0``.
+    Holds under add/remove of one record with ``|g| <= g*`` for every ``lambda >= 0``. With
+    sample weights the gain's sums and denominators are weighted (``sum w g``, ``sum w``) and the
+    bound is ``3 W g*^2`` for weights in ``[0, W]`` (docs/privacy.md, Sample weights): Lemma 1's
+    three terms, ``2 |a A| / (B + w)``, ``a^2 / (B + w)`` and ``w A^2 / (B (B + w))`` with ``a = w g``, ``|A| <= g* (B - lambda)``,
+    are each at most ``w g*^2`` or ``2 w g*^2`` for any real weight sum ``B - lambda >= 0``.
     """
-    return 3.0 * gradient_bound**2
+    return 3.0 * gradient_bound**2 * weight_bound
 
 
 #: A GLC bound below ``MIN_LEAF_CLIP * g*`` is planned as 0 (the leaf is the constant 0): such a
@@ -84,37 +88,41 @@ def leaf_sensitivity(l2_regularization, clip_bound=math.inf, gradient_bound=GRAD
     return min(gradient_bound / (1.0 + l2_regularization), 2.0 * clip_bound)
 
 
-def gaussian_leaf_sensitivity(hessian_bound, gradient_bound=GRADIENT_BOUND):
-    """L2 sensitivity of one leaf's (gradient sum, Hessian sum), ``sqrt(g*^2 + h*^2)``.
+def gaussian_leaf_sensitivity(hessian_bound, gradient_bound=GRADIENT_BOUND, weight_bound=1.0):
+    """L2 sensitivity of one leaf's (gradient sum, Hessian sum), ``W sqrt(g*^2 + h*^2)``.
 
-    One record adds ``(g, h)`` with ``|g| <= g*``, ``0 <= h <= h*`` to exactly one leaf (DP-XGB,
-    "Revisiting differentially private XGBoost", Sec. 3; docs/privacy.md, Leaves).
+    One record adds ``(w g, w h)`` with ``|g| <= g*``, ``0 <= h <= h*`` and its weight ``w`` in
+    ``[0, W]`` (1 without sample weights) to exactly one leaf (DP-XGB, "Revisiting
+    differentially private XGBoost", Sec. 3; docs/privacy.md, Leaves).
     """
-    return math.hypot(gradient_bound, hessian_bound)
+    return math.hypot(gradient_bound, hessian_bound) * weight_bound
 
 
-def average_leaf_sensitivity(gradient_bound=GRADIENT_BOUND):
-    """L1 sensitivity of one leaf's (gradient sum, record count), ``g* + 1``.
+def average_leaf_sensitivity(gradient_bound=GRADIENT_BOUND, weight_bound=1.0):
+    """L1 sensitivity of one leaf's (gradient sum, record count), ``W (g* + 1)``.
 
-    One record moves the sum by at most g* and the count by 1 (DP-XGBoost's noisy average,
-    Grislain & Gonzalvez 2021; docs/privacy.md, Leaves).
+    One record moves the sum by at most ``w g*`` and the (weighted) count by ``w``, its weight
+    ``w`` in ``[0, W]`` (1 without sample weights) (DP-XGBoost's noisy average, Grislain &
+    Gonzalvez 2021; docs/privacy.md, Leaves).
     """
-    return gradient_bound + 1.0
+    return (gradient_bound + 1.0) * weight_bound
 
 
-def quantile_sketch_sensitivity(n_features):
-    """L1 sensitivity of the fine count histograms of ``n_features`` features, ``n_features``.
+def quantile_sketch_sensitivity(n_features, weight_bound=1.0):
+    """L1 sensitivity of the fine count histograms of ``n_features`` features, ``W n_features``.
 
-    One record adds 1 to one fine bin of each feature (none for a missing value) (Grislain &
+    One record adds its weight (1 without sample weights, at most W with them: a weighted
+    quantile sketch) to one fine bin of each feature (none for a missing value) (Grislain &
     Gonzalvez 2021; docs/privacy.md, Split-candidate sketches).
     """
-    return float(n_features)
+    return float(n_features) * weight_bound
 
 
 def bounds_histogram_sensitivity(n_features):
     """L1 sensitivity of the count histograms of ``n_features`` features on the public log grid
     of private bounds, ``n_features``: one record adds 1 to one bin of each feature (none for a
-    missing value); docs/privacy.md, Private feature bounds."""
+    missing value; sample weights do not enter these counts, so no weight bound either);
+    docs/privacy.md, Private feature bounds."""
     return float(n_features)
 
 
@@ -251,11 +259,57 @@ def categories_release(n_columns, epsilon, delta):
                        **CATEGORIES_SCOPE)
 
 
-def hessian_sketch_sensitivity(n_features, hessian_bound, norm):
+def weighted_leaf_sensitivity(l2_regularization, clip_bound=math.inf,
+                              gradient_bound=GRADIENT_BOUND, weight_bound=1.0):
+    """Sensitivity of one Laplace leaf value ``V = -sum w g / (sum w + lambda)`` when every
+    record carries a weight ``w`` in ``[0, W]`` (``sample_weight``; docs/privacy.md, Sample
+    weights).
+
+    Lemma 2 of Li et al. (2020) bounds an unweighted leaf by ``g* / (1 + lambda)`` because a
+    non-empty leaf holds at least one whole record; with real weights the weight sum ``S`` of a
+    leaf can be any number in ``[0, inf)``. Adding a record ``(w, g)`` to a leaf of gradient sum
+    ``A`` (``|A| <= g* S``) and denominator ``B = S + lambda`` gives
+    ``V' - V = -(w g + w V) / (B + w)``, so
+    ``|V' - V| <= w g* (2 S + lambda) / ((S + lambda) (S + lambda + w))``, which increases with
+    ``w``. Over ``S >= 0`` at ``w = W`` its maximum is at ``u = S + lambda =
+    (lambda + sqrt(lambda^2 + 2 lambda W)) / 2`` (the root of ``-2u^2 + 2 lambda u + lambda W``,
+    the derivative's numerator, which is ``>= lambda``), giving
+    ``W g* (2u - lambda) / (u (u + W))``; ``lambda = 0`` gives the trivial ``2 g*`` (both values
+    lie in ``[-g*, g*]``). A leaf clipped to ``[-c, c]`` moves by at most ``2 c``.
+
+    At ``W = 1`` it exceeds ``g* / (1 + lambda)`` (``lambda = 1``: 0.536 g* against 0.5 g*):
+    fractional weights break Lemma 2's integer counts, so a weighted fit uses this bound even
+    when its weights are at most 1.
+
+    Parameters
+    ----------
+    l2_regularization : float
+        lambda >= 0.
+    clip_bound : float, default=inf
+        GLC's ``c``.
+    gradient_bound : float, default=GRADIENT_BOUND
+    weight_bound : float, default=1.0
+        W > 0, the public bound on one record's weight.
+
+    Returns
+    -------
+    sensitivity : float
+    """
+    lam, w = l2_regularization, weight_bound
+    if lam == 0:
+        bound = 2.0 * gradient_bound
+    else:
+        u = (lam + math.sqrt(lam * lam + 2.0 * lam * w)) / 2.0
+        bound = min(w * gradient_bound * (2.0 * u - lam) / (u * (u + w)), 2.0 * gradient_bound)
+    return min(bound, 2.0 * clip_bound)
+
+
+def hessian_sketch_sensitivity(n_features, hessian_bound, norm, weight_bound=1.0):
     """Sensitivity of the fine Hessian histograms of ``n_features`` features.
 
-    One record adds at most h* to one fine bin of each feature: ``h* n`` in L1 (Laplace, pure DP)
-    and ``h* sqrt(n)`` in L2 (Gaussian) (DP-TR's adaptive Hessian sketch, Maddock et al. 2022;
+    One record adds at most ``W h*`` to one fine bin of each feature (its weight times its
+    Hessian; W = 1 without sample weights): ``W h* n`` in L1 (Laplace, pure DP) and
+    ``W h* sqrt(n)`` in L2 (Gaussian) (DP-TR's adaptive Hessian sketch, Maddock et al. 2022;
     docs/privacy.md, Split-candidate sketches).
 
     Parameters
@@ -263,8 +317,9 @@ def hessian_sketch_sensitivity(n_features, hessian_bound, norm):
     n_features : int
     hessian_bound : float
     norm : {"l1", "l2"}
+    weight_bound : float, default=1.0
     """
-    return hessian_bound * (math.sqrt(n_features) if norm == "l2" else n_features)
+    return hessian_bound * (math.sqrt(n_features) if norm == "l2" else n_features) * weight_bound
 
 
 @dataclass(frozen=True)
@@ -427,7 +482,7 @@ def plan_budget(*, epsilon, n_estimators, max_depth, learning_rate, l2_regulariz
                 leaf_noise="laplace", hessian_bound=1.0, split_selection="exponential",
                 subsample=1.0, sketch_features=0, hessian_sketch_features=0,
                 hessian_sketch_rounds=1, bounds_features=0, gradient_bound=GRADIENT_BOUND,
-                categories_features=0):
+                categories_features=0, sample_weight_bound=None):
     """Plan every mechanism's epsilon, noise and sensitivity.
 
     Parameters
@@ -507,6 +562,12 @@ def plan_budget(*, epsilon, n_estimators, max_depth, learning_rate, l2_regulariz
         (:func:`categories_release`); its Gaussian part is composed with the trees in the Renyi
         bisection and every composition is converted at ``delta`` minus its threshold delta
         ``CATEGORIES_DELTA_SHARE * delta`` (``_accounting.compose_rdp``). Needs ``delta > 0``.
+    sample_weight_bound : float or None, default=None
+        W > 0, the public bound on one record's weight with ``sample_weight`` (None: an
+        unweighted fit). Every sensitivity a record's (g, h) or count enters is multiplied by
+        W (gain, Gaussian and average leaves, both sketches); Laplace leaves use
+        :func:`weighted_leaf_sensitivity` (real weight sums break Lemma 2's integer counts).
+        The private bounds' counts are unweighted (docs/privacy.md, Sample weights).
 
     Returns
     -------
@@ -532,16 +593,24 @@ def plan_budget(*, epsilon, n_estimators, max_depth, learning_rate, l2_regulariz
 def _plan(*, epsilon, n_estimators, max_depth, learning_rate, l2_regularization,
           budget_allocation, trees_per_ensemble, leaf_clipping, n_outputs, delta, leaf_noise,
           hessian_bound, split_selection, subsample, sketch_features, hessian_sketch_features,
-          hessian_sketch_rounds, gradient_bound, categories=None):
+          hessian_sketch_rounds, gradient_bound, sample_weight_bound, categories=None):
     """:func:`plan_budget` without private bounds (``categories``: the entry of the private
     category lists, composed with the rest)."""
     n_trees = n_outputs * n_estimators
+    weight = 1.0 if sample_weight_bound is None else float(sample_weight_bound)
+
+    def laplace_leaf_sensitivity(clip=math.inf):
+        if sample_weight_bound is None:
+            return leaf_sensitivity(l2_regularization, clip, gradient_bound)
+        return weighted_leaf_sensitivity(l2_regularization, clip, gradient_bound, weight)
+
     gaussian = leaf_noise == "gaussian"
     sketch = None
     if sketch_features:
         private = math.isfinite(epsilon)
         sketch = LedgerEntry(mechanism="laplace" if private else "exact",
-                             epsilon=SKETCH_SHARE * epsilon, sensitivity=quantile_sketch_sensitivity(sketch_features),
+                             epsilon=SKETCH_SHARE * epsilon,
+                             sensitivity=quantile_sketch_sensitivity(sketch_features, weight),
                              n_nodes=1, **SKETCH_SCOPE)
     rounds = min(hessian_sketch_rounds, n_estimators) if hessian_sketch_features else 0
     sketch_trees = tuple(int(t) for t in np.arange(rounds) * n_estimators // max(rounds, 1))
@@ -551,7 +620,7 @@ def _plan(*, epsilon, n_estimators, max_depth, learning_rate, l2_regularization,
         mechanism = ("gaussian" if noise_multiplier > 0 else
                      "laplace" if math.isfinite(epsilon_each) else "exact")
         sensitivity = hessian_sketch_sensitivity(hessian_sketch_features, hessian_bound,
-                                                 "l2" if noise_multiplier > 0 else "l1")
+                                                 "l2" if noise_multiplier > 0 else "l1", weight)
         return tuple(LedgerEntry(mechanism=mechanism, epsilon=epsilon_each,
                                  sensitivity=sensitivity, group=-2 - i, tree=-1, level=i,
                                  n_nodes=1, noise_multiplier=noise_multiplier)
@@ -561,9 +630,8 @@ def _plan(*, epsilon, n_estimators, max_depth, learning_rate, l2_regularization,
         trees = tuple(
             TreeBudget(tree=t, group=t, position=t % n_estimators, output=t // n_estimators,
                        epsilon_level=math.inf, epsilon_leaf=math.inf,
-                       gain_sensitivity=gain_sensitivity(gradient_bound),
-                       leaf_sensitivity=leaf_sensitivity(l2_regularization,
-                                                         gradient_bound=gradient_bound),
+                       gain_sensitivity=gain_sensitivity(gradient_bound, weight),
+                       leaf_sensitivity=laplace_leaf_sensitivity(),
                        leaf_clip=math.inf, split_selection=split_selection,
                        leaf_noise=leaf_noise, sampling_rate=subsample,
                        gradient_bound=gradient_bound)
@@ -585,21 +653,22 @@ def _plan(*, epsilon, n_estimators, max_depth, learning_rate, l2_regularization,
             if gaussian:
                 # A public bound on the released Newton leaf, g* / h*: post-processing.
                 clip = gradient_bound / hessian_bound
-                sensitivity = gaussian_leaf_sensitivity(hessian_bound, gradient_bound)
+                sensitivity = gaussian_leaf_sensitivity(hessian_bound, gradient_bound, weight)
             elif leaf_noise == "average":
                 # GLC bounds the released average (post-processing), g* (a mean gradient's bound)
                 # without it; the sensitivity is that of the (sum, count) pair either way.
                 clip = (leaf_clip_bound(int(positions[t]), learning_rate, gradient_bound)
                         if leaf_clipping else gradient_bound)
-                sensitivity = average_leaf_sensitivity(gradient_bound)
+                sensitivity = average_leaf_sensitivity(gradient_bound, weight)
             else:
                 clip = (leaf_clip_bound(int(positions[t]), learning_rate, gradient_bound)
                         if leaf_clipping else math.inf)
-                sensitivity = leaf_sensitivity(l2_regularization, clip, gradient_bound)
+                sensitivity = laplace_leaf_sensitivity(clip)
             trees.append(TreeBudget(
                 tree=tree, group=output * n_groups + int(groups[t]),
                 position=int(positions[t]), output=output, epsilon_level=epsilon_level,
-                epsilon_leaf=epsilon_leaf, gain_sensitivity=gain_sensitivity(gradient_bound),
+                epsilon_leaf=epsilon_leaf,
+                gain_sensitivity=gain_sensitivity(gradient_bound, weight),
                 leaf_sensitivity=sensitivity, leaf_clip=clip,
                 leaf_noise_multiplier=noise_multiplier, split_selection=split_selection,
                 leaf_noise=leaf_noise, sampling_rate=subsample, gradient_bound=gradient_bound))

@@ -23,6 +23,7 @@ from ._common import (
     threads_for,
 )
 from ._histogram import all_rows_histograms
+from ._loss import weight_statistics
 from ._mechanisms import (
     gaussian_mechanism,
     laplace_mechanism,
@@ -63,12 +64,13 @@ def _release(statistics, entry, noise, ledger):
     return released.reshape(statistics.shape)
 
 
-def fine_histograms(X, lower, upper, n_fine):
+def fine_histograms(X, lower, upper, n_fine, weights=None):
     """Exact counts of every feature on a fine equal-width grid: the sketch's input.
 
     Sensitive: the estimator releases them only through the Laplace mechanism. One record adds 1
-    to one bin of each feature (none for a missing value), so the L1 sensitivity of the whole
-    matrix is ``n_features`` under add/remove.
+    (its weight in ``[0, W]`` with sample weights) to one bin of each feature (none for a
+    missing value), so the L1 sensitivity of the whole matrix is ``n_features`` (``W
+    n_features``) under add/remove.
 
     Parameters
     ----------
@@ -78,6 +80,8 @@ def fine_histograms(X, lower, upper, n_fine):
         Public bounds.
     n_fine : int
         Bins per feature, at most 65535.
+    weights : ndarray of shape (n_samples,), dtype=float32, or None, default=None
+        The records' weights (None: each counts 1).
 
     Returns
     -------
@@ -86,7 +90,7 @@ def fine_histograms(X, lower, upper, n_fine):
     X = np.asarray(X, dtype=np.float64)
     codes = np.empty(X.shape, dtype=np.uint16, order="F")
     bin_columns(X, np.ascontiguousarray(lower), n_fine / (upper - lower), n_fine, codes)
-    return np.array([np.bincount(codes[:, f], minlength=n_fine + 1)[:n_fine]
+    return np.array([np.bincount(codes[:, f], weights=weights, minlength=n_fine + 1)[:n_fine]
                      for f in range(X.shape[1])], dtype=np.float64).reshape(X.shape[1], n_fine)
 
 
@@ -217,7 +221,8 @@ def bounds_histograms(X):
 
 def bounds_counts(partition, numeric, target):
     """A partition's :func:`bounds_histograms` of the columns whose bounds are released: the
-    numeric features ``numeric`` (None: none), then the target if ``target``."""
+    numeric features ``numeric`` (None: none), then the target if ``target``. Unweighted:
+    sample weights do not enter the bounds (their sensitivity has no weight bound)."""
     columns = ([partition.X[:, numeric]] if numeric is not None else []) + (
         [partition.y_rows[0][:, None]] if target else [])
     return bounds_histograms(np.column_stack(columns))
@@ -351,8 +356,9 @@ def private_categories(records, observed, release, noise, ledger):
 
 
 def sketch_counts(partition, numeric, lower, upper, n_fine):
-    """A partition's :func:`fine_histograms` of the numeric features ``numeric``."""
-    return fine_histograms(partition.X[:, numeric], lower, upper, n_fine)
+    """A partition's :func:`fine_histograms` of the numeric features ``numeric`` (weighted by
+    the records' weights, if any: a weighted quantile sketch)."""
+    return fine_histograms(partition.X[:, numeric], lower, upper, n_fine, partition.weights)
 
 
 def initial_binner(records, bounds, numeric, max_bins, plan, noise, ledger):
@@ -409,7 +415,8 @@ def initial_candidates(binner, n_features, categories):
 
 def hessian_counts(partition, output, numeric):
     """A partition's Hessian sums of output ``output`` per grid bin of the numeric features
-    (counts for the square loss; not the missing-value bin): the Hessian sketch's input.
+    (counts for the square loss; not the missing-value bin), each record's times its weight
+    with sample weights: the Hessian sketch's input.
 
     Returns
     -------
@@ -419,6 +426,8 @@ def hessian_counts(partition, output, numeric):
     # Every record: the release is composed sequentially with the trees.
     weight = (np.ones(X_binned.shape[0], dtype=G_H_DTYPE) if partition.hessians is None
               else partition.hessians[output])
+    if partition.weights is not None:
+        weight = weight_statistics(weight, partition.weights)
     hist = np.empty((X_binned.shape[1], HESSIAN_SKETCH_BINS + 1, 2))
     all_rows_histograms(X_binned, weight, threads_for(X_binned.size, partition.n_threads), hist)
     return hist[numeric, :HESSIAN_SKETCH_BINS, 0]

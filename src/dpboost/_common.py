@@ -36,6 +36,25 @@ MAX_BINS = 255
 GRADIENT_BOUND = 1.0
 
 
+def float32_at_most(bound):
+    """The largest float32 ``<= bound``: a float32 array clipped to it never exceeds the float64
+    bound a sensitivity assumes (``np.float32(0.4) > 0.4``; found by tests/test_replay.py).
+
+    Parameters
+    ----------
+    bound : float
+        Positive.
+
+    Returns
+    -------
+    bound32 : numpy.float32
+    """
+    bound32 = np.float32(bound)
+    if float(bound32) > bound:  # a float32 comparison would call them equal
+        bound32 = np.nextafter(bound32, np.float32(0))
+    return bound32
+
+
 # The model's layout, written once (docs/architecture.md). Every tree is complete (docs/privacy.md,
 # rule 3) and stored in heap order: internal node k has children 2k + 1 and 2k + 2, and the
 # 2**max_depth leaves follow the 2**max_depth - 1 internal nodes. A split candidate is a boundary

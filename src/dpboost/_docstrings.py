@@ -140,21 +140,32 @@ PARAMETERS = """
         an entry of ``privacy_ledger_`` with tree -1, level -1). None: read from the data with a
         :class:`PrivacyLeakWarning` (not private). Rows of categorical features are ignored (set
         to ``(-0.5, n_categories - 0.5)``).
-    categorical_features : None, "from_dtype", array-like of int, str or bool, default=None
+    categorical_features : None, "from_dtype", array-like of int, str or bool, \
+default="from_dtype"
         Categorical columns, as scikit-learn's HistGradientBoosting: indices, names, a boolean
-        mask, or ``"from_dtype"`` (a DataFrame's ``category`` and string columns). A value is
+        mask, or ``"from_dtype"`` (a DataFrame's ``category``, object and string columns, a
+        polars ``String``, ``Categorical`` or ``Enum``, and every column ``categories`` names).
+        None: no categorical column (a cell that is not a number is then missing). A value is
         coded by its position in the column's public category list; values not in the list and
         missing values go to the missing-value bin. Split candidates follow the list's order
         ("first k categories vs the rest"), which is public, and go through the same mechanism.
+        Dtypes are schema: fix those that pandas infers from the values (``read_csv(dtype=...)``).
     categories : dict, "private" or None, default=None
         Public category list per categorical column (key: name or index), or ``"private"`` (as
         the whole parameter: every categorical column; as a dict value: that column) to release
         the list from the data: the values whose Gaussian-noised count clears a threshold, sorted
         as text, the others missing (``CATEGORIES_SHARE`` = 10 % of epsilon for the noise, half
         of ``delta`` for the threshold; needs ``delta > 0``; docs/privacy.md, Private category
-        lists). A pandas ``category`` column without an entry takes its dtype's declared
-        categories; any other column without one has its list read from the data, with a
-        :class:`PrivacyLeakWarning`.
+        lists). A column it names must be categorical (ValueError otherwise, except under
+        ``"from_dtype"``, where naming it declares it). A column without an entry, a
+        ``category`` / ``Categorical`` / ``Enum`` dtype included, has its list read from the
+        data with a :class:`PrivacyLeakWarning` naming the column.
+    sample_weight_bound : float or None, default=None
+        W > 0, the public upper bound on one record's ``sample_weight`` (needed to pass
+        ``sample_weight`` to ``fit``). Each weight is clipped into ``[0, W]`` record by record
+        (NaN and non-numbers weigh 0); gradients, Hessians and counts are multiplied by it and
+        every sensitivity by ``W`` (times the largest ``class_weight``): the guarantee is for
+        adding or removing one record of weight at most W (docs/privacy.md, Sample weights).
     {extra}
     random_state : int, numpy.random.Generator or None, default=None
         Source of all randomness of ``fit``. None (for every release): OpenDP's exact samplers
@@ -179,6 +190,15 @@ PARAMETERS = """
         :class:`BudgetExceededError` if it does not fit in what remains (nothing fitted,
         nothing spent); a successful fit registers its ledger. ``clone`` (grid searches,
         cross-validation) keeps the same accountant.
+    warm_start : bool, default=False
+        As scikit-learn's HistGradientBoosting: with a fitted model, raising ``n_estimators``
+        and calling ``fit`` again adds the missing stages (an equal ``n_estimators`` adds
+        nothing and spends nothing). The new trees spend the new call's ``epsilon``, composed
+        sequentially with the earlier fits in ``privacy_ledger_`` (each entry carries its
+        fit's identifier), ``privacy_spent_`` and the ``accountant``; they continue from the
+        fitted model's scores on its released grid, category lists and classes or target
+        bounds, none read from the data again. ``max_depth``, ``max_bins``,
+        ``split_candidates``, ``loss``, ``delta`` and the public inputs must not change.
 """
 
 ATTRIBUTES = """
@@ -193,7 +213,7 @@ ATTRIBUTES = """
         Category list of each categorical column (empty dict without categorical features).
     privacy_spent_ : float
         Composed epsilon of everything ``fit`` released, pure DP or at ``delta`` (<= ``epsilon``;
-        inf for NP).
+        inf for NP; with ``warm_start``, of every fit that made the model).
     privacy_ledger_ : list of LedgerEntry
         One entry per release: split selection of each level and leaf release of each tree.
     filtered_fraction_ : ndarray of shape (n_estimators,), dtype=float64
@@ -218,6 +238,12 @@ CLASSIFIER = ("""Differentially private gradient-boosted trees for classificatio
     sequentially.
 """ + PARAMETERS.replace("{extra}", """classes : array-like of shape (n_classes,), default=None
         The public class labels (at least 2). None: read from ``y`` with a PrivacyLeakWarning.
+    class_weight : dict or None, default=None
+        Public weight per class label (``{label: weight >= 0}``; a label left out weighs 1),
+        multiplied into each record's sample weight; the weight bound is
+        ``sample_weight_bound`` (1 without ``sample_weight``) times the largest class weight.
+        ``"balanced"`` is refused: it reads the class frequencies from the training data, which
+        are not public.
     loss : {"square", "logistic", "softmax"}, default="softmax"
         ``"square"``: DPBoost's square loss on -1 / +1 labels, ``p = clip((F + 1) / 2)``.
         ``"logistic"``: the log-loss (DP-XGB), ``g = p - y`` in [-1, 1], ``h = p (1 - p)`` <= 1/4,

@@ -11,6 +11,7 @@ from sklearn.utils._param_validation import StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ._accountant import Reservation
+from ._accounting import compose
 from ._boosting import plan_fit, train
 from ._docstrings import CLASSIFIER, REGRESSOR, TO_XGBOOST_JSON, predict_doc
 from ._export import estimator_to_xgboost, xgboost_link
@@ -28,6 +29,8 @@ from ._validation import (
     n_threads,
     planned_shape,
     resolve_params,
+    warm_start_inputs,
+    warm_start_params,
 )
 
 
@@ -46,13 +49,14 @@ class _BaseDPGB(BaseEstimator):
             if name != "self":
                 setattr(self, name, value)
 
-    def _resolved_params(self):
-        """``get_params()`` with every ``"auto"`` resolved (``_validation.resolve_params``)."""
+    def _resolved_params(self, sample_weight=None):
+        """``get_params()`` with every ``"auto"`` resolved and the weight bound
+        (``_validation.resolve_params``)."""
         return resolve_params(self.get_params(deep=False),
-                              LOSSES[self._loss_name].hessian_bound)
+                              LOSSES[self._loss_name].hessian_bound, sample_weight)
 
     @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, y):
+    def fit(self, X, y, sample_weight=None):
         """Fit the model with epsilon-differential privacy.
 
         Parameters
@@ -62,6 +66,9 @@ class _BaseDPGB(BaseEstimator):
             a "missing left" and a "missing right" variant); +-inf are clipped to the bounds.
         y : array-like of shape (n_samples,)
             Labels (classifier) or targets (regressor).
+        sample_weight : array-like of shape (n_samples,), default=None
+            Clipped into ``[0, sample_weight_bound]`` (needed with it), NaN or a non-number 0;
+            every sensitivity scales with the bound (docs/privacy.md, Sample weights).
 
         Returns
         -------
@@ -77,19 +84,24 @@ class _BaseDPGB(BaseEstimator):
             "The data domain"): a label outside ``classes`` or a target that is not a number
             leaves its record out, a cell that is not a number is missing.
         """
-        params = self._resolved_params()
+        previous, fitted_inputs = warm_start_inputs(self) or (None, None)
+        if previous is not None and self.n_estimators == previous.n_stages:
+            return self  # warm_start with no tree to add (as HistGradientBoosting): no spend
+        params = self._resolved_params(sample_weight)
         check_mechanisms(self.leaf_noise, self.delta, self.l2_regularization,
                          params["min_child_weight"])
         # With public classes the plan, hence the spend, is known before any record is read.
-        shape = planned_shape(self, self._schema(X))
+        shape = (planned_shape(self, self._schema(X)) if previous is None
+                 else (previous.n_outputs, fitted_inputs.numeric.size, 0))
         plan = None if shape is None else plan_fit(params, make_loss(self._loss_name, shape[0]),
-                                                   *shape)
-        spend = Reservation(self.accountant, f"{type(self).__name__}(epsilon={self.epsilon:g}, "
-                                             f"delta={self.delta:g})")
+                                                   *shape, previous)
+        spend = Reservation(self.accountant,
+                            f"{type(self).__name__}(epsilon={self.epsilon:g}, delta={self.delta:g})")
         with spend:
             if plan is not None:
                 spend.reserve(plan.entries)
-            records, n_outputs, inputs = self._records(X, y)
+            records, n_outputs, inputs = self._records(X, y, sample_weight,
+                                                       params["weight_bound"], fitted_inputs)
             loss = make_loss(self._loss_name, n_outputs)
             if plan is None:
                 plan = plan_fit(params, loss, n_outputs, inputs.numeric.size,
@@ -97,7 +109,7 @@ class _BaseDPGB(BaseEstimator):
                 spend.reserve(plan.entries)
             forest, ledger, filtered, released = train(records, inputs, loss, params, plan,
                                                        n_outputs, n_threads(self.n_jobs),
-                                                       spend.fit_id)
+                                                       spend.fit_id, previous)
         spend.commit(ledger.entries)
         # Fitted attributes are set only now: a fit that raised leaves nothing half-fitted.
         # Category lists: the public ones, and those released with categories="private".
@@ -107,23 +119,27 @@ class _BaseDPGB(BaseEstimator):
         # The grid's bounds: the public ones, or those released with feature_bounds="private".
         self.feature_bounds_ = np.column_stack([forest.binner.lower, forest.binner.upper])
         self._forest = forest
-        self.privacy_ledger_ = ledger.entries
-        self.privacy_spent_ = ledger.epsilon(float(self.delta))
+        # warm_start: the fits compose sequentially (each entry carries its fit's identifier)
+        self.privacy_ledger_ = ([] if previous is None else self.privacy_ledger_) + ledger.entries
+        self.privacy_spent_ = compose(self.privacy_ledger_, float(self.delta))
+        self._warm_start_params = warm_start_params(self)
         if self.diagnostics:
-            self.filtered_fraction_ = filtered
+            prior = [] if previous is None else getattr(self, "filtered_fraction_", [])
+            self.filtered_fraction_ = np.concatenate([prior, filtered])
         return self
 
     def _schema(self, X):
         """What the plan reads of ``X`` before any record: its shape and column types."""
         return X
 
-    def _records(self, X, y):
+    def _records(self, X, y, sample_weight=None, weight_bound=None, previous=None):
         """The training records in the data domain as a record set (``_records``), with the
         number of outputs and the public inputs (``_validation.fit_inputs``): here one
         partition in this process."""
-        X, y_scaled, inputs = fit_inputs(self, X, y)
-        return (InMemoryRecords.of(X, y_scaled, n_threads(self.n_jobs)), y_scaled.shape[1],
-                inputs)
+        X, y_scaled, inputs, weights = fit_inputs(self, X, y, sample_weight, weight_bound,
+                                                  previous)
+        return (InMemoryRecords.of(X, y_scaled, n_threads(self.n_jobs), weights),
+                y_scaled.shape[1], inputs)
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -233,6 +249,7 @@ class _BaseDPGB(BaseEstimator):
         for name, value in fitted.items():
             setattr(estimator, name, value)
         estimator._forest = forest
+        estimator._warm_start_params = warm_start_params(estimator)
         return estimator
 
     @classmethod
@@ -285,7 +302,8 @@ class DPGBClassifier(ClassifierMixin, _BaseDPGB):
     __doc__ = CLASSIFIER
 
     _parameter_constraints = {**_BaseDPGB._parameter_constraints, "classes": ["array-like", None],
-                              "loss": [StrOptions({"square", "logistic", "softmax"})]}
+                              "loss": [StrOptions({"square", "logistic", "softmax"})],
+                              "class_weight": [dict, StrOptions({"balanced"}), None]}
 
     def __init__(self, *, epsilon=1.0, delta=1e-5, loss="softmax", n_estimators=200,
                  max_depth=6, learning_rate="auto", l2_regularization=10.0, max_bins=32,
@@ -294,7 +312,8 @@ class DPGBClassifier(ClassifierMixin, _BaseDPGB):
                  min_child_weight=0.0, subsample="auto", split_selection="random",
                  split_candidates="uniform", interaction_cst="no_interactions",
                  monotonic_cst=None, feature_bounds=None,
-                 categorical_features=None, categories=None, classes=None, random_state=None,
+                 categorical_features="from_dtype", categories=None, classes=None,
+                 class_weight=None, sample_weight_bound=None, warm_start=False, random_state=None,
                  verbose=0, diagnostics=False, n_jobs=None, accountant=None):
         self._store_parameters(locals())
 
@@ -361,8 +380,9 @@ class DPGBRegressor(RegressorMixin, _BaseDPGB):
                  leaf_clipping=True,
                  leaf_noise="gaussian", min_child_weight="auto", subsample=1.0,
                  split_selection="random", split_candidates="hessian", interaction_cst=None,
-                 monotonic_cst=None, feature_bounds=None, categorical_features=None, categories=None,
-                 target_bounds=None, random_state=None,
+                 monotonic_cst=None, feature_bounds=None, categorical_features="from_dtype",
+                 categories=None, target_bounds=None, sample_weight_bound=None, warm_start=False,
+                 random_state=None,
                  verbose=0, diagnostics=False, n_jobs=None, accountant=None):
         self._store_parameters(locals())
 

@@ -236,7 +236,8 @@ def level_histograms(partition, feature, private, n_bins):
     node_start = tree.node_start
     n_columns, n_nodes = columns.shape[1], node_start.size - 1
     parent = tree.histograms
-    if private or parent is None:
+    weights = partition.weights
+    if private or parent is None or weights is not None:
         # Every node from its own samples (in row order), never by subtraction: a sibling
         # computed as parent - child rounds differently from its direct sum, so a record could
         # move the gains of a node it is not in (found by tests/test_replay.py; docs/privacy.md,
@@ -251,8 +252,17 @@ def level_histograms(partition, feature, private, n_bins):
         side = (sizes[1::2] < sizes[0::2]).astype(np.uint8)
         n_built = int(np.minimum(sizes[0::2], sizes[1::2]).sum())
     hist = np.empty((n_columns, n_nodes, n_bins + 1, 2), dtype=SUM_DTYPE)
+    n_threads = threads_for(n_built * n_columns, partition.n_threads)
     build_level_histograms(columns, tree.indices, tree.grads, node_start, parent, side,
-                           threads_for(n_built * n_columns, partition.n_threads), hist)
+                           n_threads, hist)
+    if weights is not None:
+        # Weighted counts (sum of the records' weights, the gain's denominators): the same
+        # kernel summing the weights in place of the gradients; the unweighted kernel is kept
+        # as it is (its counts add exactly 1.0).
+        counts = np.empty_like(hist)
+        build_level_histograms(columns, tree.indices, weights[tree.indices], node_start, parent,
+                               side, n_threads, counts)
+        hist[..., 1] = counts[..., 0]
     return partition.with_tree(histograms=hist)
 
 
@@ -278,7 +288,8 @@ def split_level(partition, level_feature, level_bin, level_missing_left, n_bins)
 
 def leaf_statistics(partition, newton):
     """Per leaf of the partition's tree: (gradient sum, weight), the weight the Hessian sum
-    with ``newton`` and Hessians, else the count.
+    with ``newton`` and Hessians, else the count (the sum of the records' weights with sample
+    weights; gradients and Hessians are weighted already, ``_boosting.select_records``).
 
     Returns
     -------
@@ -289,12 +300,14 @@ def leaf_statistics(partition, newton):
     leaf_sum = range_sums(tree.grads, tree.node_start)
     leaf_count = np.diff(tree.node_start)
     n_leaves = leaf_count.size
-    if newton and tree.hessians is not None:
+    newton = newton and tree.hessians is not None
+    if newton or partition.weights is not None:
         # hessians[k] belongs to selected[k]: find each sample's leaf by its row.
         leaf_of_row = np.empty(partition.X_binned.shape[0], dtype=NODE_DTYPE)
         leaf_of_row[tree.indices] = np.repeat(np.arange(n_leaves, dtype=NODE_DTYPE), leaf_count)
-        weight = np.bincount(leaf_of_row[tree.selected], weights=tree.hessians,
-                             minlength=n_leaves)
+        weight = np.bincount(leaf_of_row[tree.selected], minlength=n_leaves,
+                             weights=(tree.hessians if newton
+                                      else partition.weights[tree.selected]))
     else:
         weight = leaf_count.astype(np.float64)
     return np.column_stack([leaf_sum, weight])

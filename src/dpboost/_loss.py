@@ -10,6 +10,7 @@ form (softmax) has the same bounds per class.
 import numpy as np
 
 from ._budget import HESSIAN_SKETCH_ROUNDS
+from ._common import G_H_DTYPE
 
 
 def square_loss_gradients(raw_predictions, y_scaled, out):
@@ -63,6 +64,33 @@ def softmax_loss_gradients(raw_predictions, y_scaled, out, hessians_out):
     np.subtract(p, (y_scaled + 1.0) / 2.0, out=out, casting="same_kind")
     np.multiply(p, 1.0 - p, out=hessians_out, casting="same_kind")
     return out
+
+
+def weight_statistics(values, weights):
+    """Per-record statistics times the records' weights (``sample_weight``), float32, rounded
+    toward zero.
+
+    The product of two float32 numbers is exact in float64; rounding it toward zero keeps
+    ``|w g| <= w |g|``, so a weighted gradient (Hessian) stays within ``W g*`` (``W h*``)
+    whenever ``|g| <= g*`` and ``w <= W`` hold in float32, the bounds every weighted sensitivity
+    assumes (docs/privacy.md, Sample weights). Rounding to nearest could exceed them by an ulp.
+
+    Parameters
+    ----------
+    values : ndarray of shape (n,), dtype=float32
+        Gradients (bounded) or Hessians.
+    weights : ndarray of shape (n,), dtype=float32
+        In ``[0, W]``.
+
+    Returns
+    -------
+    weighted : ndarray of shape (n,), dtype=float32
+    """
+    product = values.astype(np.float64) * weights
+    weighted = product.astype(G_H_DTYPE)
+    over = np.abs(weighted.astype(np.float64)) > np.abs(product)
+    weighted[over] = np.nextafter(weighted[over], G_H_DTYPE(0))
+    return weighted
 
 
 def sigmoid(x):

@@ -57,9 +57,12 @@ def model_to_json(estimator_name, params, fitted, forest, ledger):
     if "target_bounds_" in fitted:
         stored["target_bounds_"] = list(fitted["target_bounds_"])
     # The fit's identifier once (every entry of one fit carries the same): ledgers of loaded
-    # models still compose sequentially with each other.
+    # models still compose sequentially with each other. A warm-started model's ledger holds
+    # several fits: each entry keeps its own.
     stored["fit_id"] = ledger[0].fit if ledger else ""
-    stored["privacy_ledger_"] = [{k: v for k, v in vars(e).items() if k != "fit"} for e in ledger]
+    one_fit = len({e.fit for e in ledger}) <= 1
+    stored["privacy_ledger_"] = [{k: v for k, v in vars(e).items() if k != "fit" or not one_fit}
+                                 for e in ledger]
     stored.update(split_feature=forest.split_feature.tolist(),
                   split_bin=forest.split_bin.tolist(),
                   missing_left=forest.missing_left.tolist(),
@@ -117,7 +120,7 @@ def model_from_json(text, estimator_name):
     fitted["categories_"] = {j: np.array(v, dtype=object) for j, v in f.get("categories_", [])}
     if "target_bounds_" in f:
         fitted["target_bounds_"] = tuple(f["target_bounds_"])
-    fitted["privacy_ledger_"] = [LedgerEntry(**e, fit=f.get("fit_id", ""))
+    fitted["privacy_ledger_"] = [LedgerEntry(**{"fit": f.get("fit_id", ""), **e})
                                  for e in f["privacy_ledger_"]]
     # Files of the first writers hold no bin_codes when the grid had max_bins bins.
     binner = BoundsBinner(fitted["feature_bounds_"], f.get("bin_codes", params["max_bins"]),

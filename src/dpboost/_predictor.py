@@ -70,6 +70,27 @@ class Forest:
         self.missing_left[tree], self.leaf_value[tree] = missing_left, leaf_value
         self.leaf_statistics[tree] = leaf_statistics
 
+    def extended(self, other):
+        """This forest followed by ``other``'s stages (same outputs, depth and grid): the model
+        of a ``warm_start`` fit.
+
+        Returns
+        -------
+        forest : Forest
+            ``n_stages = self.n_stages + other.n_stages``.
+        """
+        def stages(a, b):
+            shape = (self.n_outputs, -1) + a.shape[1:]
+            return np.concatenate([a.reshape(shape), b.reshape(shape)], axis=1).reshape(
+                (-1,) + a.shape[1:])
+
+        return Forest(stages(self.split_feature, other.split_feature),
+                      stages(self.split_bin, other.split_bin),
+                      stages(self.missing_left, other.missing_left),
+                      stages(self.leaf_value, other.leaf_value), self.binner,
+                      self.n_stages + other.n_stages,
+                      stages(self.leaf_statistics, other.leaf_statistics))
+
     def node_statistics(self):
         """The released (gradient sum, weight) of every node, a node's the sum of its leaves'
         (post-processing of :attr:`leaf_statistics`), in heap order.

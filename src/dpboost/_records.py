@@ -129,6 +129,9 @@ class Partition:
     positions : dict
         Output -> EoE position of every record in the output's current ensemble.
     tree : TreeState or None
+    weights : ndarray of shape (n,), dtype=float32, or None
+        Each record's weight in ``[0, W]`` (``sample_weight`` and ``class_weight``, clipped by
+        ``_validation.record_weights``); None: an unweighted fit, every record counts 1.
     """
 
     X: object
@@ -141,13 +144,14 @@ class Partition:
     hessians: object = None
     positions: dict = None
     tree: object = None
+    weights: object = None
 
     @classmethod
-    def of(cls, X, y_scaled, n_threads=1):
-        """A partition of records ``X`` (n, n_features) with ``y_scaled`` (n, n_outputs), its
-        rows numbered from 0."""
+    def of(cls, X, y_scaled, n_threads=1, weights=None):
+        """A partition of records ``X`` (n, n_features) with ``y_scaled`` (n, n_outputs) and
+        their ``weights`` (n,) or None, its rows numbered from 0."""
         return cls(X, np.ascontiguousarray(np.asarray(y_scaled, dtype=np.float64).T),
-                   n_threads=n_threads, positions={})
+                   n_threads=n_threads, positions={}, weights=weights)
 
     @property
     def rows(self):

@@ -23,7 +23,7 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_consistent_length, column_or_1d, validate_data
 
 from ._accountant import PrivacyAccountant
-from ._common import MAX_BINS
+from ._common import MAX_BINS, float32_at_most
 from ._loss import scale_target
 from ._mechanisms import NoiseSource
 
@@ -77,6 +77,8 @@ PARAMETER_CONSTRAINTS = {
     "diagnostics": ["boolean"],
     "n_jobs": [Integral, None],
     "accountant": [PrivacyAccountant, None],
+    "sample_weight_bound": [Interval(Real, 0, None, closed="neither"), None],
+    "warm_start": ["boolean"],
 }
 
 
@@ -341,32 +343,90 @@ def warn_diagnostics():
                   "data that is not differentially private.", PrivacyLeakWarning, stacklevel=5)
 
 
+def _schema_dtype(arrow_type):
+    """The pandas dtype of an Arrow column, from its type alone (``types_mapper`` of
+    ``pyarrow.Table.to_pandas``): nullable integers, floats, booleans and strings, so that a
+    missing value never changes a column's dtype (numpy's bool or int64 would become object or
+    float64 with one null, and "from_dtype" would then read the data); dictionaries (polars
+    Categorical and Enum) become pandas categories by pyarrow's default."""
+    import pandas as pd
+    import pyarrow as pa
+
+    if pa.types.is_integer(arrow_type):
+        return pd.Int64Dtype()
+    if pa.types.is_floating(arrow_type):
+        return pd.Float64Dtype()
+    if pa.types.is_boolean(arrow_type):
+        return pd.BooleanDtype()
+    if pa.types.is_string(arrow_type) or pa.types.is_large_string(arrow_type) or (
+            pa.types.is_string_view(arrow_type)):
+        return pd.StringDtype()
+    return None
+
+
+def pandas_frame(X, schema_only=False):
+    """A dataframe of another library (polars, pyarrow, anything narwhals reads eagerly) as a
+    pandas DataFrame with its column names and dtypes from its schema (:func:`_schema_dtype`);
+    anything else (pandas, arrays, lists) as it is.
+
+    The optional path of ``pip install dpboost[frames]`` (narwhals, pyarrow, pandas): without
+    narwhals every input is returned as it is.
+
+    Parameters
+    ----------
+    X : object
+    schema_only : bool, default=False
+        Convert no row (the planner reads the schema only).
+
+    Returns
+    -------
+    X : pandas.DataFrame or X
+    """
+    try:
+        import narwhals as nw
+        from narwhals.dependencies import is_dask_dataframe, is_into_dataframe, is_pandas_dataframe
+    except ImportError:
+        return X
+    if not is_into_dataframe(X) or is_pandas_dataframe(X) or is_dask_dataframe(X):
+        return X
+    try:
+        frame = nw.from_native(X, eager_only=True)
+    except TypeError:  # a lazy frame: not data fit can read
+        return X
+    table = (frame.head(0) if schema_only else frame).to_arrow()
+    return table.to_pandas(types_mapper=_schema_dtype)
+
+
 def _columns(X):
     """Column names of a DataFrame, else positions: schema only."""
     return list(getattr(X, "columns", range(np.shape(X)[1])))
 
 
-def _column_index(columns):
-    """``index_of(key)``: the position of a column given by name or index."""
+def _column_index(columns, parameter="categorical_features"):
+    """``index_of(key)``: the position of a column given by name or index in ``parameter``."""
     def index_of(key):
         if isinstance(key, str):
             if key not in columns:
-                raise ValueError(f"categorical_features names {key!r}, which is not a column of X.")
+                raise ValueError(f"{parameter} names {key!r}, which is not a column of X.")
             return columns.index(key)
         if not 0 <= int(key) < len(columns):
-            raise ValueError(f"categorical_features index {key} is outside [0, {len(columns)}).")
+            raise ValueError(f"{parameter} index {key} is outside [0, {len(columns)}).")
         return int(key)
 
     return index_of
 
 
-def categorical_columns(X, categorical_features):
+def categorical_columns(X, categorical_features, categories=None):
     """Indices of the categorical columns, from the schema only (column names, dtypes, shape).
 
     Parameters
     ----------
     X : array-like or pandas.DataFrame of shape (n_samples, n_features)
     categorical_features : None, "from_dtype", array-like of int, str or bool
+        ``"from_dtype"``: the columns of a ``category``, object or string dtype (a polars
+        ``String``, ``Categorical`` or ``Enum`` after :func:`pandas_frame`), and the columns
+        ``categories`` names.
+    categories : dict or None, default=None
 
     Returns
     -------
@@ -379,13 +439,15 @@ def categorical_columns(X, categorical_features):
     """
     if categorical_features is None:
         return []
-    columns = _columns(X)
     if isinstance(categorical_features, str) and categorical_features == "from_dtype":
         dtypes = getattr(X, "dtypes", None)
-        if dtypes is None:
-            return []
-        return [j for j, t in enumerate(dtypes)
-                if str(t) == "category" or str(t) == "object" or str(t).startswith("str")]
+        # Columns are looked up only when categories names some: an X of the wrong shape
+        # reaches validate_data and its usual message.
+        named = ({_column_index(_columns(X), "categories")(k) for k in categories}
+                 if isinstance(categories, dict) else set())
+        return sorted(named | {j for j, t in enumerate([] if dtypes is None else dtypes)
+                               if str(t) in ("category", "object") or str(t).startswith("str")})
+    columns = _columns(X)
     keys = np.asarray(categorical_features)
     if keys.dtype == bool:
         if keys.shape != (len(columns),):
@@ -403,7 +465,8 @@ def resolve_categorical(X, categorical_features, categories):
     X : array-like or pandas.DataFrame of shape (n_samples, n_features)
     categorical_features : None, "from_dtype", array-like of int, str or bool
         As scikit-learn's HistGradientBoosting: indices, column names, a boolean mask, or
-        ``"from_dtype"`` (the DataFrame's ``category`` columns, and its string columns).
+        ``"from_dtype"`` (the DataFrame's ``category``, object and string columns, and those
+        ``categories`` names; :func:`categorical_columns`).
     categories : None, "private" or dict
         Public category list per column (key: column name or index), or ``"private"`` for a
         column (or, as the whole parameter, for every categorical column) whose list the fit
@@ -423,16 +486,23 @@ def resolve_categorical(X, categorical_features, categories):
     Raises
     ------
     ValueError
-        An unknown column name or index, or a mask of the wrong length.
+        An unknown column name or index, a mask of the wrong length, or a column in
+        ``categories`` that ``categorical_features`` does not declare.
     """
-    if categorical_features is None:
+    indices = categorical_columns(X, categorical_features, categories)
+    if not indices and not categories:
         return {}, []
     columns = _columns(X)
-    index_of = _column_index(columns)
-    indices = categorical_columns(X, categorical_features)
+    index_of = _column_index(columns, "categories")
     private = private_category_columns(X, categorical_features, categories)
     given = ({} if isinstance(categories, str) else
              {index_of(k): v for k, v in (categories or {}).items()})
+    undeclared = sorted(set(given) - set(indices))
+    if undeclared:
+        raise ValueError(f"categories names column {columns[undeclared[0]]!r}, which "
+                         f"categorical_features={categorical_features!r} does not declare "
+                         "categorical: add it to categorical_features (or use 'from_dtype', "
+                         "under which categories= declares its columns).")
     lists, from_data = {}, []
     for j in indices:
         column = X.iloc[:, j] if hasattr(X, "iloc") else np.asarray(X, dtype=object)[:, j]
@@ -546,9 +616,11 @@ def encode_categorical(X, lists, typed=()):
 
 
 def cells_as_numbers(X, categories, typed=()):
-    """``X`` with categorical cells as their codes in the public ``categories`` (``typed``: see
+    """``X`` (a polars or pyarrow table as a pandas one, :func:`pandas_frame`) with categorical
+    cells as their codes in the public ``categories`` (``typed``: see
     :func:`encode_categorical`) and every other cell as a number or missing: the same per-cell
     treatment for ``fit`` and ``predict``."""
+    X = pandas_frame(X)
     return numeric_cells(encode_categorical(X, categories, typed), categories)
 
 
@@ -819,20 +891,154 @@ def _bounds_by_column(feature_bounds, n_features, categories, names):
     return bounds
 
 
-def resolve_min_child_weight(min_child_weight, leaf_noise, epsilon, hessian_bound):
+def resolve_min_child_weight(min_child_weight, leaf_noise, epsilon, hessian_bound,
+                             weight_bound=None):
     """``min_child_weight`` with ``"auto"`` resolved for this fit's epsilon.
 
     ``"auto"``: the released weight of about 200 / epsilon records, i.e. ``200 h* / epsilon``
     with Gaussian leaves (their weight is a Hessian sum) and ``200 / epsilon`` with ``"average"``
     leaves (a count); 0 with Laplace leaves, which release no weight, and without noise. Tuned
-    for 100 trees in ``bench_blocks_grid.py --candidates``.
+    for 100 trees in ``bench_blocks_grid.py --candidates``. With sample weights (``weight_bound``
+    W, :func:`resolve_weight_bound`) times W: the weight's noise scales with W.
     """
     if min_child_weight != "auto":
         return float(min_child_weight)
     if leaf_noise == "laplace" or not math.isfinite(epsilon):
         return 0.0
     per_record = hessian_bound if leaf_noise == "gaussian" else 1.0
-    return 200.0 * per_record / float(epsilon)
+    auto = 200.0 * per_record / float(epsilon)
+    return auto if weight_bound is None else auto * weight_bound
+
+
+def check_class_weight(class_weight, classes):
+    """Validate a public ``class_weight``: a dict ``{label: weight}`` of finite weights
+    ``>= 0`` (a label it leaves out weighs 1), whose labels are among the public ``classes``
+    (checked only when ``classes`` is given: a check against classes read from the data would
+    raise or not with the data).
+
+    Returns
+    -------
+    class_weight : dict or None
+        ``{label: float}``.
+
+    Raises
+    ------
+    ValueError
+        ``"balanced"`` (it reads the class frequencies from the training data, which are not
+        public), a weight that is negative or not finite, a label outside ``classes``.
+    """
+    if class_weight is None:
+        return None
+    if isinstance(class_weight, str):
+        raise ValueError(f"class_weight={class_weight!r} reads the class frequencies from the "
+                         "training data, which are not public; pass a dict {label: weight} of "
+                         "public weights (e.g. from published class shares).")
+    weights = {}
+    for label, weight in class_weight.items():
+        try:
+            value = float(weight)
+        except (TypeError, ValueError):
+            value = math.nan
+        if not (math.isfinite(value) and value >= 0):
+            raise ValueError(f"class_weight[{label!r}] = {weight!r} must be a finite number "
+                             ">= 0.")
+        weights[label] = value
+    if classes is not None:
+        known = set(check_classes(classes).tolist())
+        for label in weights:
+            if label not in known:
+                raise ValueError(f"class_weight names {label!r}, which is not one of "
+                                 f"classes={list(known)!r}.")
+    return weights
+
+
+def resolve_weight_bound(sample_weight, sample_weight_bound, class_weight=None, classes=None):
+    """W, the public bound on one record's weight, or None for an unweighted fit.
+
+    A record's weight is its ``sample_weight`` clipped into ``[0, sample_weight_bound]``, times
+    its class's ``class_weight`` (1 without them): W is ``sample_weight_bound`` (1 without
+    ``sample_weight``) times the largest class weight (over the public ``classes``; without
+    them, the largest given and 1). Public: the parameters and whether ``sample_weight`` was
+    passed, never its values.
+
+    Returns
+    -------
+    weight_bound : float or None
+
+    Raises
+    ------
+    ValueError
+        ``sample_weight`` without ``sample_weight_bound``; ``class_weight`` as
+        :func:`check_class_weight`; every weight 0.
+    """
+    if sample_weight is None and class_weight is None:
+        return None
+    if sample_weight is not None and sample_weight_bound is None:
+        raise ValueError("sample_weight needs a public sample_weight_bound: every sensitivity "
+                         "scales with the largest weight a record may carry, and weights are "
+                         "clipped into [0, sample_weight_bound] (docs/privacy.md, Sample "
+                         "weights).")
+    bound = 1.0 if sample_weight is None else float(sample_weight_bound)
+    weights = check_class_weight(class_weight, classes)
+    if weights is not None:
+        bound *= (max([1.0, *weights.values()]) if classes is None
+                  else max(weights.get(c, 1.0) for c in check_classes(classes).tolist()))
+    if not (math.isfinite(bound) and bound > 0):
+        raise ValueError(f"the weight bound sample_weight_bound x max(class_weight) = {bound} "
+                         "must be finite and > 0.")
+    return bound
+
+
+def record_weights(sample_weight, sample_weight_bound, class_weight, class_codes, classes,
+                   weight_bound):
+    """Each record's weight, clipped per record into ``[0, W]`` (docs/privacy.md, Sample
+    weights).
+
+    ``sample_weight`` is read cell by cell (:func:`float_cells`): NaN and anything that is not
+    a number weigh 0 (the record counts nowhere), negative weights 0, weights above
+    ``sample_weight_bound`` (``+inf`` included) the bound; never an error. Then times the
+    record's ``class_weight``, and the product as float32, at most the largest float32 ``<=
+    W``.
+
+    Parameters
+    ----------
+    sample_weight : ndarray of shape (n_kept,) or None
+        The kept records' weights (None: 1 each).
+    sample_weight_bound : float or None
+    class_weight : dict or None
+    class_codes : ndarray of shape (n_kept,), dtype=int64, or None
+        Each kept record's position in ``classes`` (classifiers).
+    classes : ndarray or None
+    weight_bound : float
+        W (:func:`resolve_weight_bound`).
+
+    Returns
+    -------
+    weights : ndarray of shape (n_kept,), dtype=float32
+    """
+    n = class_codes.size if sample_weight is None else sample_weight.size
+    weights = np.ones(n)
+    if sample_weight is not None:
+        weights = np.nan_to_num(np.clip(float_cells(sample_weight), 0.0, sample_weight_bound),
+                                nan=0.0)
+    if class_weight is not None:
+        factor = np.array([class_weight.get(c, 1.0) for c in classes.tolist()])
+        weights = weights * factor[class_codes]
+    return np.clip(weights.astype(np.float32), 0.0, float32_at_most(weight_bound))
+
+
+def check_sample_weight(sample_weight, n_samples):
+    """``sample_weight`` as a 1-d array of ``n_samples`` cells (any dtype: :func:`record_weights`
+    reads them), or None. Raises ValueError for another shape: a fact of the schema."""
+    if sample_weight is None:
+        return None
+    values = np.asarray(sample_weight)
+    if values.ndim == 2 and values.shape[1] == 1:
+        values = values[:, 0]
+    if values.shape != (n_samples,):
+        # Neither length is quoted: the number of records is not public.
+        raise ValueError("sample_weight must be 1-d with one weight per row of X.")
+    return values
 
 
 #: The ``"auto"`` learning rate and subsample by epsilon (DPGBClassifier's preset, issue 16):
@@ -861,27 +1067,37 @@ def resolve_schedule(learning_rate, subsample, epsilon):
     return float(learning_rate), float(subsample)
 
 
-def resolve_params(params, hessian_bound):
+def resolve_params(params, hessian_bound, sample_weight=None):
     """An estimator's parameters (``get_params(deep=False)``) with every ``"auto"`` resolved from
     the public inputs (:func:`resolve_schedule`, :func:`resolve_min_child_weight` with the loss's
-    Hessian bound): what the plan and the boosting loop read.
+    Hessian bound and the weight bound): what the plan and the boosting loop read.
+
+    Parameters
+    ----------
+    params : dict
+    hessian_bound : float
+    sample_weight : array-like or None, default=None
+        Only whether it is given is read (:func:`resolve_weight_bound`).
 
     Returns
     -------
     params : dict
-        A new dict; ``params`` is not changed.
+        A new dict, with ``weight_bound``: W with sample or class weights, else None;
+        ``params`` is not changed.
     """
     epsilon = float(params["epsilon"])
     learning_rate, subsample = resolve_schedule(params["learning_rate"], params["subsample"],
                                                 epsilon)
+    weight_bound = resolve_weight_bound(sample_weight, params["sample_weight_bound"],
+                                        params.get("class_weight"), params.get("classes"))
     min_child_weight = resolve_min_child_weight(params["min_child_weight"],
                                                 params["leaf_noise"], params["epsilon"],
-                                                hessian_bound)
+                                                hessian_bound, weight_bound)
     return dict(params, min_child_weight=min_child_weight, learning_rate=learning_rate,
-                subsample=subsample)
+                subsample=subsample, weight_bound=weight_bound)
 
 
-def fit_inputs(estimator, X, y):
+def fit_inputs(estimator, X, y, sample_weight=None, weight_bound=None, previous=None):
     """Check everything ``fit`` takes before any noise is drawn: the parameters' combinations,
     the public inputs, and each record's place in the data domain.
 
@@ -892,6 +1108,13 @@ def fit_inputs(estimator, X, y):
         scikit-learn's ``validate_data``).
     X : array-like or DataFrame of shape (n_samples, n_features)
     y : array-like of shape (n_samples,)
+    sample_weight : array-like of shape (n_samples,) or None, default=None
+    weight_bound : float or None, default=None
+        W (:func:`resolve_weight_bound`); None: an unweighted fit.
+    previous : PublicInputs or None, default=None
+        ``warm_start`` (:func:`warm_start_inputs`): the fitted model's public inputs, used as
+        they are (its released grid, category lists, classes or target bounds); nothing is read
+        from the data again, and ``X`` must have the fitted model's columns.
 
     Returns
     -------
@@ -899,6 +1122,8 @@ def fit_inputs(estimator, X, y):
         The records in the data domain, categorical cells as codes, non-numbers as NaN.
     y_scaled : ndarray of shape (n_kept, n_outputs), dtype=float64
     inputs : PublicInputs
+    weights : ndarray of shape (n_kept,), dtype=float32, or None
+        Each kept record's weight in ``[0, W]`` (:func:`record_weights`); None unweighted.
 
     Raises
     ------
@@ -906,30 +1131,50 @@ def fit_inputs(estimator, X, y):
         Facts of the parameters and the schema only (see the estimators' ``fit``).
     """
     warn_reproducible_noise(estimator.random_state)
-    X_in = X
-    lists, derived = public_categories(X, estimator.categorical_features, estimator.categories)
+    X = X_in = pandas_frame(X)
+    if previous is None:
+        lists, derived = public_categories(X, estimator.categorical_features,
+                                           estimator.categories)
+        private = private_category_columns(X_in, estimator.categorical_features,
+                                           estimator.categories)
+    else:
+        lists, derived, private = previous.categories, (), ()
     # An empty training set is a dataset like any other (its neighbour holds one record):
     # fit releases noise only, never raises for it.
-    private = private_category_columns(X_in, estimator.categorical_features,
-                                       estimator.categories)
     X = validate_data(estimator, cells_as_numbers(X, lists, typed=private), dtype=np.float64,
-                      ensure_all_finite=False, ensure_min_samples=0)
+                      ensure_all_finite=False, ensure_min_samples=0, reset=previous is None)
     y = column_or_1d(y, warn=True)
     check_consistent_length(X, y)
+    sample_weight = check_sample_weight(sample_weight, X.shape[0])
     # Records outside the data domain (a label outside the public classes, a missing target)
     # are left out, each by its own value: a per-record decision.
+    public = {} if previous is None else previous.target
     if hasattr(estimator, "classes"):
-        keep, y_scaled, target, from_y = encode_classes(y, estimator.classes)
+        keep, y_scaled, target, from_y = encode_classes(
+            y, public.get("classes_", estimator.classes))
     else:
-        keep, y_scaled, target, from_y = encode_targets(y, estimator.target_bounds)
+        keep, y_scaled, target, from_y = encode_targets(
+            y, public.get("target_bounds_", estimator.target_bounds))
     X = X[keep]
+    weights = None
+    if weight_bound is not None:
+        classes = target.get("classes_")
+        class_weight = check_class_weight(getattr(estimator, "class_weight", None), None)
+        codes = (None if classes is None else np.argmax(y_scaled, axis=1) if y_scaled.shape[1] > 1
+                 else (y_scaled[:, 0] > 0).astype(np.int64))
+        weights = record_weights(None if sample_weight is None else sample_weight[keep],
+                                 estimator.sample_weight_bound, class_weight, codes, classes,
+                                 weight_bound)
     observed = {j: lists[j] for j in private}
     # A private column's list is released by the fit: one placeholder code until then.
     placeholder = np.array([None], dtype=object)
-    bounds, from_X = resolve_feature_bounds(
-        X, estimator.feature_bounds, {j: placeholder if j in observed else v
-                                      for j, v in lists.items()},
-        getattr(estimator, "feature_names_in_", None))
+    if previous is None:
+        bounds, from_X = resolve_feature_bounds(
+            X, estimator.feature_bounds, {j: placeholder if j in observed else v
+                                          for j, v in lists.items()},
+            getattr(estimator, "feature_names_in_", None))
+    else:
+        bounds, from_X = previous.feature_bounds, ()
     if estimator.diagnostics:
         warn_diagnostics()
     numeric = np.setdiff1d(np.arange(X.shape[1]), list(lists))
@@ -939,7 +1184,60 @@ def fit_inputs(estimator, X, y):
     public_lists = {j: np.empty(0, dtype=object) if j in observed else v
                     for j, v in lists.items()}
     return X, y_scaled, PublicInputs(bounds, public_lists, numeric, target,
-                                     derived + from_y + from_X, monotonic, observed)
+                                     derived + from_y + from_X, monotonic, observed), weights
+
+
+#: Parameters a ``warm_start`` fit must share with the fitted model: the trees' shape, the grid
+#: and its candidates, the loss, the accounting mode and the public inputs (the new trees use
+#: the fitted model's; docs/privacy.md, Warm start).
+WARM_START_FIXED = ("max_depth", "max_bins", "split_candidates", "loss", "delta",
+                    "feature_bounds", "categorical_features", "categories", "classes",
+                    "target_bounds")
+
+
+def warm_start_inputs(estimator):
+    """With ``warm_start=True`` and a fitted model, its forest and public inputs: the trees
+    a new ``fit`` adds to and what it takes as public (the released grid, category lists,
+    classes or target bounds, never read from the data again); None otherwise (a fresh fit).
+
+    Returns
+    -------
+    previous : tuple (Forest, PublicInputs) or None
+
+    Raises
+    ------
+    ValueError
+        ``n_estimators`` below the fitted number of stages, or a parameter of
+        :data:`WARM_START_FIXED` changed since the fit (named).
+    """
+    forest = getattr(estimator, "_forest", None)
+    if not estimator.warm_start or forest is None:
+        return None
+    if estimator.n_estimators < forest.n_stages:
+        raise ValueError(f"n_estimators={estimator.n_estimators} must be >= the "
+                         f"{forest.n_stages} trees per output fitted so far when "
+                         "warm_start=True (set warm_start=False to refit from scratch).")
+    fitted = getattr(estimator, "_warm_start_params", None)
+    if fitted is None:
+        raise ValueError("warm_start=True: the fitted model does not record the parameters it "
+                         "was fitted with (an older dpboost wrote it); set warm_start=False to "
+                         "refit from scratch.")
+    for name, value in estimator.get_params(deep=False).items():
+        if name in WARM_START_FIXED and repr(value) != fitted[name]:
+            raise ValueError(f"{name} changed from {fitted[name]} to {value!r} since the fit; "
+                             "warm_start=True adds trees to the fitted model, which fixes it "
+                             "(set warm_start=False to refit from scratch).")
+    categories = estimator.categories_
+    numeric = np.setdiff1d(np.arange(estimator.n_features_in_), list(categories))
+    target = ({"classes_": estimator.classes_} if hasattr(estimator, "classes_")
+              else {"target_bounds_": estimator.target_bounds_})
+    return forest, PublicInputs(estimator.feature_bounds_, categories, numeric, target, ())
+
+
+def warm_start_params(estimator):
+    """What :func:`warm_start_inputs` compares a later fit's parameters with."""
+    return {name: repr(value) for name, value in estimator.get_params(deep=False).items()
+            if name in WARM_START_FIXED}
 
 
 def planned_shape(estimator, X):
@@ -964,8 +1262,10 @@ def planned_shape(estimator, X):
     else:
         n_classes = check_classes(estimator.classes).size
         n_outputs = 1 if n_classes == 2 else n_classes
+    X = pandas_frame(X, schema_only=True)
     n_features = X.shape[1]
     return (n_outputs,
-            n_features - len(set(categorical_columns(X, estimator.categorical_features))),
+            n_features - len(set(categorical_columns(X, estimator.categorical_features,
+                                                     estimator.categories))),
             len(private_category_columns(X, estimator.categorical_features,
                                          estimator.categories)))

@@ -220,7 +220,11 @@ class _DaskFit:
             return np.empty((0,) + X.shape[1:], dtype=X.dtype)
         return getattr(X, "_meta", X)
 
-    def _records(self, X, y):
+    def _records(self, X, y, sample_weight=None, weight_bound=None, previous=None):
+        if weight_bound is not None or previous is not None:
+            raise NotImplementedError(f"{type(self).__name__} does not take sample_weight, "
+                                      "class_weight or warm_start yet; fit in memory with "
+                                      "DPGBClassifier / DPGBRegressor.")
         # Public inputs the in-memory fit could read from the data (with a warning) must be
         # given here: checked from the parameters, before any task is submitted.
         required = ["feature_bounds"] + (["classes"] if hasattr(self, "classes")
@@ -238,7 +242,7 @@ class _DaskFit:
                              "yet: pass the public category lists (or fit in memory with "
                              f"{self._local.__name__}).")
         X_parts, y_parts, X_meta, y_meta = _collections(X, y)
-        _, y_scaled, inputs = fit_inputs(self, X_meta, y_meta)
+        _, y_scaled, inputs, _ = fit_inputs(self, X_meta, y_meta)
         classes = getattr(self, "classes", None)
         parts = [dask.delayed(_load_partition)(x, t, inputs.categories, classes,
                                                getattr(self, "target_bounds", None))
@@ -257,7 +261,7 @@ class _DaskFit:
         params = {k: v for k, v in self.get_params(deep=False).items() if k != "client"}
         local = self._local(**params)
         local.__dict__.update({k: v for k, v in self.__dict__.items() if k.endswith("_")
-                               or k == "_forest"})
+                               or k in ("_forest", "_warm_start_params")})
         return local
 
     def to_json(self):
