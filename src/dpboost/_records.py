@@ -175,9 +175,9 @@ class InMemoryRecords:
         self.partition = partition
 
     @classmethod
-    def of(cls, X, y_scaled, n_threads=1):
+    def of(cls, X, y_scaled, n_threads=1, weights=None):
         """The record set of a fit's records in this process (:meth:`Partition.of`)."""
-        return cls(Partition.of(X, y_scaled, n_threads=n_threads))
+        return cls(Partition.of(X, y_scaled, n_threads=n_threads, weights=weights))
 
     @classmethod
     def of_tree(cls, X_binned, sample_indices, gradients, hessians=None, n_threads=1):
