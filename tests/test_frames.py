@@ -102,8 +102,8 @@ def test_from_dtype_is_the_default_and_a_dtype_list_is_not_public(cast):
 
 def test_the_plan_reads_the_schema_of_a_table():
     _, polars, _ = _frames()
-    assert planned_shape(_clf(), polars) == (1, 3)
-    assert planned_shape(_clf(categorical_features=None, categories=None), polars) == (1, 4)
+    assert planned_shape(_clf(), polars) == (1, 3, 0)  # (outputs, numeric, private lists)
+    assert planned_shape(_clf(categorical_features=None, categories=None), polars) == (1, 4, 0)
 
 
 def test_categories_declare_columns_under_from_dtype():
