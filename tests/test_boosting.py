@@ -8,7 +8,9 @@ up, in ``dpboost._boosting``.
 import numpy as np
 import pytest
 
-from dpboost import DPGBClassifier, PrivacyLeakWarning
+from dpboost import DPGBClassifier, DPGBRegressor, PrivacyLeakWarning
+from dpboost import _boosting as boosting_module
+from dpboost._predictor import predict_binned
 
 
 def test_eoe_trees_of_one_ensemble_see_disjoint_records(binary, grown, make_clf, make_plan):
@@ -156,3 +158,47 @@ def test_softmax_multiclass_learns_with_the_logistic_sensitivities(binary):
     softmax = DPGBClassifier.dpboost_paper(loss="softmax", **two).fit(X, y2)
     logistic = DPGBClassifier.dpboost_paper(loss="logistic", **two).fit(X, y2)
     np.testing.assert_array_equal(softmax.predict_proba(X), logistic.predict_proba(X))
+
+
+
+def _three_classes(X):
+    return np.digitize(X[:, 0], [-0.4, 0.4])
+
+
+@pytest.mark.parametrize(("make", "labels", "n_updates", "every_record"), [
+    # every record in every tree: leaf ranges only
+    (lambda: DPGBClassifier.dpboost_paper(epsilon=np.inf, classes=[0, 1]), None, 20, True),
+    # Poisson samples: the other records through prediction
+    (lambda: DPGBClassifier.dpboost_paper(epsilon=np.inf, subsample=0.4, classes=[0, 1],
+                                          n_jobs=2), None, 20, False),
+    # EoE and GDF
+    (lambda: DPGBClassifier.dpboost_paper(epsilon=1.0, classes=[0, 1]), None, 20, False),
+    # softmax: outputs k > 0
+    (lambda: DPGBClassifier(epsilon=2.0, classes=[0, 1, 2]), _three_classes, 30, False),
+    (lambda: DPGBRegressor(epsilon=1.0, target_bounds=(-2, 2), subsample=0.5), None, 20, False),
+], ids=["every-record", "poisson", "eoe-gdf", "softmax", "regressor"])
+def test_score_update_equals_prediction_of_every_record(binary, monkeypatch, make, labels,
+                                                          n_updates, every_record):
+    # add_tree adds a leaf's value to the tree's records by the grower's ranges and predicts
+    # only the other records: the scores must equal, bit for bit, those of the tree's
+    # prediction on every record (as before the ranges), missing values included.
+    X = np.array(binary[0])
+    X[::7, 1] = np.nan
+    y = binary[1] if labels is None else labels(X)
+    real, shares = boosting_module.add_tree, []
+
+    def checked(partition, output, split_feature, split_bin, missing_left, leaf_value, code):
+        shares.append(partition.tree.indices.size / partition.raw.shape[1])
+        expected = partition.raw.copy()
+        predict_binned(partition.X_binned, split_feature[None], split_bin[None],
+                       missing_left[None], code, leaf_value[None], 1, expected[output])
+        result = real(partition, output, split_feature, split_bin, missing_left, leaf_value,
+                      code)
+        assert result.raw.tobytes() == expected.tobytes()
+        return result
+
+    monkeypatch.setattr(boosting_module, "add_tree", checked)
+    make().set_params(feature_bounds=(-1, 1), n_estimators=n_updates // (3 if labels else 1),
+                      max_depth=4, random_state=0).fit(X, y)
+    assert len(shares) == n_updates
+    assert (min(shares) == 1.0) if every_record else (max(shares) < 1.0)

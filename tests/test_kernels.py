@@ -6,7 +6,7 @@ import pytest
 
 from dpboost._histogram import all_rows_histograms, build_level_histograms
 from dpboost._predictor import predict_binned
-from dpboost._splitting import compute_gains, partition_level, range_sums
+from dpboost._splitting import add_by_range, compute_gains, partition_level, range_sums
 
 
 def _naive_histograms(X_binned, idx, node, g, n_nodes, n_codes):
@@ -215,6 +215,23 @@ def test_range_sums_match_bincount():
                                   np.bincount(node, weights=g, minlength=n_nodes))
 
 
+def test_add_by_range_matches_naive():
+    _, idx, node, _, n_nodes, _ = _level_inputs(7, n_nodes=8)
+    node[node == 3] = 4  # an empty range
+    values = np.random.default_rng(7).normal(size=n_nodes)
+    values[5] = -0.0
+    out = np.full(400, 0.25)
+    out[idx[node == 6]] = 0.0
+    expected = out.copy()
+    for k, i in enumerate(idx):
+        expected[i] += 0.0 + values[node[k]]
+    add_by_range(values, _node_start(node, n_nodes), idx, out)
+    # Bit for bit, signed zeros included: the rows of node 5 keep 0.25, those of node 6 are +0.0.
+    assert out.tobytes() == expected.tobytes()
+    untouched = np.setdiff1d(np.arange(400), idx)
+    assert (out[untouched] == 0.25).all()
+
+
 @pytest.mark.parametrize(("depth", "n_rows"), [(1, 300), (3, 303), (3, 2), (6, 1001),
                                              (6, 40_003)])
 @pytest.mark.parametrize("n_threads", [1, 2])
@@ -235,3 +252,12 @@ def test_predict_binned_matches_naive(depth, n_rows, n_threads):
         out_f = np.full(n_rows, 0.5)
         predict_binned(layout, feat, thr, miss, 10, leaves, n_threads, out_f)
         np.testing.assert_array_equal(out_f, out)
+    # Given rows (the score update of the records outside a tree): theirs as above, bit for
+    # bit, and the others left alone.
+    rows = np.flatnonzero(rng.random(n_rows) < 0.3)
+    out_rows = np.full(n_rows, 0.5)
+    predict_binned(np.asfortranarray(X_binned), feat, thr, miss, 10, leaves, n_threads,
+                   out_rows, rows=rows)
+    assert out_rows[rows].tobytes() == out[rows].tobytes()
+    assert (np.delete(out_rows, rows) == 0.5).all()
+

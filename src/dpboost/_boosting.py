@@ -26,6 +26,7 @@ from ._loss import scale_target, weight_statistics
 from ._mechanisms import make_noise, partition_records, poisson_sample
 from ._predictor import Forest, predict_binned
 from ._records import POISSON_STREAM, POSITION_STREAM, TreeState
+from ._splitting import add_by_range
 
 
 def plan_fit(params, loss, n_outputs, n_numeric, n_private_categories=0, previous=None):
@@ -214,7 +215,7 @@ def boost(records, plan, loss, candidates, forest, noise, ledger, n_threads, *, 
        per ensemble, drawn at the ensemble's first tree), a Poisson sample at the tree's
        ``sampling_rate``, and GDF (``|g| > g*`` leaves the tree) or gradient clipping;
     4. ``grow_tree`` with the tree's budget, leaves shrunk by ``learning_rate``;
-    5. ``F_k += tree(x)`` for every record.
+    5. ``F_k += tree(x)`` for every record (:func:`add_tree`).
 
     Steps 1, 3 and 5 run on the partitions of ``records`` (the functions below); every release
     is made here or in the grower, once, from sums over the partitions.
@@ -388,8 +389,20 @@ def filter_counts(partition):
 
 
 def add_tree(partition, output, split_feature, split_bin, missing_left, leaf_value, missing_code):
-    """The partition with the released tree's predictions added to its scores of ``output``."""
+    """The partition with the released tree's predictions added to its scores of ``output``.
+
+    The tree's records (its sample) get their leaf's value by the leaf's range of the grower's
+    partitioned indices (``_splitting.add_by_range``: the grower routed them as prediction
+    does); the other records go through prediction. Either way a score gets the same float
+    addition, to the last bit."""
     raw = partition.raw.copy()
-    predict_binned(partition.X_binned, split_feature[None], split_bin[None], missing_left[None],
-                   missing_code, leaf_value[None], partition.n_threads, raw[output])
+    tree = partition.tree
+    add_by_range(leaf_value, tree.node_start, tree.indices, raw[output])
+    n_rows = raw.shape[1]
+    if tree.indices.size < n_rows:
+        outside = np.ones(n_rows, dtype=bool)
+        outside[tree.selected] = False
+        predict_binned(partition.X_binned, split_feature[None], split_bin[None],
+                       missing_left[None], missing_code, leaf_value[None], partition.n_threads,
+                       raw[output], rows=np.flatnonzero(outside))
     return replace(partition, raw=raw, tree=None)

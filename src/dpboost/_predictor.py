@@ -153,7 +153,7 @@ def subtree_sums(leaves):
 
 
 def predict_binned(X_binned, split_feature, split_bin, missing_left, missing_code, leaf_value,
-                   n_threads, out):
+                   n_threads, out, rows=None):
     """Add the predictions of the given trees to ``out`` (parallel over rows).
 
     Every tree is complete, so a row takes exactly ``depth`` steps, each without a branch: the
@@ -181,7 +181,14 @@ def predict_binned(X_binned, split_feature, split_bin, missing_left, missing_cod
         thread, no parallel region). The result does not depend on it.
     out : ndarray of shape (n_samples,), dtype=float64
         Accumulated in place.
+    rows : ndarray of shape (n_rows,), dtype=int64, default=None
+        Distinct rows to predict, the other elements of ``out`` left alone (the score update
+        of the records outside a tree's sample, ``_boosting.add_tree``); None: every row.
     """
+    if rows is None:
+        # One compiled kernel for both uses: the row numbers cost 8 bytes a row, one load per
+        # row and call (not per tree).
+        rows = np.arange(X_binned.shape[0])
     if not (X_binned.flags.c_contiguous or X_binned.flags.f_contiguous):
         X_binned = np.ascontiguousarray(X_binned)  # a strided view: copied
     codes, row_stride, column_stride = flat_layout(X_binned)
@@ -190,14 +197,12 @@ def predict_binned(X_binned, split_feature, split_bin, missing_left, missing_cod
     node = ((split_feature.astype(np.int64) * column_stride) * 512
             + np.where(missing_left, 256, 0) + split_bin.astype(np.int64))
     leaf_value = np.ascontiguousarray(leaf_value, dtype=np.float64)
-    n_samples = X_binned.shape[0]
-    n_quads = (n_samples + 3) // 4
+    n_quads = (rows.shape[0] + 3) // 4
     if n_threads == 1 or n_quads * node.shape[0] < 4096:  # on the calling thread
-        _predict_quads(codes, row_stride, n_samples, node, missing_code, leaf_value, 0, n_quads,
-                       out)
+        _predict_quads(codes, row_stride, rows, node, missing_code, leaf_value, 0, n_quads, out)
     else:
-        _predict_parallel(codes, row_stride, n_samples, node, missing_code, leaf_value,
-                          n_threads, out)
+        _predict_parallel(codes, row_stride, rows, node, missing_code, leaf_value, n_threads,
+                          out)
 
 
 # The serial worker and the parallel loop whose body is one call of it, on the codes as a flat
@@ -205,28 +210,29 @@ def predict_binned(X_binned, split_feature, split_bin, missing_left, missing_cod
 
 
 @njit(parallel=True, cache=True)
-def _predict_parallel(codes, row_stride, n_samples, node, missing_code, leaf_value, n_threads,
-                      out):
-    n_quads = (n_samples + 3) // 4
+def _predict_parallel(codes, row_stride, rows, node, missing_code, leaf_value, n_threads, out):
+    n_quads = (rows.shape[0] + 3) // 4
     for c in prange(n_threads):
         chunk = np.int64(c)
-        _predict_quads(codes, row_stride, n_samples, node, missing_code, leaf_value,
+        _predict_quads(codes, row_stride, rows, node, missing_code, leaf_value,
                        chunk * n_quads // n_threads, (chunk + 1) * n_quads // n_threads, out)
 
 
 @njit(cache=True)
-def _predict_quads(codes, row_stride, n_samples, node, missing_code, leaf_value, first, stop,
-                   out):
-    """Rows ``4 * first`` to ``4 * stop`` (``n_samples`` at most) of predict_binned: row ``i``'s
-    codes start at ``codes[i * row_stride]``, and a node holds its feature's offset from there."""
+def _predict_quads(codes, row_stride, rows, node, missing_code, leaf_value, first, stop, out):
+    """Rows ``rows[4 * first]`` to ``rows[4 * stop - 1]`` (to the last of ``rows`` at most) of
+    predict_binned: row ``r``'s codes start at ``codes[r * row_stride]``, and a node holds its
+    feature's offset from there."""
     n_trees, n_internal = node.shape
+    n_rows = rows.shape[0]
     depth = 0
     while (1 << depth) - 1 < n_internal:
         depth += 1
     for q in range(first, stop):
         i = 4 * q
-        if i + 4 > n_samples:
-            for r in range(i, n_samples):
+        if i + 4 > n_rows:
+            for p in range(i, n_rows):
+                r = rows[p]
                 total = 0.0
                 for t in range(n_trees):
                     k = 0
@@ -235,8 +241,9 @@ def _predict_quads(codes, row_stride, n_samples, node, missing_code, leaf_value,
                     total += leaf_value[t, k - n_internal]
                 out[r] += total
             continue
-        row0, row1 = i * row_stride, (i + 1) * row_stride
-        row2, row3 = (i + 2) * row_stride, (i + 3) * row_stride
+        r0, r1, r2, r3 = rows[i], rows[i + 1], rows[i + 2], rows[i + 3]
+        row0, row1 = r0 * row_stride, r1 * row_stride
+        row2, row3 = r2 * row_stride, r3 * row_stride
         total0 = total1 = total2 = total3 = 0.0
         for t in range(n_trees):
             tree = node[t]
@@ -251,10 +258,10 @@ def _predict_quads(codes, row_stride, n_samples, node, missing_code, leaf_value,
             total1 += leaves[k1 - n_internal]
             total2 += leaves[k2 - n_internal]
             total3 += leaves[k3 - n_internal]
-        out[i] += total0
-        out[i + 1] += total1
-        out[i + 2] += total2
-        out[i + 3] += total3
+        out[r0] += total0
+        out[r1] += total1
+        out[r2] += total2
+        out[r3] += total3
 
 
 @njit(cache=True, inline="always")

@@ -1,4 +1,5 @@
-"""Gain of every (feature, bin boundary) split candidate, and the partition of samples."""
+"""Gain of every (feature, bin boundary) split candidate, the partition of samples, and sums and
+values by range of the partitioned samples."""
 
 import numpy as np
 from numba import njit, prange
@@ -301,3 +302,35 @@ def range_sums(values, start):
             total += values[k]
         out[j] = total
     return out
+
+
+@njit(cache=True)
+def add_by_range(values, start, sample_indices, out):
+    """``out[sample_indices[k]] += 0.0 + values[j]`` for every position ``k`` of range ``j``
+    (``start[j] <= k < start[j + 1]``): a value per node added to the rows of its samples.
+
+    The score update of a grown tree: after the last level, leaf ``j``'s samples are the range
+    ``j`` of the partitioned indices (:func:`partition_level` routes a sample exactly as
+    ``_predictor.predict_binned`` does), so their rows get the leaf's value without walking the
+    tree again (800k rows: about 1 ms against 25 ms for prediction, one thread). ``0.0 + value``
+    is prediction's per-row total of one tree, which starts from 0: a row's score gets the same
+    float addition, equal to the last bit (a leaf value of -0.0 adds 0.0 in both). On the
+    calling thread: a parallel loop would save a fraction of a millisecond per tree and cost
+    its compilation.
+
+    Parameters
+    ----------
+    values : ndarray of shape (n_ranges,), dtype=float64
+    start : ndarray of shape (n_ranges + 1,), dtype=int64
+        Range ``j`` is positions ``start[j]:start[j + 1]``, ``start[0] = 0``.
+    sample_indices : ndarray of shape (start[-1],), dtype=int32
+        Distinct rows of ``out``.
+    out : ndarray of shape (n_rows,), dtype=float64
+        Accumulated in place.
+    """
+    for j in range(values.shape[0]):
+        value = 0.0 + values[j]
+        # Slices from 0 and unsigned rows spare Numba's negative-index wraparound.
+        rows = sample_indices[start[j]:start[j + 1]]
+        for k in range(rows.shape[0]):
+            out[np.uint32(rows[k])] += value
