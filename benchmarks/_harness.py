@@ -250,7 +250,9 @@ def run_public(doc, cells, keys, columns=None, describe=scores):
 # --- results, tables and figures ---------------------------------------------------------------
 
 def machine_facts():
-    """Facts to record beside every figure: CPU, cores, library versions, thread settings."""
+    """Facts to record beside every figure: CPU, cores, library versions, thread settings, and
+    the load average (1, 5, 15 minutes) when the results are written (the machines are shared:
+    a load above the core count makes the timings of a run, two-thread ones most, unreliable)."""
     import numba
     import sklearn
 
@@ -264,7 +266,8 @@ def machine_facts():
         "cpu": cpu, "cores": os.cpu_count(), "python": sys.version.split()[0],
         "numpy": np.__version__, "numba": numba.__version__, "sklearn": sklearn.__version__,
         "numba_threads": numba.get_num_threads(), "noise": NOISE_NOTE,
-        "OMP_NUM_THREADS": os.environ.get("OMP_NUM_THREADS", ""), **_WARM_UP,
+        "OMP_NUM_THREADS": os.environ.get("OMP_NUM_THREADS", ""),
+        "load_average": [round(v, 2) for v in os.getloadavg()], **_WARM_UP,
     }
 
 

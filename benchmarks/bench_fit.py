@@ -19,9 +19,12 @@ Every timing is ``_harness.best_of``: the contenders of one size and thread coun
 interleaved, best of ``--repeats``, after a warm-up fit on a small slice. LightGBM and XGBoost are
 optional (``pip install lightgbm xgboost``); they are skipped when missing.
 
-Run: ``python benchmarks/bench_fit.py [--quick] [--repeats R] [--part {issue5,table2}]``
-(default: both parts). ``--quick``: issue 5 at 100k x 20 only, Table 2 on make_classification and
-three paper datasets, one repeat; results/fit_quick.csv and results/fit_time_quick.csv.
+Run: ``python benchmarks/bench_fit.py [--quick] [--repeats R] [--part {issue5,table2}]
+[--threads {1,2} ...]`` (default: both parts). ``--quick``: issue 5 at 100k x 20 only, Table 2 on
+make_classification and three paper datasets, one repeat; results/fit_quick.csv and
+results/fit_time_quick.csv. ``--threads 1``: issue 5's fits on one thread only (on a shared
+machine the two-thread fits wait for a busy core; a one-thread ratio holds up), written to
+results/fit_threads1.csv (the predict row stays on 2 threads).
 """
 
 import os
@@ -83,12 +86,12 @@ def _contenders(threads, bounds):
     return out
 
 
-def fit_table(sizes, repeats):
+def fit_table(sizes, repeats, thread_counts):
     rows = []
     for n, d in sizes:
         data = _loaders.synthetic(n, d)
         X, y = data["X"], data["y"]
-        for threads in (1, 2):
+        for threads in thread_counts:
             contenders = _contenders(threads, data["bounds"])
             with threadpool_limits(threads):
                 # warm-up on 2000 rows: compilation, thread pools
@@ -246,19 +249,19 @@ def table2(quick, repeats):
     return rows
 
 
-def issue5(quick, repeats):
+def issue5(quick, repeats, thread_counts=(1, 2)):
     """Issue 5's rows, and the run's single measurements (histogram, startup, memory)."""
     sizes = [(100_000, 20)] if quick else [(100_000, 20), (1_000_000, 20), (1_000_000, 100)]
     extra = {**startup_seconds(), **histogram_ns()}
     print(extra, flush=True)
-    rows = fit_table(sizes, repeats)
+    rows = fit_table(sizes, repeats, thread_counts)
     if not quick:
         rows += predict_rows(repeats)
         seconds = {(r["rows"], r["features"], r["threads"], r["epsilon"]): r["seconds"]
                    for r in rows if r["task"] == "fit" and r["library"] == "dpboost"}
         extra["scaling_800k_over_80k_max"] = max(
             seconds[(800_000, 20, t, e)] / seconds[(80_000, 20, t, e)]
-            for t in (1, 2) for e in (1.0, np.inf))
+            for t in thread_counts for e in (1.0, np.inf))
         extra["peak_traced_memory_over_input"] = peak_memory_ratio()
         extra.update(peak_rss_ratios())
     return rows, extra
@@ -270,13 +273,18 @@ def main():
                         help="best of this many fits (default: 2 for issue 5, 3 for Table 2)")
     parser.add_argument("--part", choices=["issue5", "table2"], default=None,
                         help="only this part (default: both)")
+    parser.add_argument("--threads", type=int, nargs="+", choices=[1, 2], default=[1, 2],
+                        help="thread counts of issue 5's fits (default: 1 2; another choice "
+                             "writes results/fit_threads<T>.csv)")
     args = parser.parse_args()
     if args.part in (None, "issue5"):
-        rows, extra = issue5(args.quick, 1 if args.quick else args.repeats or 2)
+        threads = sorted(set(args.threads))
+        rows, extra = issue5(args.quick, 1 if args.quick else args.repeats or 2, threads)
         _harness.print_table(rows)
         print(extra)
+        name = "fit" if threads == [1, 2] else "fit_threads" + "".join(map(str, threads))
         # the single measurements repeated in every row, as columns
-        _harness.write_results(_harness.result_name("fit", args), [{**r, **extra} for r in rows])
+        _harness.write_results(_harness.result_name(name, args), [{**r, **extra} for r in rows])
     if args.part in (None, "table2"):
         rows = table2(args.quick, 1 if args.quick else args.repeats or 3)
         _harness.print_table(rows)

@@ -540,6 +540,57 @@ def compile_floors():
                      for r in _results("compile_floors")])
 
 
+def _goal(label, target, measured, met, source):
+    """One row of :func:`issue20_goals`: ``measured`` and ``met`` may be None (no result yet)."""
+    return [label, target, "" if measured is None else measured,
+            "" if met is None else ("yes" if met else bold("no")), source]
+
+
+def issue20_goals():
+    """Issue 20's goals, each with its target, the measured value, whether it is met, and the
+    results file and script it comes from (the ratios of one run each)."""
+    lines = []
+    secure = {(r["setting"], r["data"]): r for r in _results("secure_noise")}
+    source = "`secure_noise.csv` (`bench_secure_noise.py`)"
+    checks = [(f"default, {what}, {data}", r[column], limit)
+              for column, what, limit in (("secure_over_numpy", "secure / numpy noise", 1.2),
+                                          ("secure_over_hgb", "secure noise / HGB (same trees)",
+                                           1.0))
+              for (setting, data), r in secure.items() if setting == "default"]
+    checks.append(("`dpboost_paper()`, secure / numpy noise, Adult",
+                   secure[("dpboost_paper", "adult")]["secure_over_numpy"], 1.5))
+    for label, ratio, limit in checks:
+        lines.append(_goal(label, f"≤ {limit}×", f"{float(ratio):.2f}×", float(ratio) <= limit,
+                           source))
+    compiled = _results("compile")
+    source = "`compile.csv` (`bench_compile.py`)"
+    for run, target, limit in (("cold", "≤ 10 s", 10.0), ("warm", "≤ 1.0 s", 1.0)):
+        what = ("first fit after a fresh install, import included" if run == "cold"
+                else "warm cache: `import dpboost` + fit")
+        seconds = [min(float(r["import_s"]) + float(r["fit_s"]) for r in compiled
+                       if (r["setting"], r["rows"], r["run"]) == (setting, "2000", run))
+                   for setting in ("default", "dpboost_paper")]
+        lines.append(_goal(f"{what} (2,000 × 10; default / `dpboost_paper()`)", target,
+                           " / ".join(f"{v:.2f} s" for v in seconds), max(seconds) <= limit,
+                           source + (", floors `compile_floors.csv`" if run == "warm" else "")))
+    fits = _results("fit")
+    source = "`fit.csv` (`bench_fit.py --part issue5`)"
+    for d in ("20", "100"):
+        for threads in ("1", "2"):
+            r = next((r for r in fits if (r["task"], r["library"], r["rows"], r["features"],
+                                          r["threads"], r["epsilon"])
+                      == ("fit", "dpboost", "800000", d, threads, "inf")), None)
+            ratio = None if r is None else float(r["ratio_vs_hgb"])
+            lines.append(_goal(f"non-private fit / HGB, 1M × {d} (800k training rows), "
+                               f"{threads} thread{'s' * (threads == '2')}", "≤ 0.5×",
+                               None if r is None else f"{ratio:.2f}×",
+                               None if r is None else ratio <= 0.5, source))
+    peak = float(fits[0]["peak_rss_added_by_fit_over_input"])
+    lines.append(_goal("peak memory added by a fit on 1M × 100 / the float64 input", "≤ 0.3×",
+                       f"{peak:.2f}×", peak <= 0.3, source))
+    return markdown(["goal", "target", "measured", "met", "source"], lines)
+
+
 def frontier():
     """Adult under S-BDT's protocol: ROC AUC mean ± std per method and epsilon, S-BDT's numbers."""
     rows = [r for r in _results("frontier") if r["dataset"] == "adult"]
@@ -563,7 +614,7 @@ TABLES = {f.__name__: f for f in (
     error_vs_epsilon_rmse, convergence, ablation_filtered, ablation_glc, ablation_exact, peers,
     blocks_grid_ranks, blocks_grid_scores, candidates_ranks, candidates_scores,
     candidates_table1, candidates_hessian, multiclass, table1, table1_hessian, fit,
-    compile_startup, compile_kernels, compile_floors, frontier)}
+    compile_startup, compile_kernels, compile_floors, frontier, issue20_goals)}
 
 _BLOCK = re.compile(r"(<!-- table:(\w+) -->\n)(.*?)(<!-- /table:\2 -->)", re.S)
 
