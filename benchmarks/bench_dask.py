@@ -23,6 +23,7 @@ client and in the workers. ``--quick``: 1M rows.
 Writes ``results/dask[_quick].csv`` (+ machine facts). Needs ``pip install -e ".[bench]"``.
 """
 
+import os
 import resource
 import sys
 import time
@@ -89,7 +90,8 @@ def task_split(stream, n_workers):
     compute = reduction = 0.0
     for task in stream:
         busy = sum(s["stop"] - s["start"] for s in task["startstops"] if s["action"] == "compute")
-        if task["key"].startswith("_add"):
+        key = task["key"][0] if isinstance(task["key"], tuple) else task["key"]
+        if key.startswith("_add-"):  # client.submit(_add, ...) names its tasks _add-<hash>
             reduction += busy
         else:
             compute += busy
@@ -164,6 +166,7 @@ def main():
     paths = write_parquet(path, rows, args.rows_per_file)
     _harness.warm_up()
 
+    load_before = os.getloadavg()[0]
     local, local_s, data_bytes = in_memory_fit(paths)
     local_peak = peak_rss_gb()
     on_dask, facts = dask_fit(path, args.worker_memory)
@@ -177,7 +180,10 @@ def main():
            "compute_per_tree_ms": 1e3 * facts["compute_s"] / n_trees,
            "reduction_per_tree_ms": 1e3 * facts["reduction_s"] / n_trees,
            "other_per_tree_ms": 1e3 * facts["other_s"] / n_trees,
-           "same_splits": structure, "max_leaf_difference": leaves, "same_ledger": ledger}
+           "same_splits": structure, "max_leaf_difference": leaves, "same_ledger": ledger,
+           # other jobs on the machine slow the two fits unevenly: the 1-minute load average
+           # before and after the timed fits
+           "load_before": load_before, "load_after": os.getloadavg()[0]}
     _harness.print_table([{k: (f"{v:.4g}" if isinstance(v, float) else v)
                            for k, v in row.items()}])
     _harness.write_results(_harness.result_name("dask", args), [row])
