@@ -108,7 +108,7 @@ class PrivacyAccountant:
         return min(pure, rdp_epsilon(dp_accounting.ComposedDpEvent([ledger, *events]),
                                      renyi_delta))
 
-    def spent(self):
+    def spent(self) -> float:
         """Composed epsilon of every registered fit, at this accountant's ``delta``.
 
         Returns
@@ -118,7 +118,7 @@ class PrivacyAccountant:
         with self._lock:
             return self._composed(self._fits.values())
 
-    def remaining(self):
+    def remaining(self) -> float:
         """``epsilon - spent()``, never below 0.
 
         With ``delta > 0`` it is not the largest epsilon a next fit may have: Renyi composition
@@ -195,7 +195,7 @@ class PrivacyAccountant:
         with self._lock:
             self._reserved.pop(fit_id, None)
 
-    def report(self):
+    def report(self) -> str:
         """Text: the budget, what is spent and remains, and each registered fit's own spend.
 
         Returns

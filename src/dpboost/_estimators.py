@@ -5,7 +5,11 @@ inputs, the data domain) -> ``_boosting.train`` (plan, candidates, trees) -> the
 attributes. Prediction bins ``X`` on the fitted grid and sums the forest's trees.
 """
 
+from collections.abc import Iterator
+from typing import TypeVar
+
 import numpy as np
+from numpy.typing import ArrayLike, NDArray
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin, _fit_context
 from sklearn.utils._param_validation import StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
@@ -34,6 +38,10 @@ from ._validation import (
 )
 
 
+#: The estimator's own class in annotations (``fit`` returns ``self``).
+_Self = TypeVar("_Self", bound="_BaseDPGB")
+
+
 class _BaseDPGB(BaseEstimator):
     """Shared boosting loop of :class:`DPGBClassifier` and :class:`DPGBRegressor`."""
 
@@ -50,13 +58,13 @@ class _BaseDPGB(BaseEstimator):
                 setattr(self, name, value)
 
     def _resolved_params(self, sample_weight=None):
-        """``get_params()`` with every ``"auto"`` resolved and the weight bound
-        (``_validation.resolve_params``)."""
+        """``get_params()``, "auto" resolved, with the weight bound (``resolve_params``)."""
         return resolve_params(self.get_params(deep=False),
                               LOSSES[self._loss_name].hessian_bound, sample_weight)
 
     @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, y, sample_weight=None):
+    def fit(self: _Self, X: ArrayLike, y: ArrayLike, sample_weight: ArrayLike | None = None
+            ) -> _Self:
         """Fit the model with epsilon-differential privacy.
 
         Parameters
@@ -147,13 +155,13 @@ class _BaseDPGB(BaseEstimator):
         return tags
 
     @property
-    def feature_importances_(self):
+    def feature_importances_(self) -> NDArray:
         """ndarray of shape (n_features_in_,): :meth:`feature_importance` of the released gain,
         or of the split counts when the leaves released no statistics (Laplace leaves)."""
         check_is_fitted(self)
         return self.feature_importance("gain" if releases_statistics(self._forest) else "split")
 
-    def feature_importance(self, importance_type="gain"):
+    def feature_importance(self, importance_type: str = "gain") -> NDArray:
         """Feature importances from released values only (never exact gains or covers).
 
         Parameters
@@ -181,7 +189,7 @@ class _BaseDPGB(BaseEstimator):
         return feature_importance(self._forest, importance_type, self.l2_regularization,
                                   self.leaf_noise, self.n_features_in_)
 
-    def privacy_report(self):
+    def privacy_report(self) -> str:
         """Text account of the fit: composed epsilon and the ledger by mechanism.
 
         Returns
@@ -193,7 +201,7 @@ class _BaseDPGB(BaseEstimator):
         return privacy_report(self.privacy_ledger_, self.privacy_spent_,
                               getattr(self, "filtered_fraction_", None), float(self.delta))
 
-    def export_text(self, tree=0):
+    def export_text(self, tree: int = 0) -> str:
         """Text of one tree: thresholds (up to rounding) or category sets, the side of missing
         values, and released leaf values.
 
@@ -212,7 +220,7 @@ class _BaseDPGB(BaseEstimator):
                  else [f"x{j}" for j in range(self.n_features_in_)])
         return tree_text(self._forest, tree, names, self.categories_)
 
-    def to_json(self):
+    def to_json(self) -> str:
         """The fitted model as versioned JSON holding only public and released values.
 
         Returns
@@ -227,7 +235,7 @@ class _BaseDPGB(BaseEstimator):
         return model_to_json(type(self).__name__, self.get_params(deep=False), fitted,
                              self._forest, self.privacy_ledger_)
 
-    def to_xgboost_json(self):
+    def to_xgboost_json(self) -> str:
         check_is_fitted(self)
         return estimator_to_xgboost(
             type(self).__name__, self._forest, self._xgboost_link(), self.n_features_in_,
@@ -236,7 +244,7 @@ class _BaseDPGB(BaseEstimator):
     to_xgboost_json.__doc__ = TO_XGBOOST_JSON
 
     @classmethod
-    def from_json(cls, text):
+    def from_json(cls: type[_Self], text: str) -> _Self:
         """Rebuild a fitted estimator from :meth:`to_json` output (same predictions).
 
         Raises
@@ -253,7 +261,7 @@ class _BaseDPGB(BaseEstimator):
         return estimator
 
     @classmethod
-    def dpboost_paper(cls, *, epsilon=1.0, **params):
+    def dpboost_paper(cls: type[_Self], *, epsilon: float = 1.0, **params) -> _Self:
         """DPBoost's setting (Li et al., AAAI 2020), as the paper specifies it.
 
         Pure epsilon-DP (``delta=0``), the square loss, gradient-based data filtering and
@@ -325,7 +333,7 @@ class DPGBClassifier(ClassifierMixin, _BaseDPGB):
                  "margin : ndarray of shape (n_samples,) for two classes (positive class "
                  "``classes_[1]``),\n            or (n_samples, n_classes) for one-vs-rest, "
                  "dtype=float64")
-    def decision_function(self, X, iteration_range=None):
+    def decision_function(self, X: ArrayLike, iteration_range=None) -> NDArray:
         margin = self._raw_predict(X, iteration_range)
         return margin[:, 0] if self.classes_.size == 2 else margin
 
@@ -335,7 +343,7 @@ class DPGBClassifier(ClassifierMixin, _BaseDPGB):
         ``"logistic"``: ``sigma(F_k)``; ``"square"``: ``clip((F_k + 1) / 2, 0, 1)``; with K > 2
         classes one-vs-rest, normalised to sum to 1 (uniform where all are 0).""",
                  "proba : ndarray of shape (n_samples, n_classes), dtype=float64")
-    def predict_proba(self, X, iteration_range=None):
+    def predict_proba(self, X: ArrayLike, iteration_range=None) -> NDArray:
         return self._proba(self._raw_predict(X, iteration_range))
 
     def _xgboost_link(self):
@@ -346,7 +354,7 @@ class DPGBClassifier(ClassifierMixin, _BaseDPGB):
 
     @predict_doc("Predicted labels: the class of largest margin (two classes: ``classes_[1]`` "
                  "if F > 0).", "y_pred : ndarray of shape (n_samples,)")
-    def predict(self, X, iteration_range=None):
+    def predict(self, X: ArrayLike, iteration_range=None) -> NDArray:
         return self._labels(self._raw_predict(X, iteration_range))
 
     def _labels(self, margin):
@@ -357,13 +365,13 @@ class DPGBClassifier(ClassifierMixin, _BaseDPGB):
     @predict_doc("Predicted labels after each boosting stage (as scikit-learn's gradient "
                  "boosting).", "y_pred : ndarray of shape (n_samples,)\n            After stages "
                  "1, ..., ``n_estimators`` (each stage adds one tree per output).", staged=True)
-    def staged_predict(self, X):
+    def staged_predict(self, X: ArrayLike) -> Iterator[NDArray]:
         for margin in self._staged_raw_predict(X):
             yield self._labels(margin)
 
     @predict_doc("Class probabilities after each boosting stage (see :meth:`predict_proba`).",
                  "proba : ndarray of shape (n_samples, n_classes), dtype=float64", staged=True)
-    def staged_predict_proba(self, X):
+    def staged_predict_proba(self, X: ArrayLike) -> Iterator[NDArray]:
         for margin in self._staged_raw_predict(X):
             yield self._proba(margin)
 
@@ -388,7 +396,7 @@ class DPGBRegressor(RegressorMixin, _BaseDPGB):
 
     @predict_doc("Predicted targets in the units of ``y``, within ``target_bounds_``.",
                  "y_pred : ndarray of shape (n_samples,), dtype=float64")
-    def predict(self, X, iteration_range=None):
+    def predict(self, X: ArrayLike, iteration_range=None) -> NDArray:
         return predicted_target(self._raw_predict(X, iteration_range)[:, 0], self.target_bounds_)
 
     def _xgboost_link(self):
@@ -397,6 +405,6 @@ class DPGBRegressor(RegressorMixin, _BaseDPGB):
     @predict_doc("Predictions after each boosting stage (as scikit-learn's gradient boosting).",
                  "y_pred : ndarray of shape (n_samples,), dtype=float64\n            After "
                  "stages 1, ..., ``n_estimators``.", staged=True)
-    def staged_predict(self, X):
+    def staged_predict(self, X: ArrayLike) -> Iterator[NDArray]:
         for margin in self._staged_raw_predict(X):
             yield predicted_target(margin[:, 0], self.target_bounds_)

@@ -12,6 +12,7 @@ bounds every configuration the search may draw (docs/privacy.md, Private hyper-p
 import math
 
 import numpy as np
+from numpy.typing import ArrayLike, NDArray
 from sklearn.base import BaseEstimator, MetaEstimatorMixin, clone, is_classifier
 from sklearn.utils import _safe_indexing
 from sklearn.utils.validation import check_consistent_length, column_or_1d
@@ -262,7 +263,7 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
         rho_fit = rho_trial - rho_score
         return rho_fit, rho_score, zcdp_epsilon(rho_fit, self.estimator.delta)
 
-    def fit(self, X, y):
+    def fit(self, X: ArrayLike, y: ArrayLike) -> "PrivateSearchCV":
         """Run the search.
 
         Parameters
@@ -406,10 +407,10 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
         per_record = 1.0 - np.abs(predicted - target) / (upper - lower)
         return float(np.sum(np.nan_to_num(np.clip(per_record, 0.0, 1.0), nan=0.0)))
 
-    def predict(self, X):
+    def predict(self, X: ArrayLike) -> NDArray:
         """The best model's predictions."""
         return self.best_estimator_.predict(X)
 
-    def predict_proba(self, X):
+    def predict_proba(self, X: ArrayLike) -> NDArray:
         """The best model's class probabilities (classifiers)."""
         return self.best_estimator_.predict_proba(X)
