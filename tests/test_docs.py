@@ -136,3 +136,24 @@ def test_regressor_defaults_quoted_by_the_readme():
     assert (params["n_estimators"], params["max_depth"], params["split_selection"],
             params["split_candidates"], params["leaf_noise"]) == (
         100, 6, "random", "hessian", "gaussian")
+
+
+@pytest.mark.parametrize("cls", ["DPGBClassifier", "DPGBRegressor", "PrivacyAccountant",
+                                 "PrivateSearchCV"])
+def test_public_methods_carry_type_hints_and_the_package_ships_py_typed(cls):
+    import importlib.resources
+    import inspect
+
+    import dpboost
+
+    assert importlib.resources.files("dpboost").joinpath("py.typed").is_file()
+    klass = getattr(dpboost, cls)
+    public = [name for name, member in inspect.getmembers(klass, inspect.isfunction)
+              if not name.startswith("_") and member.__module__.startswith("dpboost")
+              and name not in {"get_params", "set_params"}]
+    assert public
+    missing = [name for name in public
+               if inspect.signature(getattr(klass, name)).return_annotation
+               is inspect.Signature.empty]
+    # scikit-learn's own methods (score, get_metadata_routing, ...) are not dpboost's to type
+    assert missing == [], missing

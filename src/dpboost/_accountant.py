@@ -130,7 +130,7 @@ class PrivacyAccountant:
         """
         return max(0.0, self.epsilon - self.spent())
 
-    def reserve(self, entries, name, event=None):
+    def reserve(self, entries, name: str, event=None) -> str:
         """Reserve the planned releases of a fit before it reads any record.
 
         Parameters
@@ -183,14 +183,14 @@ class PrivacyAccountant:
             self._reserved[fit_id] = (name, planned, event)
         return fit_id
 
-    def commit(self, fit_id, entries=()):
+    def commit(self, fit_id: str, entries=()) -> None:
         """Register a reserved fit's ledger (its entries carry ``fit_id``; a reserved event is
         registered as it was planned)."""
         with self._lock:
             name, _, event = self._reserved.pop(fit_id)
             self._fits[fit_id] = (name, tuple(entries), event)
 
-    def release(self, fit_id):
+    def release(self, fit_id: str) -> None:
         """Drop the reservation of a fit that raised: nothing was released."""
         with self._lock:
             self._reserved.pop(fit_id, None)
