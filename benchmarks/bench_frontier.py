@@ -11,12 +11,16 @@ github.com/kirschte/sbdt); dpboost's defaults were chosen on ``adult.test`` (ben
 exploration, docs in benchmarks/README.md), never on these folds. DP-EBM (InterpretML's
 ``DPExplainableBoostingClassifier``/``Regressor``, its defaults, the same bounds and delta) runs on
 the 5 folds of the first seed when installed; HGB (scikit-learn's defaults) is the non-private
-ceiling. "previous default" is the estimator's default before issue 16 (100 trees, learning rate
+ceiling. "previous default" is the classifier's default before issue 16 (100 trees, learning rate
 0.3, lambda 1, Hessian sketch, min_child_weight "auto", no subsampling, interactions allowed,
-gradients bounded by 1 with GDF); the regressor's defaults did not change.
+gradients bounded by 1 with GDF); on Abalone it is the regressor's previous default
+(``bench_regression.PREVIOUS_DEFAULT``: 100 trees of depth 6, interactions allowed, GDF), whose
+preset was chosen on an inner split of fold 0's training part of ``bench_regression`` (5-fold CV,
+seed 0), never on these folds' scores.
 
-Run: ``python benchmarks/bench_frontier.py [--quick]``; writes results/frontier.csv and
-results/frontier.png.
+Run: ``python benchmarks/bench_frontier.py [--quick] [--datasets adult abalone]``; writes
+results/frontier.csv and results/frontier.png. With ``--datasets`` only those datasets are rerun
+and their rows replace theirs in results/frontier.csv (the others are kept).
 """
 
 import math
@@ -29,6 +33,8 @@ import numpy as np
 from sklearn.ensemble import HistGradientBoostingClassifier, HistGradientBoostingRegressor
 from sklearn.metrics import mean_squared_error, roc_auc_score
 from sklearn.model_selection import KFold
+
+from bench_regression import PREVIOUS_DEFAULT as PREVIOUS_REGRESSOR
 
 from dpboost import DPGBClassifier, DPGBRegressor
 
@@ -63,6 +69,7 @@ def _models(data, epsilon, seed, first_seed):
         common = {"epsilon": epsilon, "delta": DELTA, "feature_bounds": bounds,
                   "target_bounds": data["target_bounds"], "random_state": seed}
         yield "dpboost default", DPGBRegressor(**common)
+        yield "previous default", DPGBRegressor(**common, **PREVIOUS_REGRESSOR)
     else:
         common = {"epsilon": epsilon, "delta": DELTA, "feature_bounds": bounds,
                   "classes": [0, 1], "random_state": seed}
@@ -143,15 +150,17 @@ def plot(rows, path):
 
 
 def main():
-    args = _harness.parser(__doc__).parse_args()
+    args = _harness.parser(__doc__, {"adult": None, "abalone": None}).parse_args()
     seeds = 1 if args.quick else 4
-    rows = []
-    for name in ("adult", "abalone"):
-        if _loaders.available([name]):
-            rows += run(name, seeds)
+    names = args.datasets or ("adult", "abalone")
+    # a rerun of some datasets keeps the other datasets' rows of the same results
+    name = "frontier_quick" if args.quick else "frontier"
+    rows = [r for r in _harness.read_results(name) if r["dataset"] not in names]
+    for dataset in names:
+        if _loaders.available([dataset]):
+            rows += run(dataset, seeds)
         else:
-            print(f"skipping {name}: not in ../shared/datasets")
-    name = _harness.result_name("frontier", args)
+            print(f"skipping {dataset}: not in ../shared/datasets")
     _harness.write_results(name, rows)
     plot(rows, _harness.RESULTS / f"{name}.png")
     for dataset in dict.fromkeys(r["dataset"] for r in rows):

@@ -21,6 +21,7 @@ from pathlib import Path
 import _harness
 import bench_blocks_grid
 import bench_frontier
+import bench_regression
 import bench_table1
 import numpy as np
 
@@ -591,13 +592,14 @@ def issue20_goals():
     return markdown(["goal", "target", "measured", "met", "source"], lines)
 
 
-def frontier():
-    """Adult under S-BDT's protocol: ROC AUC mean ± std per method and epsilon, S-BDT's numbers."""
-    rows = [r for r in _results("frontier") if r["dataset"] == "adult"]
+def _frontier(dataset, metric):
+    """One dataset under S-BDT's protocol: ``metric`` mean ± std per method and epsilon, beside
+    S-BDT's published numbers and the non-private ceiling."""
+    rows = [r for r in _results("frontier") if r["dataset"] == dataset]
     stats = {(s["method"], float(s["epsilon"])): s
-             for s in _harness.group_stats(rows, ["method", "epsilon"], "auc")}
+             for s in _harness.group_stats(rows, ["method", "epsilon"], metric)}
     methods = [m for m in dict.fromkeys(r["method"] for r in rows) if m != "HGB (non-private)"]
-    sbdt = bench_frontier.SBDT["adult"]
+    sbdt = bench_frontier.SBDT[dataset]
     lines = [["S-BDT (published, tuned on the test folds)"]
              + [f"{sbdt[e]:.3f}" if e in sbdt else "" for e in bench_frontier.EPSILONS]]
     for m in methods:
@@ -608,13 +610,63 @@ def frontier():
     return markdown(["epsilon"] + [f"{e:g}" for e in bench_frontier.EPSILONS], lines)
 
 
+def frontier():
+    """Adult under S-BDT's protocol: ROC AUC."""
+    return _frontier("adult", "auc")
+
+
+def frontier_abalone():
+    """Abalone under S-BDT's protocol: RMSE in rings."""
+    return _frontier("abalone", "rmse")
+
+
+def _rmse_cell(t):
+    return f"{amount(t['mean'])} ± {spread(t['std'])}"
+
+
+def regression():
+    """Every shared regression set: RMSE mean ± std over folds per method and epsilon; the
+    default in bold where it is at or below DP-EBM's mean."""
+    rows = _results("regression")
+    stats = _stats(rows, ["dataset", "method", "epsilon"], "rmse")
+    lines = []
+    for dataset in dict.fromkeys(r["dataset"] for r in rows):
+        n = stats[(dataset, "dpboost default", bench_regression.EPSILONS[0])]["n"]
+        for method in ("dpboost default", "previous default", "DP-EBM"):
+            cells = []
+            for e in bench_regression.EPSILONS:
+                t, ebm = stats.get((dataset, method, e)), stats.get((dataset, "DP-EBM", e))
+                cells.append("" if t is None else bold(
+                    _rmse_cell(t), method == "dpboost default" and ebm is not None
+                    and t["mean"] <= ebm["mean"]))
+            lines.append([f"{dataset} ({n} folds)", method] + cells)
+        ceiling = stats[(dataset, "HGB (non-private)", math.inf)]
+        lines.append([f"{dataset} ({n} folds)", f"HGB, non-private: {amount(ceiling['mean'])}"]
+                     + [""] * len(bench_regression.EPSILONS))
+    return markdown(["dataset", "method"] + [f"eps {e:g}" for e in bench_regression.EPSILONS],
+                    lines)
+
+
+def regression_decomposition():
+    """The tuning split: RMSE mean ± std over seeds of each variant per dataset and epsilon."""
+    rows = _results("regression_decomposition")
+    stats = _stats(rows, ["dataset", "variant", "epsilon"], "rmse")
+    lines = [[dataset, variant] + [_rmse_cell(stats[(dataset, variant, e)])
+                                   if (dataset, variant, e) in stats else ""
+                                   for e in bench_regression.EPSILONS]
+             for dataset, variant in dict.fromkeys((r["dataset"], r["variant"]) for r in rows)]
+    return markdown(["dataset", "variant"] + [f"eps {e:g}" for e in bench_regression.EPSILONS],
+                    lines)
+
+
 #: name -> function returning the markdown of README.md's ``<!-- table:name -->`` block.
 TABLES = {f.__name__: f for f in (
     safe_defaults, fit_time, defaults_max_bins, secure_noise, secure_samplers, error_vs_epsilon,
     error_vs_epsilon_rmse, convergence, ablation_filtered, ablation_glc, ablation_exact, peers,
     blocks_grid_ranks, blocks_grid_scores, candidates_ranks, candidates_scores,
     candidates_table1, candidates_hessian, multiclass, table1, table1_hessian, fit,
-    compile_startup, compile_kernels, compile_floors, frontier, issue20_goals)}
+    compile_startup, compile_kernels, compile_floors, frontier, issue20_goals, frontier_abalone,
+    regression, regression_decomposition)}
 
 _BLOCK = re.compile(r"(<!-- table:(\w+) -->\n)(.*?)(<!-- /table:\2 -->)", re.S)
 

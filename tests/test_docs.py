@@ -130,12 +130,16 @@ def test_readme_leads_with_the_default_estimator_then_the_guarantee():
 
 
 def test_regressor_defaults_quoted_by_the_readme():
-    # The README's first paragraph describes DPGBRegressor() as 100 trees of depth 6, random
-    # splits among the Hessian sketch's candidates and Gaussian leaves.
+    # The README's first paragraph describes DPGBRegressor() as 200 trees of depth 4, each on
+    # one feature, random splits among the Hessian sketch's candidates, gradients clipped (no
+    # GDF) and Gaussian leaves.
     params = DPGBRegressor().get_params()
-    assert (params["n_estimators"], params["max_depth"], params["split_selection"],
-            params["split_candidates"], params["leaf_noise"]) == (
-        100, 6, "random", "hessian", "gaussian")
+    assert (params["n_estimators"], params["max_depth"], params["interaction_cst"],
+            params["split_selection"], params["split_candidates"], params["gradient_filtering"],
+            params["leaf_noise"]) == (
+        200, 4, "no_interactions", "random", "hessian", False, "gaussian")
+    readme = (ROOT / "README.md").read_text()
+    assert "`DPGBRegressor()` grows 200 trees of depth 4" in readme
 
 
 @pytest.mark.parametrize("cls", ["DPGBClassifier", "DPGBRegressor", "PrivacyAccountant",

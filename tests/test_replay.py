@@ -1014,6 +1014,30 @@ FOUND = [
 FAST = covering_configs()
 SLOW = sampled_configs(400)
 
+#: Estimator parameters among the axes (the others describe D and the added record).
+_ESTIMATOR_AXES = ("split_selection", "leaf_noise", "budget_allocation", "split_candidates",
+                   "subsample", "delta", "learning_rate", "gradient_filtering", "leaf_clipping",
+                   "l2_regularization", "min_child_weight", "max_depth", "gradient_bound",
+                   "interaction_cst")
+
+
+def default_config(task, **record):
+    """The replay configuration of an estimator's default preset, read from its ``__init__``
+    (so the test follows the defaults when they change; values the axes do not list, such as
+    ``min_child_weight="auto"``, are passed as they are), with D and the added record."""
+    estimator = DPGBRegressor() if task == "regression" else DPGBClassifier()
+    params = estimator.get_params()
+    return {"task": task, **{axis: params[axis] for axis in _ESTIMATOR_AXES},
+            "bounds": "public", "monotonic_cst": None, **record}
+
+
+#: The regressor's default (issue 16: one feature per tree, no GDF, depth 4, 200 trees, Hessian
+#: sketch) holds a combination of axis values no configuration of FAST holds.
+DEFAULTS = [default_config("regression", data="numeric", features="far", label="high", coin=0.0),
+            default_config("regression", data="categorical", features="new_category",
+                           label="low", coin=0.999999),
+            default_config("regression", data="missing", features="nan", label="mid", coin=0.0)]
+
 
 # ------------------------------------------------------------------------------------------------
 # Tests
@@ -1047,6 +1071,12 @@ def test_replay(config):
 @pytest.mark.parametrize("case, seed", FOUND, ids=[f"{c}-seed{s}" for c, s in FOUND])
 def test_replay_found(case, seed):
     run_config(config_from_id(case), seed=seed)
+
+
+@pytest.mark.parametrize("config", DEFAULTS,
+                         ids=[f"{c['task']}-default-{c['data']}+{c['features']}" for c in DEFAULTS])
+def test_replay_default_preset(config):
+    run_config(config)
 
 
 def test_config_ids_round_trip():

@@ -53,7 +53,7 @@ PARAMETERS = """
         uniformly random feature, then a uniformly random candidate of it, independent of the
         data, so the whole budget goes to the leaves (DP-TR "random boosting", Maddock et al.
         2022).
-    interaction_cst : {None, "no_interactions"}, default="no_interactions" (classifier), None (regressor)
+    interaction_cst : {None, "no_interactions"}, default="no_interactions"
         ``"no_interactions"`` (scikit-learn's name): every tree splits on one feature only, so
         the model is additive in the features; tree t of each output takes feature
         ``t mod n_features`` (in turn, as DP-EBM and S-BDT's cyclical feature interactions) and
@@ -87,9 +87,9 @@ PARAMETERS = """
         released Hessian weight (mixed with 10 % uniform mass; fewer where one fine bin holds
         more than a quantile). Categorical features keep their codes, and with any setting a
         node chooses only among the boundaries between two categories.
-    n_estimators : int, default=200 (classifier), 100 (regressor)
+    n_estimators : int, default=200
         Number of trees T, >= 1 (per class for one-vs-rest classifiers).
-    max_depth : int, default=6
+    max_depth : int, default=6 (classifier), 4 (regressor)
         Depth of every tree, in [1, 10]. Trees are complete: every node splits (docs/privacy.md, rule 3).
     learning_rate : float or "auto", default="auto" (classifier), 0.1 (regressor)
         Shrinkage eta in (0, 1]. ``"auto"``, resolved at each ``fit`` from its epsilon: 0.1
@@ -123,7 +123,7 @@ PARAMETERS = """
         (Lemma 1), the Laplace leaf's ``g* / (1 + lambda)`` (Lemma 2), the Gaussian leaf
         pair's ``sqrt(g*^2 + h*^2)`` (DP-XGB). A smaller bound lowers the noise and biases the
         records it clips (S-BDT clips at 0.3-0.5).
-    gradient_filtering : bool, default=False (classifier), True (regressor)
+    gradient_filtering : bool, default=False
         GDF (Sec. 3.1): each tree ignores records with ``|g| > g*``. When False, gradients are
         clipped to ``[-g*, g*]`` instead, which keeps the same sensitivities.
     leaf_clipping : bool, default=True
@@ -264,11 +264,14 @@ REGRESSOR = ("""Differentially private gradient-boosted trees for regression.
 
     Targets are clipped to the public ``target_bounds`` and scaled into [-1, 1] for training with
     the square loss (Li et al. 2020, Sec. 4); predictions are mapped back to target units and
-    clipped to ``target_bounds`` (post-processing). The defaults: 100 trees of depth 6 on every
-    record, random splits among the candidates of DP-TR's adaptive Hessian sketch, Gaussian
-    leaf statistics with Newton leaves, learning rate 0.1, lambda 1 (the classifier's preset
-    before issue 16; the regression frontier is still open); :meth:`dpboost_paper` gives
-    DPBoost's setting (Li et al. 2020).
+    clipped to ``target_bounds`` (post-processing). The defaults (issue 16, chosen on inner
+    splits of the training parts of the shared regression sets; ``benchmarks/README.md``,
+    "Regression against DP-EBM"): 200 trees of depth 4 on every record, each splitting on one
+    feature only, the features in turn (an additive model, as DP-EBM), random splits among the
+    candidates of DP-TR's adaptive Hessian sketch, Gaussian leaf statistics with Newton leaves,
+    gradients clipped to g* = 1 (no GDF, which drops the records of a distant mode for good),
+    learning rate 0.1, lambda 1, ``min_child_weight`` 200 / epsilon; :meth:`dpboost_paper`
+    gives DPBoost's setting (Li et al. 2020).
 """ + PARAMETERS.replace("{extra}", """target_bounds : tuple of float, "private" or None, default=None
         Public ``(lower, upper)`` of the target. ``"private"``: released by the fit as the
         numeric features' with ``feature_bounds="private"`` (in the same release: 10 % of

@@ -382,15 +382,15 @@ class DPGBRegressor(RegressorMixin, _BaseDPGB):
     _parameter_constraints = {**_BaseDPGB._parameter_constraints,
                               "target_bounds": ["array-like", StrOptions({"private"}), None]}
 
-    def __init__(self, *, epsilon=1.0, delta=1e-5, n_estimators=100, max_depth=6,
+    def __init__(self, *, epsilon=1.0, delta=1e-5, n_estimators=200, max_depth=4,
                  learning_rate=0.1, l2_regularization=1.0, max_bins=32, trees_per_ensemble=50,
-                 budget_allocation="sequential", gradient_bound=1.0, gradient_filtering=True,
+                 budget_allocation="sequential", gradient_bound=1.0, gradient_filtering=False,
                  leaf_clipping=True,
                  leaf_noise="gaussian", min_child_weight="auto", subsample=1.0,
-                 split_selection="random", split_candidates="hessian", interaction_cst=None,
-                 monotonic_cst=None, feature_bounds=None, categorical_features="from_dtype",
-                 categories=None, target_bounds=None, sample_weight_bound=None, warm_start=False,
-                 random_state=None,
+                 split_selection="random", split_candidates="hessian",
+                 interaction_cst="no_interactions", monotonic_cst=None, feature_bounds=None,
+                 categorical_features="from_dtype", categories=None, target_bounds=None,
+                 sample_weight_bound=None, warm_start=False, random_state=None,
                  verbose=0, diagnostics=False, n_jobs=None, accountant=None):
         self._store_parameters(locals())
 
