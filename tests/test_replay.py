@@ -1683,6 +1683,9 @@ def test_replay_flags_category_counts_declared_at_sensitivity_one(monkeypatch, f
     result = replay(_categories_estimator("default", "binary-softmax"), D, D_prime,
                     probe=probe_set("categorical").assign(shape="round"), check=False)
     assert any("move by 1.414" in f and "exceeds the declared sensitivity 1.0" in f
+               for f in result.failures), result.failures
+
+
 #: The individual Renyi filter beyond the covering set: on Poisson samples (random splits), with
 #: exponential splits on every record, with GDF, for the three kinds of task; the added record
 #: always in the sample (coin 0), so (d) sees every tree it joins.
