@@ -176,6 +176,7 @@ def _plan_of(model):
     ({"split_selection": "exponential", "subsample": 0.5},
      r"renyi_filter=0\.5 with subsample=0\.5 < 1 needs split_selection='random'"),
     ({"n_estimators": 70_000}, r"at most 32766 are supported"),
+    ({"class_weight": {0: 2.0}}, r"cannot be combined with sample_weight or class_weight"),
 ])
 def test_combinations_the_filter_cannot_honour_are_refused_before_any_record(change, match):
     model = DPGBClassifier(renyi_filter=0.5, classes=[0, 1], feature_bounds=[(0, 1)], **change)
