@@ -659,6 +659,21 @@ def regression_decomposition():
                     lines)
 
 
+def renyi_filter():
+    """The individual Renyi filter on the tuning set: ROC AUC mean per setting and epsilon, and
+    the mean fraction of sampled records the filter (or GDF) left out of a tree."""
+    lines, epsilons = [], None
+    for grid in ("more_trees", "same_trees"):
+        rows = _results(f"filter_{grid}")
+        auc = _stats(rows, ["method", "epsilon"], "auc")
+        out = _stats(rows, ["method"], "left_out")
+        epsilons = sorted({key[1] for key in auc})
+        for m in dict.fromkeys(r["method"] for r in rows):
+            lines.append([m] + [f"{auc[(m, e)]['mean']:.3f} ± {auc[(m, e)]['std']:.3f}"
+                                for e in epsilons] + [f"{100 * out[(m,)]['mean']:.0f} %"])
+    return markdown(["setting"] + [_eps(e) for e in epsilons] + ["left out per tree"], lines)
+
+
 #: name -> function returning the markdown of README.md's ``<!-- table:name -->`` block.
 TABLES = {f.__name__: f for f in (
     safe_defaults, fit_time, defaults_max_bins, secure_noise, secure_samplers, error_vs_epsilon,
@@ -666,7 +681,7 @@ TABLES = {f.__name__: f for f in (
     blocks_grid_ranks, blocks_grid_scores, candidates_ranks, candidates_scores,
     candidates_table1, candidates_hessian, multiclass, table1, table1_hessian, fit,
     compile_startup, compile_kernels, compile_floors, frontier, issue20_goals, frontier_abalone,
-    regression, regression_decomposition)}
+    regression, regression_decomposition, renyi_filter)}
 
 _BLOCK = re.compile(r"(<!-- table:(\w+) -->\n)(.*?)(<!-- /table:\2 -->)", re.S)
 

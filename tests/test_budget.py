@@ -155,7 +155,7 @@ def test_planner_reads_no_data(binary, monkeypatch):
                for data, labels in ((X, y), (other, np.zeros(500, dtype=int)))]
     (first, plan), (second, _) = calls
     assert first == second
-    # public scalars (None: an unweighted fit's sample_weight_bound)
+    # public scalars (None: an option that is off: sample_weight_bound, renyi_filter)
     assert all(np.isscalar(value) or value is None for value in first.values()), first
     assert ledgers[0] == ledgers[1] == plan.entries
 

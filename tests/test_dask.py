@@ -56,6 +56,8 @@ SETTINGS = {
     "regressor-private-bounds": (DPGBRegressor, {"target_bounds": "private",
                                                  "feature_bounds": "private",
                                                  "n_estimators": 20}),
+    "default-renyi-filter": (DPGBClassifier, {"classes": [0, 1], "feature_bounds": (-4, 4),
+                                              "renyi_filter": 0.25, "n_estimators": 40}),
 }
 
 
@@ -253,6 +255,7 @@ _REPLAY_CONFIGS = [
                    gradient_filtering=True, features="far", label="low", coin=0.999999),
     _replay_config(task="regression", split_candidates="sketch", data="categorical",
                    features="new_category", label="high", bounds="private"),
+    _replay_config(renyi_filter=0.5, gradient_bound=0.4),
 ]
 
 

@@ -44,6 +44,30 @@ def test_verbose_progress_counts_trees_of_every_output(capsys):
     assert counts == sorted(counts) and counts[0] == 0 and counts[-1] == 12
 
 
+def test_the_individual_filter_leaves_nothing_of_its_records(neighbours, capsys):
+    # The per-record budgets live in the partitions only: the fitted model (its pickle), the
+    # report and the verbose lines are the same on neighbours given the same noise, and hold no
+    # array of one value per record.
+    import pickle
+
+    fitted = []
+    for X, y in neighbours:
+        model = DPGBClassifier(epsilon=0.5, n_estimators=8, max_depth=2, renyi_filter=0.25,
+                               feature_bounds=(-1, 1), classes=[0, 1], random_state=0,
+                               verbose=1).fit(X, y)
+        fitted.append((model.privacy_report(), capsys.readouterr().out, model))
+    (report_d, out_d, model_d), (report_dp, out_dp, _) = fitted
+    assert report_d == report_dp and out_d == out_dp
+    assert len(out_d.split("\r")) == 1 + 1 + 8 + 1  # the progress bar: 0, each tree, closed
+    assert "individual Renyi filter" in report_d
+    n = neighbours[0][0].shape[0]
+    state = pickle.loads(pickle.dumps(model_d)).__dict__
+    arrays = [v for v in state.values() if isinstance(v, np.ndarray)]
+    arrays += [v for v in vars(model_d._forest).values() if isinstance(v, np.ndarray)]
+    assert not any(n in a.shape or n + 1 in a.shape for a in arrays)
+    assert not hasattr(model_d, "filtered_fraction_")  # diagnostics off
+
+
 def test_warnings_carry_no_numbers(neighbours):
     X, y = neighbours[0]
     with warnings.catch_warnings(record=True) as caught:
@@ -178,7 +202,7 @@ def _numbers(value):
     return [float(value)]
 
 
-@pytest.mark.parametrize("setting", ["paper", "default", "hessian", "sketch"])
+@pytest.mark.parametrize("setting", ["paper", "default", "hessian", "sketch", "filter"])
 def test_inspection_outputs_show_no_exact_statistic(categorical_frame, setting, grown,
                                                    monkeypatch):
     # Rule 4 for the inspection outputs of a model with a categorical feature (unknown and missing
@@ -206,6 +230,8 @@ def test_inspection_outputs_show_no_exact_statistic(categorical_frame, setting, 
     if setting != "paper":
         if setting in ("sketch", "hessian"):
             params["split_candidates"] = setting
+        if setting == "filter":  # which records each tree took is exact: never shown
+            params["renyi_filter"] = 0.75
         model = DPGBClassifier(**params).fit(X, y)
     else:
         model = DPGBClassifier.dpboost_paper(budget_allocation="sequential", **params).fit(X, y)

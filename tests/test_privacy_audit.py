@@ -9,6 +9,8 @@ except with probability 1e-6; every audit also runs a deliberately broken varian
 must flag (``eps_lb > epsilon``), so the audits can fail. Seeds are fixed.
 """
 
+import dataclasses
+
 import numpy as np
 import pytest
 from scipy import stats
@@ -573,3 +575,76 @@ def test_audit_flags_the_whole_fit_with_a_threshold_without_the_count(monkeypatc
     n_fits = 3000
     low, _ = _new_value_bounds(_fit_new_category_released(6, n_fits, FIT_EPSILON), n_fits)
     assert low > _categories_entry(FIT_EPSILON).delta
+# 6. The individual Renyi filter: the added record has a worst-case contribution (g* = 0.5,
+#    h* = 1/4) in each of 9 trees of Gaussian leaf releases; its budget is one worst-case tree.
+#    Which trees it joins is decided by the real filter (``select_records``); the event is the
+#    bucket of the sum of the 9 releases projected on its contribution. Broken filters: one that
+#    never drops the record, and one that charges it the loss of a typical record (a third of the
+#    worst-case norm): both let it into more trees than its budget.
+FILTER_SIGMA, FILTER_TREES = 2.0, 9
+
+
+def _filter_budget(broken=None):
+    from dpboost._budget import FILTER_SCOPE, FilterBudget
+
+    c_star = np.hypot(0.5, 0.25)
+    renyi = FilterBudget.of(LedgerEntry(mechanism="renyi_filter", epsilon=np.inf,
+                                        sensitivity=c_star, noise_multiplier=FILTER_SIGMA,
+                                        filter_trees=1, **FILTER_SCOPE))
+    if broken == "never drops":
+        return dataclasses.replace(renyi, budget=2**40)
+    if broken == "typical record":
+        return dataclasses.replace(renyi, sensitivity=3 * c_star)
+    return renyi
+
+
+def _filter_participation(renyi):
+    from dpboost._boosting import open_budgets, select_records
+    from dpboost._records import Partition, RecordCoins
+
+    partition = open_budgets(Partition(None, np.zeros((1, 1)), gradients=np.full((1, 1), 0.5,
+                                                                                  np.float32),
+                                       hessians=np.full((1, 1), 0.25, np.float32)), renyi)
+    taken = []
+    for t in range(FILTER_TREES):
+        partition = select_records(partition, RecordCoins(b"0" * 32), 0, t, None, 1.0,
+                                   np.float32(0.5), False, renyi)
+        taken.append(partition.tree.selected.size == 1)
+    return np.array(taken)
+
+
+def _filter_ids(taken, seed, n=200_000):
+    noise, c_star = make_noise(seed), np.hypot(0.5, 0.25)
+    contribution = np.array([0.5, 0.25])
+    total = np.zeros(n)
+    for joined in taken:
+        released = gaussian_mechanism(np.tile(contribution * joined, (n, 1)),
+                                      noise_multiplier=FILTER_SIGMA, sensitivity=c_star,
+                                      noise=noise, ledger=PrivacyLedger(), scope=SCOPE)
+        total += released @ (contribution / c_star)
+    return np.digitize(total / (FILTER_SIGMA * c_star * np.sqrt(FILTER_TREES)),
+                       np.linspace(-8, 9, 69))
+
+
+def _filter_claim():
+    entry = LedgerEntry(mechanism="renyi_filter", epsilon=np.inf, sensitivity=1.0,
+                        noise_multiplier=FILTER_SIGMA, filter_trees=1, group=-1, tree=-1,
+                        level=-2, n_nodes=0)
+    return compose_rdp([entry], GAUSS_DELTA)
+
+
+def test_audit_individual_filter():
+    taken = _filter_participation(_filter_budget())
+    assert taken.tolist() == [True] + [False] * (FILTER_TREES - 1)
+    eps_lb = audit(_filter_ids(np.zeros(FILTER_TREES, bool), 5), _filter_ids(taken, 6),
+                   delta=GAUSS_DELTA)
+    assert eps_lb <= _filter_claim()
+
+
+@pytest.mark.parametrize("broken", ["never drops", "typical record"])
+def test_audit_flags_a_broken_individual_filter(broken):
+    taken = _filter_participation(_filter_budget(broken))
+    assert taken.sum() >= 8
+    eps_lb = audit(_filter_ids(np.zeros(FILTER_TREES, bool), 5), _filter_ids(taken, 6),
+                   delta=GAUSS_DELTA)
+    assert eps_lb > _filter_claim()

@@ -106,6 +106,8 @@ SETTINGS = {
         "split_selection": "exponential", "n_estimators": 6, "interaction_cst": None}),
     "regressor-hessian-gdf-private-target": (DPGBRegressor, {"target_bounds": "private",
                                                              "n_estimators": 15}),
+    # the per-record budgets live in the partitions
+    "default-renyi-filter": (DPGBClassifier, {"renyi_filter": 0.25, "n_estimators": 40}),
 }
 
 

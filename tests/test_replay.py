@@ -19,6 +19,10 @@ the same earlier releases), and records the inputs of D'. Then
     raises at all;
 (c) every call's noise scale is the one its ledger entry implies, the ledger equals the plan
     (``plan_budget``, whose inputs must not depend on the data) and every release is observed.
+(d) with an individual Renyi filter (``renyi_filter``), the added record's own Renyi losses over
+    the trees whose leaf inputs it moved stay within its budget at every order (an independent
+    dp-accounting computation), every other record's participation being the same on D and D'
+    (by (a): one row per release).
 
 The coins of the record partition and of Poisson sampling (``_records.RecordCoins``: one uniform
 per record, keyed once per fit) are replayed with D's key, and the added record (the row after
@@ -51,6 +55,7 @@ import dpboost
 import dpboost._boosting
 import dpboost._budget
 from dpboost import DPGBClassifier, DPGBRegressor
+from dpboost._accounting import FILTER_ORDERS
 from dpboost._mechanisms import NoiseSource, NumpyNoise
 from dpboost._records import RecordCoins
 
@@ -458,6 +463,8 @@ def check_scales_and_ledger(calls_d, calls_dp, est_d, est_dp, plans):
     plans_d, plans_dp = plans
     arguments = [[repr(sorted(kw.items())) for kw, _ in p] for p in plans]
     ledger = Counter(est_d.privacy_ledger_)
+    # An individual filter's budget is declared, not released: nothing observes it.
+    releases = Counter(e for e in est_d.privacy_ledger_ if e.mechanism != "renyi_filter")
     if not plans_d:
         failures.append("fit did not call plan_budget")
     elif arguments[0] != arguments[1]:
@@ -473,10 +480,61 @@ def check_scales_and_ledger(calls_d, calls_dp, est_d, est_dp, plans):
     if est_d.privacy_ledger_ != est_dp.privacy_ledger_:
         failures.append("privacy_ledger_ differs between D and D'")
     observed = Counter(c.entry for c in calls_d if c.entry is not None)
-    if observed != ledger:
+    if observed != releases:
         failures.append("the observed releases differ from privacy_ledger_: "
-                        + _multiset_difference(observed, ledger))
+                        + _multiset_difference(observed, releases))
     return failures
+
+
+def _sampled_gaussian_curve(sampling_rate, noise_multiplier, count=1):
+    """dp-accounting's Renyi curve at FILTER_ORDERS of ``count`` sampled Gaussian releases (an
+    independent computation of what the filter charges)."""
+    import dp_accounting
+    from dp_accounting.rdp import RdpAccountant
+
+    event = dp_accounting.GaussianDpEvent(noise_multiplier)
+    if sampling_rate < 1:
+        event = dp_accounting.PoissonSampledDpEvent(sampling_rate, event)
+    accountant = RdpAccountant(list(FILTER_ORDERS))
+    accountant.compose(event, count)
+    return np.asarray(accountant._rdp)  # the curve itself; no public accessor
+
+
+def check_filter(calls_d, calls_dp, est_d):
+    """Check (d), with an individual Renyi filter: the added record's own losses over the
+    filtered leaf releases it moved stay within its budget at every order.
+
+    The added record's contribution to tree t is the change of that tree's Gaussian leaf input
+    (check (a) allows one row, so every other record's participation is the same on D and D');
+    its loss is dp-accounting's sampled Gaussian curve at noise multiplier ``sigma c* / c``,
+    summed over the trees, against the curve of ``filter_trees`` worst-case trees.
+
+    Returns
+    -------
+    failures : list of str
+    """
+    budgets = [e for e in est_d.privacy_ledger_ if e.mechanism == "renyi_filter"]
+    if not budgets:
+        return []
+    b = budgets[0]
+    limit = _sampled_gaussian_curve(b.sampling_rate, b.noise_multiplier, b.filter_trees)
+    spent = np.zeros(len(FILTER_ORDERS))
+    trees = []
+    for c, d in zip(calls_d, calls_dp):
+        if c.entry is None or not c.entry.filtered or c.values is None:
+            continue
+        change = float(np.sqrt(((_rows(d.values) - _rows(c.values)) ** 2).sum(axis=1)).max())
+        if change > 0:
+            trees.append(c.entry.tree)
+            spent += _sampled_gaussian_curve(b.sampling_rate,
+                                             b.noise_multiplier * b.sensitivity / change)
+    over = spent > limit * (1 + 1e-9)
+    if over.any():
+        return [f"the added record took part in trees {trees}: its losses exceed its budget of "
+                f"{b.filter_trees} worst-case trees at orders "
+                f"{np.asarray(FILTER_ORDERS)[over].tolist()} (spent {spent[over].tolist()}, "
+                f"budget {limit[over].tolist()})"]
+    return []
 
 
 def _multiset_difference(first, second, width=3):
@@ -717,6 +775,7 @@ def replay(make_estimator, D, D_prime, *, probe, extra_coin=0.0, seed=0, check=T
         failures.append(f"(b) verbose output differs: {stdout_d!r} vs {stdout_dp!r}")
     failures += ["(c) " + f for f in check_scales_and_ledger(
         recording.calls, replaying.calls, est_d, est_dp, (plans[:n_plans_d], plans[n_plans_d:]))]
+    failures += ["(d) " + f for f in check_filter(recording.calls, replaying.calls, est_d)]
     if check and failures:
         raise AssertionError(f"{len(failures)} failures:\n" + "\n".join(failures[:40]))
     return ReplayResult(est_d, est_dp, recording.calls, replaying.calls, failures,
@@ -762,6 +821,7 @@ AXES = {
     "gradient_bound": [1.0, 0.4],
     "interaction_cst": [None, "no_interactions"],
     "monotonic_cst": [None, "monotone"],
+    "renyi_filter": [None, 0.5],
 }
 
 
@@ -769,6 +829,10 @@ def is_valid(config):
     """Whether ``fit`` accepts the configuration (the combinations it refuses with ValueError)."""
     if config["leaf_noise"] == "gaussian" and (config["delta"] == 0
                                                or config["l2_regularization"] == 0):
+        return False
+    if config.get("renyi_filter") is not None and (
+            config["leaf_noise"] != "gaussian" or config["budget_allocation"] != "sequential"
+            or (config["subsample"] < 1 and config["split_selection"] != "random")):
         return False
     return not (config["min_child_weight"] > 0 and config["leaf_noise"] == "laplace")
 
@@ -779,7 +843,7 @@ _PREFIX = {"task": "", "split_selection": "-", "leaf_noise": "-", "budget_alloca
            "gradient_filtering": "-gdf", "leaf_clipping": "-glc", "l2_regularization": "-l2",
            "min_child_weight": "-mcw", "max_depth": "-depth", "data": "-", "features": "+",
            "label": ":", "coin": "@", "bounds": "-", "gradient_bound": "-g",
-           "interaction_cst": "-ic", "monotonic_cst": "-mc"}
+           "interaction_cst": "-ic", "monotonic_cst": "-mc", "renyi_filter": "-rf"}
 
 
 def _fmt(value):
@@ -793,7 +857,7 @@ def config_id(config):
 
 
 #: Axes added after ids were recorded: an id without them has their first value.
-_LATER_AXES = ("gradient_bound", "interaction_cst", "monotonic_cst")
+_LATER_AXES = ("gradient_bound", "interaction_cst", "monotonic_cst", "renyi_filter")
 
 
 def config_from_id(text):
@@ -963,6 +1027,7 @@ def estimator_factory(config):
         split_candidates=config["split_candidates"],
         gradient_bound=config.get("gradient_bound", 1.0),
         interaction_cst=config.get("interaction_cst"),
+        renyi_filter=config.get("renyi_filter"),
         # "monotone": increasing in the first feature, decreasing in the second (one output only)
         monotonic_cst=([1, -1, 0] + [0] * categorical
                        if config.get("monotonic_cst") and n_classes in (None, 2) else None),
@@ -1648,4 +1713,45 @@ def test_replay_flags_category_counts_declared_at_sensitivity_one(monkeypatch, f
     result = replay(_categories_estimator("default", "binary-softmax"), D, D_prime,
                     probe=probe_set("categorical").assign(shape="round"), check=False)
     assert any("move by 1.414" in f and "exceeds the declared sensitivity 1.0" in f
+               for f in result.failures), result.failures
+
+
+#: The individual Renyi filter beyond the covering set: on Poisson samples (random splits), with
+#: exponential splits on every record, with GDF, for the three kinds of task; the added record
+#: always in the sample (coin 0), so (d) sees every tree it joins.
+FILTER_BASE = dict(task="binary-logistic", split_selection="random", leaf_noise="gaussian",
+                   budget_allocation="sequential", split_candidates="uniform", subsample=0.5,
+                   delta=1e-5, learning_rate=0.3, gradient_filtering=False, leaf_clipping=True,
+                   l2_regularization=0.1, min_child_weight=0.0, max_depth=2, data="numeric",
+                   features="typical", label="high", coin=0.0, bounds="public",
+                   gradient_bound=0.4, interaction_cst=None, monotonic_cst=None,
+                   renyi_filter=0.5)
+FILTER_CASES = [FILTER_BASE,
+                {**FILTER_BASE, "task": "ternary-softmax", "data": "categorical"},
+                {**FILTER_BASE, "task": "regression", "gradient_filtering": True,
+                 "gradient_bound": 1.0, "label": "mid"},
+                {**FILTER_BASE, "split_selection": "exponential", "subsample": 1.0,
+                 "task": "binary-square", "features": "far"},
+                {**FILTER_BASE, "coin": 0.999999, "split_candidates": "hessian"}]
+
+
+@pytest.mark.parametrize("config", FILTER_CASES, ids=config_id)
+def test_replay_individual_filter(config):
+    assert is_valid(config)
+    result = run_config(config)
+    # not vacuous: the added record moved some filtered leaf release (none when its coin
+    # keeps it out of every sample)
+    leaves = {tree for tree, level in _changed_trees(result)
+              if tree >= 0 and level == config["max_depth"]}
+    assert bool(leaves) == (config["coin"] == 0.0 or config["subsample"] == 1.0)
+
+
+def test_replay_flags_a_filter_that_never_drops(monkeypatch):
+    # A filter that charges nothing lets the added record (a worst-case gradient, 0.4, at every
+    # tree) join all 5 trees where its budget is 2: check (d) must flag it.
+    config = {**FILTER_BASE, "subsample": 1.0}
+    monkeypatch.setattr(dpboost._budget.FilterBudget, "cost",
+                        lambda self, norms: np.zeros((norms.size, len(FILTER_ORDERS)), np.int32))
+    result = run_config(config, check=False)
+    assert any(f.startswith("(d) the added record took part in trees [0, 1, 2, 3, 4]")
                for f in result.failures), result.failures

@@ -13,7 +13,7 @@ import threading
 import uuid
 from dataclasses import replace
 
-from ._accounting import compose_pure, ledger_event, rdp_epsilon, threshold_delta
+from ._accounting import compose_pure, ledger_event, rdp_epsilon, rdp_orders, threshold_delta
 
 
 class BudgetExceededError(RuntimeError):
@@ -106,7 +106,7 @@ class PrivacyAccountant:
         if ledger is None or not renyi_delta > 0:
             return pure
         return min(pure, rdp_epsilon(dp_accounting.ComposedDpEvent([ledger, *events]),
-                                     renyi_delta))
+                                     renyi_delta, rdp_orders(entries)))
 
     def spent(self) -> float:
         """Composed epsilon of every registered fit, at this accountant's ``delta``.

@@ -10,6 +10,8 @@ import uuid
 from collections import Counter
 from dataclasses import dataclass, field
 
+import numpy as np
+
 
 @dataclass(frozen=True)
 class LedgerEntry:
@@ -22,7 +24,8 @@ class LedgerEntry:
         epsilon 0), ``"laplace"`` (leaf values), ``"gaussian"`` (leaf gradient and Hessian sums),
         ``"threshold"`` (category lists: the values whose Gaussian-noised count clears
         :attr:`threshold`), or ``"argmax"`` / ``"exact"`` for the non-private counterparts when
-        ``epsilon = inf``.
+        ``epsilon = inf``; ``"renyi_filter"`` is not a release but the per-record budget of the
+        fit's individual Renyi filter (see ``filter_trees``).
     epsilon : float
         Pure-DP cost of the release (per node: the nodes of one entry are disjoint); ``inf`` for
         ``"gaussian"``, which is not pure DP.
@@ -54,6 +57,14 @@ class LedgerEntry:
         probability that a value held by the added record alone clears :attr:`threshold`
         (docs/privacy.md, Private category lists); every composition converts the Renyi part
         at the total delta minus the sum of these. 0 for the other mechanisms.
+    filtered : bool, default=False
+        A release whose records were chosen by the fit's individual Renyi filter: its cost is
+        not composed on its own but bounded by the fit's ``"renyi_filter"`` entry.
+    filter_trees : int, default=0
+        ``"renyi_filter"`` only: every record's Renyi budget, at each order of
+        :data:`FILTER_ORDERS`, is the composed curve of ``filter_trees`` worst-case tree
+        releases (Poisson sampled at ``sampling_rate``, Gaussian of ``noise_multiplier``);
+        docs/privacy.md, Individual Renyi filter.
     """
 
     mechanism: str
@@ -68,6 +79,18 @@ class LedgerEntry:
     fit: str = field(default="", compare=False, repr=False)
     threshold: float = 0.0
     delta: float = 0.0
+    filtered: bool = False
+    filter_trees: int = 0
+
+
+#: The Renyi orders at which the individual filter bounds every record's loss (integers, where
+#: the sampled Gaussian's divergence has the closed form of :func:`sampled_gaussian_rdp`). A
+#: ledger with a filter is converted to (epsilon, delta) at these orders only: the filter
+#: guarantees nothing at the others. Large orders matter at small epsilon: the conversion's
+#: ``log(1 / delta) / (alpha - 1)`` alone is 0.016 at alpha = 1024 and delta = 5e-8.
+FILTER_ORDERS = (2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 14, 16, 18, 20, 24, 28, 32, 40, 48, 56, 64,
+                 80, 96, 128, 160, 192, 256, 320, 384, 512, 640, 768, 1024, 1536, 2048, 3072,
+                 4096)
 
 
 def _log_expm1(x):
@@ -153,6 +176,13 @@ def _dp_event(entry):
         return dp_accounting.GaussianDpEvent(entry.noise_multiplier)
     if entry.mechanism == "uniform":
         return dp_accounting.NoOpDpEvent()
+    if entry.mechanism == "renyi_filter":
+        # The per-record budget: the curve of filter_trees worst-case trees (Feldman & Zrnic
+        # 2021, Thm. 3.1 applied per record; docs/privacy.md, Individual Renyi filter).
+        tree = dp_accounting.GaussianDpEvent(entry.noise_multiplier)
+        if entry.sampling_rate < 1.0:
+            tree = dp_accounting.PoissonSampledDpEvent(entry.sampling_rate, tree)
+        return dp_accounting.SelfComposedDpEvent(tree, entry.filter_trees)
     return None
 
 
@@ -165,7 +195,9 @@ def compose_rdp(entries, delta):
     which the accountant expresses by counting a group once when all its trees release the same
     events (true of every plan); otherwise the group's trees are composed sequentially, an upper
     bound. Groups compose sequentially, and so do the releases of different fits
-    (``LedgerEntry.fit``). A tree grown on a Poisson sample whose releases are all
+    (``LedgerEntry.fit``). Releases made under an individual Renyi filter
+    (``LedgerEntry.filtered``) are replaced by the filter's budget (a ``"renyi_filter"`` entry),
+    and the whole is converted at :data:`FILTER_ORDERS`. A tree grown on a Poisson sample whose releases are all
     Gaussian (or data-independent) is one ``PoissonSampledDpEvent`` (amplification by
     subsampling of the sampled Gaussian mechanism, Mironov, Talwar & Zhang 2019); the accountant
     has no amplified form of the exponential or Laplace mechanisms, so other sampled trees count
@@ -193,7 +225,7 @@ def compose_rdp(entries, delta):
     renyi_delta = delta - threshold_delta(entries)
     if event is None or not renyi_delta > 0:
         return math.inf
-    return 0.0 if not event.events else rdp_epsilon(event, renyi_delta)
+    return 0.0 if not event.events else rdp_epsilon(event, renyi_delta, rdp_orders(entries))
 
 
 def threshold_delta(entries):
@@ -211,6 +243,13 @@ def threshold_delta(entries):
     return math.fsum(e.delta for e in entries)
 
 
+def rdp_orders(entries):
+    """The Renyi orders a set of releases may be converted at: :data:`FILTER_ORDERS` if any
+    entry is an individual filter's budget (it holds at those orders only), else None
+    (dp-accounting's default orders)."""
+    return FILTER_ORDERS if any(e.mechanism == "renyi_filter" for e in entries) else None
+
+
 def ledger_event(entries):
     """The dp-accounting event of a set of releases (grouped as :func:`compose_rdp` says), an
     empty ``ComposedDpEvent`` for no entries, or None if any entry is non-private."""
@@ -218,6 +257,8 @@ def ledger_event(entries):
 
     trees = {}
     for e in entries:
+        if e.filtered:
+            continue  # bounded by the fit's "renyi_filter" entry, composed in its place
         event = _dp_event(e)
         if event is None:
             return None
@@ -249,11 +290,22 @@ def ledger_event(entries):
          for k, n in counts.items()])
 
 
-def rdp_epsilon(event, delta):
-    """(epsilon, delta)-DP epsilon of a dp-accounting event by Renyi-DP composition."""
-    from dp_accounting.rdp import RdpAccountant
+#: Orders beyond dp-accounting's default ones (which end with 256, 512, 1024), tried when the
+#: conversion's best default order is one of the two largest: at very small epsilon the conversion's
+#: ``log(1 / delta) / (alpha - 1)`` needs larger orders (at epsilon 0.01 and delta 5e-8, 200
+#: sampled Gaussian trees get noise multiplier 618 instead of 1,089). Any order gives a valid
+#: bound, so this only tightens the conversion where the default orders end.
+LARGE_ORDERS = (640, 768, 1536, 2048, 3072, 4096)
 
-    accountant = RdpAccountant()
+
+def rdp_epsilon(event, delta, orders=None):
+    """(epsilon, delta)-DP epsilon of a dp-accounting event by Renyi-DP composition, at
+    ``orders`` (:func:`rdp_orders` of a ledger); None: dp-accounting's default orders, and with
+    :data:`LARGE_ORDERS` added when the best of those is 512 or more (a function of the event
+    only, so of public inputs)."""
+    from dp_accounting.rdp import RdpAccountant
+    from dp_accounting.rdp.rdp_privacy_accountant import DEFAULT_RDP_ORDERS
+
     # For a sampled Gaussian with a large noise multiplier the accountant's series at fractional
     # orders may not converge; it then warns once per order per call and leaves the order out,
     # which can only raise epsilon (never under-reports). The planner's bisection calls this
@@ -262,8 +314,14 @@ def rdp_epsilon(event, delta):
     level = absl.level
     absl.setLevel(logging.ERROR)
     try:
+        accountant = RdpAccountant(None if orders is None else list(orders))
         accountant.compose(event)
-        return float(accountant.get_epsilon(delta))
+        epsilon, order = accountant.get_epsilon_and_optimal_order(delta)
+        if orders is None and order >= 512:
+            accountant = RdpAccountant(list(DEFAULT_RDP_ORDERS) + list(LARGE_ORDERS))
+            accountant.compose(event)
+            epsilon = accountant.get_epsilon(delta)
+        return float(epsilon)
     finally:
         absl.setLevel(level)
 
@@ -295,6 +353,8 @@ def zcdp_rho(entries):
         elif e.mechanism == "uniform":
             rho = 0.0
         else:
+            # Laplace, sampled trees, and an individual filter (bounded at FILTER_ORDERS only,
+            # not at every order as zCDP needs).
             return math.inf
         key = (e.fit, e.group, e.tree)
         per_tree[key] = per_tree.get(key, 0.0) + rho
@@ -330,6 +390,59 @@ class PrivacyLedger:
         self.entries.append(entry)
         return entry
 
+    def declare(self, entry):
+        """Append a planned entry that is no release (an individual filter's budget) with this
+        fit's identifier, and return it."""
+        fields = {name: getattr(entry, name) for name in entry.__dataclass_fields__
+                  if name != "fit"}
+        return self.record(**fields)
+
     def epsilon(self, delta=0.0):
         """Composed epsilon of everything recorded so far (see :func:`compose`)."""
         return compose(self.entries, delta)
+
+
+def sampled_gaussian_rdp(sampling_rate, noise_multipliers, orders):
+    """Renyi divergence of the Poisson-sampled Gaussian mechanism at integer orders.
+
+    For a sum query whose differing record moves it by ``c`` in L2, with Gaussian noise of
+    standard deviation ``s`` on every coordinate, on a Poisson sample of rate ``q``: with
+    ``sigma = s / c`` (the noise multiplier of that record),
+    ``A_alpha = sum_(j=0..alpha) C(alpha, j) (1 - q)^(alpha - j) q^j exp(j (j - 1) / (2 sigma^2))``
+    and the divergence is ``log(A_alpha) / (alpha - 1)`` (Mironov, Talwar & Zhang 2019, Sec. 3.3,
+    integer orders; the formula dp-accounting's ``RdpAccountant`` evaluates for a
+    ``PoissonSampledDpEvent`` of a ``GaussianDpEvent``, add/remove of one record). ``q = 1`` is
+    the Gaussian mechanism, ``alpha / (2 sigma^2)``; ``sigma = inf`` (a record that moves
+    nothing) is 0.
+
+    Parameters
+    ----------
+    sampling_rate : float
+        q in (0, 1].
+    noise_multipliers : ndarray of shape (m,), dtype=float64
+        sigma per record, > 0 (``inf`` allowed).
+    orders : sequence of int
+        Integer orders alpha >= 2.
+
+    Returns
+    -------
+    rdp : ndarray of shape (m, len(orders)), dtype=float64
+    """
+    from scipy.special import gammaln, logsumexp
+
+    sigma = np.asarray(noise_multipliers, dtype=np.float64)
+    inverse = 0.5 * (1.0 / sigma) ** 2  # 0 for sigma = inf
+    out = np.empty((sigma.size, len(orders)))
+    for a, alpha in enumerate(orders):
+        if sampling_rate == 1.0:
+            out[:, a] = alpha * inverse
+            continue
+        j = np.arange(alpha + 1, dtype=np.float64)
+        log_coefficient = (gammaln(alpha + 1) - gammaln(j + 1) - gammaln(alpha - j + 1)
+                           + (alpha - j) * math.log1p(-sampling_rate)
+                           + j * math.log(sampling_rate))
+        log_a = logsumexp(log_coefficient[None, :] + (j * (j - 1))[None, :] * inverse[:, None],
+                          axis=1)
+        # A_alpha >= 1 (Jensen); rounding may give -1e-16
+        out[:, a] = np.maximum(log_a, 0.0) / (alpha - 1)
+    return out

@@ -12,7 +12,7 @@ import numpy as np
 from tqdm import tqdm
 
 from ._accounting import PrivacyLedger
-from ._budget import plan_budget
+from ._budget import FilterBudget, plan_budget
 from ._candidates import (
     hessian_sketch_candidates,
     initial_binner,
@@ -71,9 +71,15 @@ def plan_fit(params, loss, n_outputs, n_numeric, n_private_categories=0, previou
         hessian_sketch_rounds=loss.hessian_sketch_rounds,
         gradient_bound=float(params["gradient_bound"]),
         sample_weight_bound=params.get("weight_bound"),
+        renyi_filter=_filter_share(params.get("renyi_filter")),
         bounds_features=fresh * (n_numeric * _is_private(params["feature_bounds"])
                                  + _is_private(params.get("target_bounds"))),
         categories_features=fresh * n_private_categories)
+
+
+def _filter_share(value):
+    """``renyi_filter`` as a float (None: no filter)."""
+    return None if value is None else float(value)
 
 
 def _is_private(value):
@@ -213,7 +219,9 @@ def boost(records, plan, loss, candidates, forest, noise, ledger, n_threads, *, 
        the numeric features' candidates of output k;
     3. record selection, each record by its own coins: its EoE ensemble position (one partition
        per ensemble, drawn at the ensemble's first tree), a Poisson sample at the tree's
-       ``sampling_rate``, and GDF (``|g| > g*`` leaves the tree) or gradient clipping;
+       ``sampling_rate``, and GDF (``|g| > g*`` leaves the tree) or gradient clipping; with an
+       individual Renyi filter (``plan.filter``), only the records whose own losses still fit
+       in their budget (:func:`select_records`);
     4. ``grow_tree`` with the tree's budget, leaves shrunk by ``learning_rate``;
     5. ``F_k += tree(x)`` for every record (:func:`add_tree`).
 
@@ -256,7 +264,8 @@ def boost(records, plan, loss, candidates, forest, noise, ledger, n_threads, *, 
     Returns
     -------
     filtered : ndarray of shape (n_trees,), dtype=float64
-        Exact GDF filtered fraction per tree (a non-private diagnostic).
+        Exact fraction per tree of the sampled records left out by GDF or by the individual
+        filter (a non-private diagnostic).
     """
     n_trees, n_stages = len(plan.trees), forest.n_stages
     filtered = np.zeros(n_trees)
@@ -268,6 +277,13 @@ def boost(records, plan, loss, candidates, forest, noise, ledger, n_threads, *, 
     drawn = set()  # the outputs whose records have an EoE position
     candidates_of = [candidates] * forest.n_outputs  # per output: the Hessian sketch's
     n_rounds = len(plan.hessian_sketch_trees)
+    renyi_filter = None
+    if plan.filter is not None:
+        # The per-record budget is declared before any release; each record's spending lives
+        # in its partition (docs/privacy.md, Individual Renyi filter).
+        ledger.declare(plan.filter)
+        renyi_filter = FilterBudget.of(plan.filter)
+        records.update(open_budgets, renyi_filter)
 
     for i, tb in enumerate(order):
         if plan.record_shares is not None and (tb.position == 0 or tb.output not in drawn):
@@ -284,8 +300,9 @@ def boost(records, plan, loss, candidates, forest, noise, ledger, n_threads, *, 
         bound = float32_at_most(tb.gradient_bound)
         records.update(select_records, coins, tb.output, tb.tree,
                        None if plan.record_shares is None else tb.position, tb.sampling_rate,
-                       bound if private else None, private and gradient_filtering)
-        if private and gradient_filtering:
+                       bound if private else None, private and gradient_filtering,
+                       renyi_filter)
+        if private and (gradient_filtering or renyi_filter is not None):
             n_sampled, n_kept = records.reduce(filter_counts)
             if n_sampled:
                 filtered[tb.tree] = 1.0 - n_kept / n_sampled
@@ -349,22 +366,44 @@ def compute_gradients(partition, loss, output):
     return replace(partition, gradients=gradients, hessians=hessians)
 
 
-def select_records(partition, coins, output, tree, position, sampling_rate, bound, filtering):
+def select_records(partition, coins, output, tree, position, sampling_rate, bound, filtering,
+                   renyi_filter=None):
     """The partition with the records of tree ``tree`` selected, each by its own values:
     its EoE ``position`` (None: every record), its Poisson coin at ``sampling_rate``, and with
     ``filtering`` its gradient (GDF: ``|g| > bound`` leaves the tree); otherwise the gradients
     are clipped to ``bound`` (None: not at all, a non-private fit); then gradients and Hessians
-    are multiplied by the records' weights, if any."""
+    are multiplied by the records' weights, if any.
+
+    With ``renyi_filter`` (a :class:`~dpboost._budget.FilterBudget`; unweighted fits only), a
+    record that passes its position and GDF takes part only if its spent ticks plus this tree's
+    cost stay within the budget at every order (Feldman & Zrnic 2021's individual filter); its
+    cost is that of its own clipped contribution ``(g, h)`` (``(g, 1)`` without Hessians) to
+    the leaf release, and it is charged before its Poisson coin, whether or not the coin then
+    samples it (the cost is the sampled mechanism's). Every input of the decision is the
+    record's own: its gradient and Hessian from the released model, its spending so far and
+    its coin.
+    """
     n = partition.y_rows.shape[1]
     selected = (np.ones(n, dtype=bool) if position is None
                 else partition.positions[output] == position)
-    if sampling_rate < 1.0:
-        selected &= poisson_sample(coins.uniforms((POISSON_STREAM, output, tree),
-                                                  *partition.rows), sampling_rate)
+    sampled = (poisson_sample(coins.uniforms((POISSON_STREAM, output, tree), *partition.rows),
+                              sampling_rate)
+               if sampling_rate < 1.0 else np.ones(n, dtype=bool))
     gradients = partition.gradients[output]
-    n_sampled = int(np.count_nonzero(selected))
+    n_sampled = int(np.count_nonzero(selected & sampled))
     if filtering:
         selected &= np.abs(gradients) <= bound
+    spent = partition.spent
+    if renyi_filter is not None:
+        clipped = np.clip(gradients, -bound, bound).astype(np.float64)
+        weight = (np.ones(n) if partition.hessians is None
+                  else partition.hessians[output].astype(np.float64))
+        cost = renyi_filter.cost(np.hypot(clipped, weight))
+        within = (spent.astype(np.int64) + cost <= renyi_filter.budget).all(axis=1)
+        selected &= within
+        spent = spent.copy()
+        spent[selected] += cost[selected]
+    selected &= sampled
     indices = np.flatnonzero(selected).astype(SAMPLE_INDEX_DTYPE)
     grads = gradients[indices]
     if bound is not None and not filtering:
@@ -380,11 +419,18 @@ def select_records(partition, coins, output, tree, position, sampling_rate, boun
                            indices=indices, grads=grads,
                            node_start=np.array([0, indices.size], dtype=np.int64),
                            n_sampled=n_sampled)
-    return replace(partition, tree=tree_state)
+    return replace(partition, tree=tree_state, spent=spent)
+
+
+def open_budgets(partition, renyi_filter):
+    """The partition with every record's individual filter budget untouched (0 ticks spent)."""
+    n = partition.y_rows.shape[1]
+    return replace(partition, spent=np.zeros((n, renyi_filter.ticks.shape[1]), dtype=np.int32))
 
 
 def filter_counts(partition):
-    """``[records sampled, records kept by GDF]`` of the partition's current tree."""
+    """``[records sampled, records kept by GDF and the individual filter]`` of the partition's
+    current tree."""
     return np.array([partition.tree.n_sampled, partition.tree.selected.size], dtype=np.float64)
 
 

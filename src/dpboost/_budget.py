@@ -11,7 +11,14 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._accounting import LedgerEntry, compose, deamplify_pure, rdp_epsilon
+from ._accounting import (
+    FILTER_ORDERS,
+    LedgerEntry,
+    compose,
+    deamplify_pure,
+    rdp_epsilon,
+    sampled_gaussian_rdp,
+)
 from ._common import GRADIENT_BOUND
 from ._mechanisms import SecureNoise, noise_scale
 
@@ -45,6 +52,18 @@ CATEGORIES_DELTA_SHARE = 0.5
 CATEGORIES_SCOPE = {"group": -1, "tree": -1, "level": -2}
 #: Rounds of the pure-DP planner's shrinking of a tree's epsilon (each doubles the step).
 _MAX_SHRINKS = 128
+#: Ledger scope of the individual Renyi filter's budget (not a release): first in the ledger.
+FILTER_SCOPE = {"group": -1, "tree": -1, "level": -2, "n_nodes": 0}
+#: Individual filter: a record's norm ``c`` is charged at the next point of a grid of
+#: ``FILTER_GRID`` equal steps in [0, c*] (the divergence grows with c, so rounding up bounds it).
+FILTER_GRID = 1024
+#: Individual filter: a worst-case tree costs ``FILTER_TICKS`` integer ticks at every order;
+#: smaller losses are rounded up to whole ticks, so the budgets are exact integer sums.
+FILTER_TICKS = 2**16
+#: Individual filter: the norm charged is ``c + FILTER_SLACK * noise_multiplier * c*``, above
+#: the L2 shift of a row by one record on the secure noise's lattice, ``c + 2 g`` with the step
+#: ``g <= s 2^-24`` (docs/privacy.md, Secure noise).
+FILTER_SLACK = 2.0**-22
 
 
 def gain_sensitivity(gradient_bound=GRADIENT_BOUND, weight_bound=1.0):
@@ -353,6 +372,9 @@ class TreeBudget:
         How the leaves are released (see :func:`plan_budget`).
     sampling_rate : float, default=1.0
         Poisson sampling rate of the tree's records (``subsample``).
+    filtered : bool, default=False
+        The tree's records are chosen by the individual Renyi filter (``renyi_filter``); its
+        leaf release is marked ``filtered`` in the ledger.
     """
 
     tree: int
@@ -369,6 +391,7 @@ class TreeBudget:
     leaf_noise: str = "laplace"
     sampling_rate: float = 1.0
     gradient_bound: float = GRADIENT_BOUND
+    filtered: bool = False
 
 
 @dataclass(frozen=True)
@@ -400,6 +423,9 @@ class BudgetPlan:
         category lists.
     categories : LedgerEntry or None, default=None
         The private category lists' release (``categories="private"``), made first.
+    filter : LedgerEntry or None, default=None
+        The individual Renyi filter's per-record budget (``renyi_filter``), a
+        ``"renyi_filter"`` entry declared before the trees; None without a filter.
     """
 
     trees: tuple
@@ -412,6 +438,7 @@ class BudgetPlan:
     hessian_sketches: tuple = ()
     bounds: object = None
     categories: object = None
+    filter: object = None
 
     def check_scales(self):
         """Refuse a plan with a noise scale that is not a positive normal float.
@@ -433,7 +460,7 @@ class BudgetPlan:
     def entries(self):
         """The ledger that fitting must produce, as a list of LedgerEntry."""
         private = math.isfinite(self.epsilon)
-        out = [e for e in (self.categories, self.bounds) if e is not None]
+        out = [e for e in (self.categories, self.filter, self.bounds) if e is not None]
         out += ([] if self.sketch is None else [self.sketch]) + list(self.hessian_sketches)
         for tb in self.trees:
             random = tb.split_selection == "random"
@@ -449,7 +476,8 @@ class BudgetPlan:
                 mechanism="gaussian" if gaussian else "laplace" if private else "exact",
                 epsilon=tb.epsilon_leaf, sensitivity=tb.leaf_sensitivity,
                 group=tb.group, tree=tb.tree, level=self.max_depth, n_nodes=2**self.max_depth,
-                noise_multiplier=tb.leaf_noise_multiplier, sampling_rate=tb.sampling_rate))
+                noise_multiplier=tb.leaf_noise_multiplier, sampling_rate=tb.sampling_rate,
+                filtered=tb.filtered))
         return out
 
 
@@ -482,7 +510,7 @@ def plan_budget(*, epsilon, n_estimators, max_depth, learning_rate, l2_regulariz
                 leaf_noise="laplace", hessian_bound=1.0, split_selection="exponential",
                 subsample=1.0, sketch_features=0, hessian_sketch_features=0,
                 hessian_sketch_rounds=1, bounds_features=0, gradient_bound=GRADIENT_BOUND,
-                categories_features=0, sample_weight_bound=None):
+                categories_features=0, sample_weight_bound=None, renyi_filter=None):
     """Plan every mechanism's epsilon, noise and sensitivity.
 
     Parameters
@@ -568,6 +596,18 @@ def plan_budget(*, epsilon, n_estimators, max_depth, learning_rate, l2_regulariz
         W (gain, Gaussian and average leaves, both sketches); Laplace leaves use
         :func:`weighted_leaf_sensitivity` (real weight sums break Lemma 2's integer counts).
         The private bounds' counts are unweighted (docs/privacy.md, Sample weights).
+    renyi_filter : float in (0, 1] or None, default=None
+        Individual Renyi filter (Feldman & Zrnic 2021; docs/privacy.md, Individual Renyi
+        filter): every record's budget is the Renyi curve, at :data:`FILTER_ORDERS`, of
+        ``k = max(1, round(renyi_filter * n_outputs * n_estimators))`` worst-case tree releases
+        (Gaussian leaves of the planned noise multiplier on a Poisson sample of rate
+        ``subsample``), and a record takes part in a tree only while its own losses fit in it.
+        The planner sizes the noise for ``k`` trees; ``n_outputs * n_estimators`` trees are
+        grown. The leaf releases are marked ``filtered`` and one ``"renyi_filter"`` entry
+        (:attr:`BudgetPlan.filter`) carries the budget. Needs ``leaf_noise="gaussian"``,
+        ``delta > 0``, ``budget_allocation="sequential"``, and random splits when
+        ``subsample < 1`` (a sampled tree is accounted as one sampled Gaussian only when its
+        splits are data-independent). None: worst-case accounting of every release.
 
     Returns
     -------
@@ -593,7 +633,8 @@ def plan_budget(*, epsilon, n_estimators, max_depth, learning_rate, l2_regulariz
 def _plan(*, epsilon, n_estimators, max_depth, learning_rate, l2_regularization,
           budget_allocation, trees_per_ensemble, leaf_clipping, n_outputs, delta, leaf_noise,
           hessian_bound, split_selection, subsample, sketch_features, hessian_sketch_features,
-          hessian_sketch_rounds, gradient_bound, sample_weight_bound, categories=None):
+          hessian_sketch_rounds, gradient_bound, sample_weight_bound, renyi_filter,
+          categories=None):
     """:func:`plan_budget` without private bounds (``categories``: the entry of the private
     category lists, composed with the rest)."""
     n_trees = n_outputs * n_estimators
@@ -605,9 +646,12 @@ def _plan(*, epsilon, n_estimators, max_depth, learning_rate, l2_regularization,
         return weighted_leaf_sensitivity(l2_regularization, clip, gradient_bound, weight)
 
     gaussian = leaf_noise == "gaussian"
+    private = math.isfinite(epsilon)
+    filter_trees = (_filter_trees(renyi_filter, n_trees, leaf_noise, delta, budget_allocation,
+                                  split_selection, subsample, sample_weight_bound)
+                    if renyi_filter is not None and private else 0)
     sketch = None
     if sketch_features:
-        private = math.isfinite(epsilon)
         sketch = LedgerEntry(mechanism="laplace" if private else "exact",
                              epsilon=SKETCH_SHARE * epsilon,
                              sensitivity=quantile_sketch_sensitivity(sketch_features, weight),
@@ -671,13 +715,21 @@ def _plan(*, epsilon, n_estimators, max_depth, learning_rate, l2_regularization,
                 gain_sensitivity=gain_sensitivity(gradient_bound, weight),
                 leaf_sensitivity=sensitivity, leaf_clip=clip,
                 leaf_noise_multiplier=noise_multiplier, split_selection=split_selection,
-                leaf_noise=leaf_noise, sampling_rate=subsample, gradient_bound=gradient_bound))
+                leaf_noise=leaf_noise, sampling_rate=subsample, gradient_bound=gradient_bound,
+                filtered=filter_trees > 0))
+        budget = None
+        if filter_trees:
+            budget = LedgerEntry(mechanism="renyi_filter", epsilon=math.inf,
+                                 sensitivity=gaussian_leaf_sensitivity(hessian_bound,
+                                                                       gradient_bound),
+                                 noise_multiplier=noise_multiplier, sampling_rate=subsample,
+                                 filter_trees=filter_trees, **FILTER_SCOPE)
         plan = BudgetPlan(trees=tuple(trees), record_shares=shares, max_depth=max_depth,
                           epsilon=0.0, delta=delta, sketch=sketch,
                           hessian_sketch_trees=sketch_trees,
                           hessian_sketches=hessian_sketches(sketch_epsilon,
                                                             sketch_noise_multiplier),
-                          categories=categories)
+                          categories=categories, filter=budget)
         return dataclasses.replace(plan, epsilon=compose(plan.entries, delta))
 
     random = split_selection == "random"
@@ -729,3 +781,115 @@ def _plan(*, epsilon, n_estimators, max_depth, learning_rate, l2_regularization,
         else:
             high = mid
     return best.check_scales()
+
+
+def _filter_trees(renyi_filter, n_trees, leaf_noise, delta, budget_allocation, split_selection,
+                  subsample, sample_weight_bound):
+    """The worst-case trees ``k`` of an individual filter's budget, after checking that the
+    filter applies (docs/privacy.md, Individual Renyi filter).
+
+    Raises
+    ------
+    ValueError
+        Names the parameter that rules the filter out: it needs Gaussian leaves under Renyi
+        accounting (``leaf_noise="gaussian"``, ``delta > 0``), every tree on every record
+        (``budget_allocation="sequential"``), data-independent splits on a Poisson sample (the
+        tree is then one sampled Gaussian release), and ``k`` worst-case trees within the
+        integer budgets of :data:`FILTER_TICKS`; not with record weights (a weighted record's
+        contribution is ``w (g, h)``, which the filter's costs do not yet read).
+    """
+    if sample_weight_bound is not None:
+        raise ValueError(f"renyi_filter={renyi_filter!r} cannot be combined with sample_weight "
+                         "or class_weight (sample_weight_bound is set): the filter charges a "
+                         "record for its unweighted (g, h).")
+    if leaf_noise != "gaussian" or delta == 0:
+        raise ValueError(f"renyi_filter={renyi_filter!r} needs leaf_noise='gaussian' and "
+                         f"delta > 0, got leaf_noise={leaf_noise!r}, delta={delta!r}: the "
+                         "filter bounds each record's Renyi loss of Gaussian leaf releases.")
+    if budget_allocation != "sequential":
+        raise ValueError(f"renyi_filter={renyi_filter!r} needs budget_allocation='sequential', "
+                         f"got {budget_allocation!r}: the filter decides per tree which records "
+                         "take part.")
+    if subsample < 1.0 and split_selection != "random":
+        raise ValueError(f"renyi_filter={renyi_filter!r} with subsample={subsample!r} < 1 needs "
+                         f"split_selection='random', got {split_selection!r}: only a tree whose "
+                         "splits are data-independent is accounted as one sampled Gaussian.")
+    k = max(1, round(renyi_filter * n_trees))
+    if (k + 1) * FILTER_TICKS >= 2**31:
+        raise ValueError(f"renyi_filter={renyi_filter!r} with {n_trees} trees gives a budget of "
+                         f"{k} worst-case trees; at most {2**31 // FILTER_TICKS - 2} are supported.")
+    return k
+
+
+@dataclass(frozen=True)
+class FilterBudget:
+    """The individual Renyi filter's arithmetic, from its planned ``"renyi_filter"`` entry.
+
+    A record whose clipped leaf contribution has L2 norm ``c`` (its ``(g, h)``; ``(g, 1)`` for
+    the square loss) costs, in a tree it takes part in, the sampled Gaussian's divergence at
+    noise multiplier ``s / c`` (:func:`~dpboost._accounting.sampled_gaussian_rdp`; ``s`` the
+    noise standard deviation), at every order of :data:`FILTER_ORDERS`. Costs are integer ticks:
+    ``c`` is rounded up to the grid ``c* j / FILTER_GRID`` (plus the lattice slack
+    :data:`FILTER_SLACK`), and the divergence at grid point ``j`` over that of the worst case
+    ``c*`` is rounded up to whole ``1 / FILTER_TICKS``. A worst-case tree costs exactly
+    ``FILTER_TICKS`` at every order, the budget is ``filter_trees * FILTER_TICKS``: a record
+    whose ticks stay within it has spent at most the planned curve at every order, in exact
+    integer arithmetic.
+
+    Attributes
+    ----------
+    ticks : ndarray of shape (FILTER_GRID + 1, len(FILTER_ORDERS)), dtype=int32
+        Cost of grid point ``j`` at each order; row 0 (a record moving nothing) is 0.
+    budget : int
+        ``filter_trees * FILTER_TICKS``.
+    sensitivity : float
+        c*, the worst-case norm (``gaussian_leaf_sensitivity``).
+    slack : float
+        ``FILTER_SLACK * noise_multiplier``, in units of c*.
+    """
+
+    ticks: np.ndarray
+    budget: int
+    sensitivity: float
+    slack: float
+
+    @classmethod
+    def of(cls, entry):
+        """The filter of a planned ``"renyi_filter"`` :class:`LedgerEntry`."""
+        return cls(ticks=filter_ticks(entry.noise_multiplier, entry.sampling_rate),
+                   budget=entry.filter_trees * FILTER_TICKS, sensitivity=entry.sensitivity,
+                   slack=FILTER_SLACK * entry.noise_multiplier)
+
+    def cost(self, norms):
+        """Ticks of records whose contributions have L2 norms ``norms`` (each at most c*).
+
+        Parameters
+        ----------
+        norms : ndarray of shape (n,), dtype=float64
+
+        Returns
+        -------
+        ticks : ndarray of shape (n, len(FILTER_ORDERS)), dtype=int32
+        """
+        # (1 + 2^-40) covers the rounding of the norm and of the division.
+        scaled = (norms / self.sensitivity * (1.0 + 2.0**-40) + self.slack) * FILTER_GRID
+        return self.ticks[np.minimum(np.ceil(scaled), FILTER_GRID).astype(np.intp)]
+
+
+@functools.lru_cache(maxsize=32)
+def filter_ticks(noise_multiplier, sampling_rate):
+    """:attr:`FilterBudget.ticks` of a filter (memoised: public scalars; read-only).
+
+    Grid point ``j`` of ``FILTER_GRID`` is a record of norm ``c* j / FILTER_GRID``, whose noise
+    multiplier is ``noise_multiplier * FILTER_GRID / j``. Its ticks are
+    ``floor(D_j / D_worst * FILTER_TICKS * (1 + 2^-45)) + 1`` (at least the ratio: the floor of a
+    value just below an integer is one less, then one is added back), at most ``FILTER_TICKS``;
+    the worst case (``j = FILTER_GRID``) is exactly ``FILTER_TICKS``.
+    """
+    j = np.arange(1, FILTER_GRID + 1, dtype=np.float64)
+    rdp = sampled_gaussian_rdp(sampling_rate, noise_multiplier * FILTER_GRID / j, FILTER_ORDERS)
+    worst = rdp[-1]
+    ticks = np.minimum(np.floor(rdp / worst * FILTER_TICKS * (1.0 + 2.0**-45)) + 1.0,
+                       FILTER_TICKS)
+    ticks[-1] = FILTER_TICKS
+    return _read_only(np.vstack([np.zeros((1, len(FILTER_ORDERS))), ticks]).astype(np.int32))

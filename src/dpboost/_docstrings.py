@@ -123,6 +123,18 @@ PARAMETERS = """
         (Lemma 1), the Laplace leaf's ``g* / (1 + lambda)`` (Lemma 2), the Gaussian leaf
         pair's ``sqrt(g*^2 + h*^2)`` (DP-XGB). A smaller bound lowers the noise and biases the
         records it clips (S-BDT clips at 0.3-0.5).
+    renyi_filter : float in (0, 1] or None, default=None
+        Individual privacy accounting with a Renyi filter (Feldman & Zrnic 2021; as S-BDT,
+        Peinemann et al. 2024): a record's loss in a tree is that of its own clipped
+        ``(g, h)`` in the Gaussian leaf release, not the worst case, so well-fitted records
+        spend less. Every record's budget is the Renyi curve of
+        ``k = round(renyi_filter * n_estimators)`` (times the outputs) worst-case trees, the
+        noise is planned for ``k`` trees, ``n_estimators`` trees are grown, and a record leaves
+        a tree once its own losses would exceed its budget at some order. None: worst-case
+        accounting. Needs ``leaf_noise="gaussian"``, ``delta > 0``,
+        ``budget_allocation="sequential"``, and ``split_selection="random"`` when
+        ``subsample < 1``; splits by a mechanism and the sketches stay worst-case
+        (docs/privacy.md, Individual Renyi filter).
     gradient_filtering : bool, default=False
         GDF (Sec. 3.1): each tree ignores records with ``|g| > g*``. When False, gradients are
         clipped to ``[-g*, g*]`` instead, which keeps the same sensitivities.
@@ -217,7 +229,8 @@ ATTRIBUTES = """
     privacy_ledger_ : list of LedgerEntry
         One entry per release: split selection of each level and leaf release of each tree.
     filtered_fraction_ : ndarray of shape (n_estimators,), dtype=float64
-        Only with ``diagnostics=True``: fraction of each tree's records removed by GDF.
+        Only with ``diagnostics=True``: fraction of each tree's sampled records removed by GDF
+        or by the individual filter (``renyi_filter``).
 """
 
 CLASSIFIER = ("""Differentially private gradient-boosted trees for classification.

@@ -21,7 +21,7 @@ from ._docstrings import CLASSIFIER, REGRESSOR, TO_XGBOOST_JSON, predict_doc
 from ._export import estimator_to_xgboost, xgboost_link
 from ._inspection import feature_importance, privacy_report, releases_statistics, tree_text
 from ._loss import LOSSES, make_loss, predicted_target
-from ._persistence import model_from_json, model_to_json
+from ._persistence import FITTED, model_from_json, model_to_json
 from ._records import InMemoryRecords
 from ._validation import (
     DPBOOST_PAPER,
@@ -51,8 +51,7 @@ class _BaseDPGB(BaseEstimator):
     _loss_name = "square"
 
     def _store_parameters(self, parameters):
-        """Store each ``__init__`` argument under its own name, unchanged (scikit-learn's
-        convention: the subclasses' signatures are the parameter list; ``fit`` validates)."""
+        """Store each ``__init__`` argument unchanged (scikit-learn: ``fit`` validates)."""
         for name, value in parameters.items():
             if name != "self":
                 setattr(self, name, value)
@@ -120,10 +119,8 @@ class _BaseDPGB(BaseEstimator):
                                                        spend.fit_id, previous)
         spend.commit(ledger.entries)
         # Fitted attributes are set only now: a fit that raised leaves nothing half-fitted.
-        # Category lists: the public ones, and those released with categories="private".
-        for name, value in {**inputs.target, "categories_": inputs.categories,
-                            **released}.items():
-            setattr(self, name, value)
+        # Category lists: the public ones and those released with categories="private".
+        self.__dict__.update({**inputs.target, "categories_": inputs.categories, **released})
         # The grid's bounds: the public ones, or those released with feature_bounds="private".
         self.feature_bounds_ = np.column_stack([forest.binner.lower, forest.binner.upper])
         self._forest = forest
@@ -141,9 +138,8 @@ class _BaseDPGB(BaseEstimator):
         return X
 
     def _records(self, X, y, sample_weight=None, weight_bound=None, previous=None):
-        """The training records in the data domain as a record set (``_records``), with the
-        number of outputs and the public inputs (``_validation.fit_inputs``): here one
-        partition in this process."""
+        """The records in the data domain as a record set (``_records``: here one partition in
+        this process), the number of outputs and the public inputs (``fit_inputs``)."""
         X, y_scaled, inputs, weights = fit_inputs(self, X, y, sample_weight, weight_bound,
                                                   previous)
         return (InMemoryRecords.of(X, y_scaled, n_threads(self.n_jobs), weights),
@@ -216,9 +212,8 @@ class _BaseDPGB(BaseEstimator):
         text : str
         """
         check_is_fitted(self)
-        names = (list(self.feature_names_in_) if hasattr(self, "feature_names_in_")
-                 else [f"x{j}" for j in range(self.n_features_in_)])
-        return tree_text(self._forest, tree, names, self.categories_)
+        return tree_text(self._forest, tree, getattr(self, "feature_names_in_", None),
+                         self.categories_)
 
     def to_json(self) -> str:
         """The fitted model as versioned JSON holding only public and released values.
@@ -229,9 +224,7 @@ class _BaseDPGB(BaseEstimator):
             Load it back with :meth:`from_json`.
         """
         check_is_fitted(self)
-        fitted = {name: getattr(self, name) for name in (
-            "n_features_in_", "feature_bounds_", "categories_", "privacy_spent_",
-            "feature_names_in_", "classes_", "target_bounds_") if hasattr(self, name)}
+        fitted = {name: getattr(self, name) for name in FITTED if hasattr(self, name)}
         return model_to_json(type(self).__name__, self.get_params(deep=False), fitted,
                              self._forest, self.privacy_ledger_)
 
@@ -254,9 +247,7 @@ class _BaseDPGB(BaseEstimator):
         """
         params, fitted, forest = model_from_json(text, cls.__name__)
         estimator = cls(**params)
-        for name, value in fitted.items():
-            setattr(estimator, name, value)
-        estimator._forest = forest
+        estimator.__dict__.update(fitted, _forest=forest)
         estimator._warm_start_params = warm_start_params(estimator)
         return estimator
 
@@ -313,13 +304,12 @@ class DPGBClassifier(ClassifierMixin, _BaseDPGB):
                               "loss": [StrOptions({"square", "logistic", "softmax"})],
                               "class_weight": [dict, StrOptions({"balanced"}), None]}
 
-    def __init__(self, *, epsilon=1.0, delta=1e-5, loss="softmax", n_estimators=200,
-                 max_depth=6, learning_rate="auto", l2_regularization=10.0, max_bins=32,
-                 trees_per_ensemble=50, budget_allocation="sequential", gradient_bound=0.5,
-                 gradient_filtering=False, leaf_clipping=True, leaf_noise="gaussian",
-                 min_child_weight=0.0, subsample="auto", split_selection="random",
-                 split_candidates="uniform", interaction_cst="no_interactions",
-                 monotonic_cst=None, feature_bounds=None,
+    def __init__(self, *, epsilon=1.0, delta=1e-5, loss="softmax", n_estimators=200, max_depth=6,
+                 learning_rate="auto", l2_regularization=10.0, max_bins=32, trees_per_ensemble=50,
+                 budget_allocation="sequential", gradient_bound=0.5, gradient_filtering=False,
+                 renyi_filter=None, leaf_clipping=True, leaf_noise="gaussian", min_child_weight=0.0,
+                 subsample="auto", split_selection="random", split_candidates="uniform",
+                 interaction_cst="no_interactions", monotonic_cst=None, feature_bounds=None,
                  categorical_features="from_dtype", categories=None, classes=None,
                  class_weight=None, sample_weight_bound=None, warm_start=False, random_state=None,
                  verbose=0, diagnostics=False, n_jobs=None, accountant=None):
@@ -382,15 +372,14 @@ class DPGBRegressor(RegressorMixin, _BaseDPGB):
     _parameter_constraints = {**_BaseDPGB._parameter_constraints,
                               "target_bounds": ["array-like", StrOptions({"private"}), None]}
 
-    def __init__(self, *, epsilon=1.0, delta=1e-5, n_estimators=200, max_depth=4,
-                 learning_rate=0.1, l2_regularization=1.0, max_bins=32, trees_per_ensemble=50,
+    def __init__(self, *, epsilon=1.0, delta=1e-5, n_estimators=200, max_depth=4, learning_rate=0.1,
+                 l2_regularization=1.0, max_bins=32, trees_per_ensemble=50,
                  budget_allocation="sequential", gradient_bound=1.0, gradient_filtering=False,
-                 leaf_clipping=True,
-                 leaf_noise="gaussian", min_child_weight="auto", subsample=1.0,
-                 split_selection="random", split_candidates="hessian",
-                 interaction_cst="no_interactions", monotonic_cst=None, feature_bounds=None,
-                 categorical_features="from_dtype", categories=None, target_bounds=None,
-                 sample_weight_bound=None, warm_start=False, random_state=None,
+                 renyi_filter=None, leaf_clipping=True, leaf_noise="gaussian",
+                 min_child_weight="auto", subsample=1.0, split_selection="random",
+                 split_candidates="hessian", interaction_cst="no_interactions", monotonic_cst=None,
+                 feature_bounds=None, categorical_features="from_dtype", categories=None,
+                 target_bounds=None, sample_weight_bound=None, warm_start=False, random_state=None,
                  verbose=0, diagnostics=False, n_jobs=None, accountant=None):
         self._store_parameters(locals())
 

@@ -132,7 +132,7 @@ def grow_tree(records, *, budget, n_features, max_depth, n_bins, l2_regularizati
         records.update(split_level, level_feature, level_bin, level_missing_left, n_bins)
 
     n_leaves = 2**max_depth
-    leaf_scope = {**scope, "level": max_depth}
+    leaf_scope = {**scope, "level": max_depth, "filtered": budget.filtered}
     newton = budget.leaf_noise == "gaussian"
     # (gradient sum, weight) per leaf: the count, or the Hessian sum of Newton leaves.
     leaf_sum, weight = records.reduce(leaf_statistics, newton).T

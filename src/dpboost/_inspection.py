@@ -8,6 +8,7 @@ from collections import defaultdict
 
 import numpy as np
 
+from ._accounting import FILTER_ORDERS
 from ._grower import denominator_floor
 
 
@@ -144,6 +145,8 @@ def privacy_report(ledger, epsilon, filtered_fraction=None, delta=0.0):
     -------
     report : str
     """
+    budgets = [e for e in ledger if e.mechanism == "renyi_filter"]
+    ledger = [e for e in ledger if e.mechanism != "renyi_filter"]
     by_mechanism = defaultdict(lambda: [0, 0, set()])
     for e in ledger:
         row = by_mechanism[(e.mechanism, e.epsilon, e.sensitivity, e.noise_multiplier)]
@@ -175,8 +178,21 @@ def privacy_report(ledger, epsilon, filtered_fraction=None, delta=0.0):
                          f"{e.noise_multiplier * e.sensitivity:.6g}); a value held by one "
                          f"record alone is released with probability at most {e.delta:.3g}, "
                          "added to delta (the Renyi part is converted at the rest)")
+    for b in budgets:
+        n_filtered = len({e.tree for e in ledger if e.filtered})
+        sampled = (f" on Poisson samples of rate {b.sampling_rate:g}" if b.sampling_rate < 1
+                   else "")
+        lines.append(
+            f"individual Renyi filter (Feldman & Zrnic 2021): the {n_filtered} filtered leaf "
+            "releases are not composed one by one; each record took part in a tree only while "
+            "its own losses (of its clipped gradient and Hessian) fit in its budget, the Renyi "
+            f"curve of {b.filter_trees} worst-case trees (noise multiplier "
+            f"{b.noise_multiplier:.6g}, sensitivity {b.sensitivity:.6g}{sampled}) at orders "
+            f"{FILTER_ORDERS[0]}..{FILTER_ORDERS[-1]}; composed with the other releases and "
+            "converted at those orders")
     if filtered_fraction is not None:
-        lines.append("GDF filtered fraction per tree (exact, NOT differentially private): "
+        lines.append("fraction of sampled records left out per tree by GDF or the individual "
+                     "filter (exact, NOT differentially private): "
                      + " ".join(f"{v:.3f}" for v in filtered_fraction))
     return "\n".join(lines)
 
@@ -193,7 +209,8 @@ def tree_text(forest, tree, feature_names, categories):
     forest : Forest
     tree : int
         Index of the tree in ``forest``.
-    feature_names : list of str
+    feature_names : sequence of str or None
+        None: ``x0``, ``x1``, ...
     categories : dict of int -> ndarray
         Category list of each categorical feature (``categories_``).
 
@@ -224,7 +241,8 @@ def tree_text(forest, tree, feature_names, categories):
         if k >= n_internal:
             lines.append(f"{pad}value: {leaf_value[k - n_internal]:.6g}")
             return
-        name = feature_names[split_feature[k]]
+        f = split_feature[k]
+        name = f"x{f}" if feature_names is None else feature_names[f]
         left, right, missing = rules(split_feature[k], split_bin[k])
         lines.append(f"{pad}{name} {left}" + (f" or {missing}" if missing_left[k] else ""))
         visit(2 * k + 1, depth + 1)

@@ -284,7 +284,8 @@ def noise_scale(entry):
     """
     if entry.mechanism in ("argmax", "exact", "uniform"):
         return 0.0
-    if entry.mechanism in ("gaussian", "threshold"):
+    if entry.mechanism in ("gaussian", "threshold", "renyi_filter"):
+        # A filter's budget is not a release; its scale is that of the leaves it bounds.
         scale = entry.noise_multiplier * entry.sensitivity
     else:
         factor = 2.0 if entry.mechanism == "exponential" else 1.0

@@ -19,6 +19,11 @@ FORMAT_VERSION = 1
 _ARRAYS = {"feature_bounds_": np.float64, "feature_names_in_": object, "classes_": None}
 
 
+#: The fitted public attributes a model's JSON holds (those of them the estimator has).
+FITTED = ("n_features_in_", "feature_bounds_", "categories_", "privacy_spent_", "feature_names_in_",
+          "classes_", "target_bounds_")
+
+
 def model_to_json(estimator_name, params, fitted, forest, ledger):
     """Serialise a fitted model (format version 1, with the writing library's version).
 

@@ -132,6 +132,10 @@ class Partition:
     weights : ndarray of shape (n,), dtype=float32, or None
         Each record's weight in ``[0, W]`` (``sample_weight`` and ``class_weight``, clipped by
         ``_validation.record_weights``); None: an unweighted fit, every record counts 1.
+    spent : ndarray of shape (n, len(FILTER_ORDERS)), dtype=int32, or None
+        With an individual Renyi filter: every record's losses so far, in the filter's integer
+        ticks at each order (``_budget.FilterBudget``); never read except by the record's own
+        filter decision (``_boosting.select_records``).
     """
 
     X: object
@@ -145,6 +149,7 @@ class Partition:
     positions: dict = None
     tree: object = None
     weights: object = None
+    spent: object = None
 
     @classmethod
     def of(cls, X, y_scaled, n_threads=1, weights=None):

@@ -68,6 +68,7 @@ PARAMETER_CONSTRAINTS = {
     "trees_per_ensemble": [Interval(Integral, 1, None, closed="left")],
     "budget_allocation": [StrOptions({"eoe", "sequential", "parallel"})],
     "gradient_filtering": ["boolean"],
+    "renyi_filter": [Interval(Real, 0, 1, closed="right"), None],
     "leaf_clipping": ["boolean"],
     "feature_bounds": ["array-like", dict, StrOptions({"private"}), None],
     "categorical_features": ["array-like", StrOptions({"from_dtype"}), None],
