@@ -1284,7 +1284,11 @@ def weighted_factory(config, **params):
     return lambda noise: make(noise).set_params(sample_weight_bound=WEIGHT_BOUND, **params)
 
 
-@pytest.mark.parametrize("config", FAST[::3], ids=config_id)
+#: Weighted fits refuse the Renyi filter (it charges a record's unweighted (g, h)): off here.
+WEIGHTED = [{**c, "renyi_filter": None} for c in FAST[::3]]
+
+
+@pytest.mark.parametrize("config", WEIGHTED, ids=config_id)
 def test_replay_weighted(config):
     # The added record at the largest weight a record may carry: every release moves by at
     # most its W-scaled sensitivity.
