@@ -513,9 +513,30 @@ def check_filter(calls_d, calls_dp, est_d):
     -------
     failures : list of str
     """
-    budgets = [e for e in est_d.privacy_ledger_ if e.mechanism == "renyi_filter"]
-    if not budgets:
-        return []
+    # One filter per fit (a warm start's fits each open fresh budgets, composed sequentially).
+    budgets = {e.fit: e for e in est_d.privacy_ledger_ if e.mechanism == "renyi_filter"}
+    spent = {fit: np.zeros(len(FILTER_ORDERS)) for fit in budgets}
+    trees = defaultdict(list)
+    for c, d in zip(calls_d, calls_dp):
+        if c.entry is None or not c.entry.filtered or c.values is None:
+            continue
+        b = budgets[c.entry.fit]
+        change = float(np.sqrt(((_rows(d.values) - _rows(c.values)) ** 2).sum(axis=1)).max())
+        if change > 0:
+            trees[c.entry.fit].append(c.entry.tree)
+            spent[c.entry.fit] += _sampled_gaussian_curve(
+                b.sampling_rate, b.noise_multiplier * b.sensitivity / change)
+    failures = []
+    for fit, b in budgets.items():
+        limit = _sampled_gaussian_curve(b.sampling_rate, b.noise_multiplier, b.filter_trees)
+        over = spent[fit] > limit * (1 + 1e-9)
+        if over.any():
+            failures.append(
+                f"the added record took part in trees {trees[fit]}: its losses exceed its "
+                f"budget of {b.filter_trees} worst-case trees at orders "
+                f"{np.asarray(FILTER_ORDERS)[over].tolist()} (spent {spent[fit][over].tolist()}, "
+                f"budget {limit[over].tolist()})")
+    return failures
     b = budgets[0]
     limit = _sampled_gaussian_curve(b.sampling_rate, b.noise_multiplier, b.filter_trees)
     spent = np.zeros(len(FILTER_ORDERS))
@@ -1281,7 +1302,9 @@ def weighted(D, D_prime, weight, seed=3):
 def weighted_factory(config, **params):
     """:func:`estimator_factory` with ``sample_weight_bound`` (and ``params``) set."""
     make = estimator_factory(config)
-    return lambda noise: make(noise).set_params(sample_weight_bound=WEIGHT_BOUND, **params)
+    # the individual filter is refused with weights (it charges the unweighted (g, h))
+    return lambda noise: make(noise).set_params(sample_weight_bound=WEIGHT_BOUND,
+                                                renyi_filter=None, **params)
 
 
 #: Weighted fits refuse the Renyi filter (it charges a record's unweighted (g, h)): off here.
