@@ -269,3 +269,21 @@ def test_private_category_lists_are_refused_before_any_task(client):
                            accountant=accountant).fit(da.from_array(X, chunks=100),
                                                       da.from_array(y, chunks=100))
     assert accountant.spent() == 0.0
+
+
+def test_dask_counts_a_partition_by_its_arrays():
+    # Dask spills and steals work by ``sizeof``: counted as sys.getsizeof (about 100 bytes),
+    # the partitions were spilled to disk at every tree and moved between workers as if free
+    # (benchmarks/README.md, "Training on a cluster").
+    from dataclasses import replace
+
+    from dask.sizeof import sizeof
+
+    from dpboost._records import InMemoryRecords
+
+    X_binned = np.zeros((5000, 4), dtype=np.uint8, order="F")
+    rows = np.arange(0, 5000, 5, dtype=np.int32)
+    partition = replace(InMemoryRecords.of_tree(X_binned, rows, np.ones(rows.size, np.float32))
+                        .partition, raw=np.zeros((1, 5000)))
+    arrays = X_binned.nbytes + partition.raw.nbytes + rows.nbytes + 4 * rows.size
+    assert arrays <= sizeof(partition) <= arrays + 2 * rows.nbytes + 4096
