@@ -158,7 +158,7 @@ def main():
     parser.add_argument("--rows", type=int, default=10_000_000)
     parser.add_argument("--rows-per-file", type=int, default=500_000)
     parser.add_argument("--dir", type=Path, default=Path("/tmp/dpboost_bench_dask"))
-    parser.add_argument("--worker-memory", default="1GiB",
+    parser.add_argument("--worker-memory", default="1.25GiB",
                         help="memory_limit of each of the 2 workers (default below the data)")
     args = parser.parse_args()
     rows = 1_000_000 if args.quick else args.rows
