@@ -20,7 +20,9 @@ Both fits use the same seeded numpy noise (``random_state=0``): the benchmark's 
 measurement, not for release. A warm-up fit on 20,000 rows compiles the kernels first, in the
 client and in the workers. ``--quick``: 1M rows.
 
-Writes ``results/dask[_quick].csv`` (+ machine facts). Needs ``pip install -e ".[bench]"``.
+Writes ``results/dask[_quick].csv`` (+ machine facts). ``--dask-only N``: the Dask fit alone, of
+``N`` trees, for data past the in-memory fit (``--rows 100000000``: 16 GB of float64); writes
+``results/dask_rows<rows>.csv``. Needs ``pip install -e ".[bench]"``.
 """
 
 import os
@@ -62,9 +64,9 @@ def write_parquet(directory, n_rows, rows_per_file, seed=0):
     return paths
 
 
-def params(seed=0):
+def params(seed=0, n_estimators=200):
     return {"epsilon": 1.0, "feature_bounds": (-BOUND, BOUND), "classes": [0, 1],
-            "random_state": seed}
+            "random_state": seed, "n_estimators": n_estimators}
 
 
 def peak_rss_gb():
@@ -98,7 +100,7 @@ def task_split(stream, n_workers):
     return compute / n_workers, reduction / n_workers
 
 
-def dask_fit(path, worker_memory, n_workers=2):
+def dask_fit(path, worker_memory, n_workers=2, n_estimators=200):
     import dask.dataframe as dd
     from distributed import Client, LocalCluster, get_task_stream
 
@@ -116,7 +118,7 @@ def dask_fit(path, worker_memory, n_workers=2):
         client.run(_reset_peak)
         with get_task_stream(client) as stream:
             start = time.perf_counter()
-            model = DaskDPGBClassifier(**params()).fit(X, y)
+            model = DaskDPGBClassifier(**params(n_estimators=n_estimators)).fit(X, y)
             seconds = time.perf_counter() - start
         compute, reduction = task_split(stream.data, n_workers)
         peaks = sorted(client.run(_worker_peak_gb).values())
@@ -153,6 +155,18 @@ def same_model(a, b):
     return structure, leaves, ledger
 
 
+def dask_only(path, rows, args):
+    load_before = os.getloadavg()[0]
+    _, facts = dask_fit(path, args.worker_memory, n_estimators=args.dask_only)
+    row = {"rows": rows, "features": N_FEATURES, "n_trees": args.dask_only,
+           "data_gb": rows * N_FEATURES * 8 / 1e9, **facts,
+           "per_tree_ms": 1e3 * facts["fit_s"] / args.dask_only,
+           "load_before": load_before, "load_after": os.getloadavg()[0]}
+    _harness.print_table([{k: (f"{v:.4g}" if isinstance(v, float) else v)
+                           for k, v in row.items()}])
+    _harness.write_results(f"dask_rows{rows}", [row])
+
+
 def main():
     parser = _harness.parser(__doc__)
     parser.add_argument("--rows", type=int, default=10_000_000)
@@ -160,11 +174,17 @@ def main():
     parser.add_argument("--dir", type=Path, default=Path("/tmp/dpboost_bench_dask"))
     parser.add_argument("--worker-memory", default="1.25GiB",
                         help="memory_limit of each of the 2 workers (default below the data)")
+    parser.add_argument("--dask-only", type=int, metavar="N_ESTIMATORS",
+                        help="only the Dask fit, of N_ESTIMATORS trees (data too large for the "
+                             "in-memory fit); writes results/dask_rows<rows>.csv")
     args = parser.parse_args()
     rows = 1_000_000 if args.quick else args.rows
     path = args.dir / f"rows{rows}"
     paths = write_parquet(path, rows, args.rows_per_file)
     _harness.warm_up()
+    if args.dask_only:
+        dask_only(path, rows, args)
+        return
 
     load_before = os.getloadavg()[0]
     local, local_s, data_bytes = in_memory_fit(paths)
