@@ -130,16 +130,20 @@ def test_readme_leads_with_the_default_estimator_then_the_guarantee():
 
 
 def test_regressor_defaults_quoted_by_the_readme():
-    # The README's first paragraph describes DPGBRegressor() as 200 trees of depth 4, each on
-    # one feature, random splits among the Hessian sketch's candidates, gradients clipped (no
+    # The README's first paragraph describes DPGBRegressor() as "auto" trees of depth 4 (at least
+    # 200, 25 per feature from epsilon 2 on), each on one feature, random splits among the Hessian sketch's candidates, gradients clipped (no
     # GDF) and Gaussian leaves.
     params = DPGBRegressor().get_params()
     assert (params["n_estimators"], params["max_depth"], params["interaction_cst"],
             params["split_selection"], params["split_candidates"], params["gradient_filtering"],
             params["leaf_noise"]) == (
-        200, 4, "no_interactions", "random", "hessian", False, "gaussian")
-    readme = (ROOT / "README.md").read_text()
-    assert "`DPGBRegressor()` grows 200 trees of depth 4" in readme
+        "auto", 4, "no_interactions", "random", "hessian", False, "gaussian")
+    assert [DPGBRegressor(epsilon=e, n_estimators="auto")._resolved_params(n_features=p)[
+        "n_estimators"] for e, p in [(0.1, 8), (0.1, 48), (1.0, 48), (2.0, 48), (8.0, 48)]] == [
+        200, 362, 909, 1200, 1200]
+    readme = " ".join((ROOT / "README.md").read_text().split())
+    assert ("`DPGBRegressor()` grows trees of depth 4 (at least 200: 7.5 per feature at epsilon "
+            "0.1, 25 from epsilon 2 on, `n_estimators=\"auto\"`)") in readme
 
 
 @pytest.mark.parametrize("cls", ["DPGBClassifier", "DPGBRegressor", "PrivacyAccountant",

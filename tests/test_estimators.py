@@ -313,11 +313,11 @@ def test_default_estimator_is_the_preset(binary, cls):
             "softmax", "auto", "auto")
     else:
         # issue 16's preset: additive trees of depth 4 on the Hessian sketch, gradients clipped
-        # (no GDF), 200 trees at learning rate 0.1, lambda 1
+        # (no GDF), trees by epsilon and features ("auto") at learning rate 0.1, lambda 1
         assert (params["split_selection"], params["split_candidates"], params["n_estimators"],
                 params["l2_regularization"], params["interaction_cst"],
                 params["gradient_bound"], params["gradient_filtering"]) == (
-            "random", "hessian", 200, 1.0, "no_interactions", 1.0, False)
+            "random", "hessian", "auto", 1.0, "no_interactions", 1.0, False)
         assert cls().max_depth == 4 and cls().subsample == 1.0
         assert "loss" not in params and params["learning_rate"] == 0.1
         assert params["min_child_weight"] == "auto"

@@ -87,8 +87,14 @@ PARAMETERS = """
         released Hessian weight (mixed with 10 % uniform mass; fewer where one fine bin holds
         more than a quantile). Categorical features keep their codes, and with any setting a
         node chooses only among the boundaries between two categories.
-    n_estimators : int, default=200
-        Number of trees T, >= 1 (per class for one-vs-rest classifiers).
+    n_estimators : int or "auto", default=200 (classifier), "auto" (regressor)
+        Number of trees T, >= 1 (per class for one-vs-rest classifiers). ``"auto"``, resolved
+        at each ``fit`` from public inputs, epsilon and the number of columns p of ``X``:
+        ``max(200, round(25 min(1, epsilon / 2) ** 0.4 p))``, 7.5 trees per feature at epsilon
+        0.1, 18.9 at 1, 25 from 2 on (the regressor's preset: with one feature per tree the
+        shrinkage per feature grows with the features and with epsilon; chosen on inner tuning
+        splits of the shared regression sets, ``benchmarks/README.md``, "Regression against
+        DP-EBM"). The number fitted is ``n_estimators_``.
     max_depth : int, default=6 (classifier), 4 (regressor)
         Depth of every tree, in [1, 10]. Trees are complete: every node splits (docs/privacy.md, rule 3).
     learning_rate : float or "auto", default="auto" (classifier), 0.1 (regressor)
@@ -228,7 +234,9 @@ ATTRIBUTES = """
         inf for NP; with ``warm_start``, of every fit that made the model).
     privacy_ledger_ : list of LedgerEntry
         One entry per release: split selection of each level and leaf release of each tree.
-    filtered_fraction_ : ndarray of shape (n_estimators,), dtype=float64
+    n_estimators_ : int
+        Boosting stages fitted: ``n_estimators``, "auto" resolved.
+    filtered_fraction_ : ndarray of shape (n_estimators_,), dtype=float64
         Only with ``diagnostics=True``: fraction of each tree's sampled records removed by GDF
         or by the individual filter (``renyi_filter``).
 """
@@ -279,7 +287,8 @@ REGRESSOR = ("""Differentially private gradient-boosted trees for regression.
     the square loss (Li et al. 2020, Sec. 4); predictions are mapped back to target units and
     clipped to ``target_bounds`` (post-processing). The defaults (issue 16, chosen on inner
     splits of the training parts of the shared regression sets; ``benchmarks/README.md``,
-    "Regression against DP-EBM"): 200 trees of depth 4 on every record, each splitting on one
+    "Regression against DP-EBM"): ``n_estimators="auto"`` trees (200 or more: 7.5 per feature at
+    epsilon 0.1, 25 from epsilon 2 on) of depth 4 on every record, each splitting on one
     feature only, the features in turn (an additive model, as DP-EBM), random splits among the
     candidates of DP-TR's adaptive Hessian sketch, Gaussian leaf statistics with Newton leaves,
     gradients clipped to g* = 1 (no GDF, which drops the records of a distant mode for good),

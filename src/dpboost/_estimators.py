@@ -33,6 +33,7 @@ from ._validation import (
     n_threads,
     planned_shape,
     resolve_params,
+    schema_width,
     warm_start_inputs,
     warm_start_params,
 )
@@ -56,10 +57,10 @@ class _BaseDPGB(BaseEstimator):
             if name != "self":
                 setattr(self, name, value)
 
-    def _resolved_params(self, sample_weight=None):
+    def _resolved_params(self, sample_weight=None, n_features=None):
         """``get_params()``, "auto" resolved, with the weight bound (``resolve_params``)."""
         return resolve_params(self.get_params(deep=False),
-                              LOSSES[self._loss_name].hessian_bound, sample_weight)
+                              LOSSES[self._loss_name].hessian_bound, sample_weight, n_features)
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self: _Self, X: ArrayLike, y: ArrayLike, sample_weight: ArrayLike | None = None
@@ -92,9 +93,10 @@ class _BaseDPGB(BaseEstimator):
             leaves its record out, a cell that is not a number is missing.
         """
         previous, fitted_inputs = warm_start_inputs(self) or (None, None)
-        if previous is not None and self.n_estimators == previous.n_stages:
+        params = self._resolved_params(sample_weight, schema_width(self._schema(X))
+                                       if previous is None else self.n_features_in_)
+        if previous is not None and params["n_estimators"] == previous.n_stages:
             return self  # warm_start with no tree to add (as HistGradientBoosting): no spend
-        params = self._resolved_params(sample_weight)
         check_mechanisms(self.leaf_noise, self.delta, self.l2_regularization,
                          params["min_child_weight"])
         # With public classes the plan, hence the spend, is known before any record is read.
@@ -138,8 +140,8 @@ class _BaseDPGB(BaseEstimator):
         return X
 
     def _records(self, X, y, sample_weight=None, weight_bound=None, previous=None):
-        """The records in the data domain as a record set (``_records``: here one partition in
-        this process), the number of outputs and the public inputs (``fit_inputs``)."""
+        """The records as a record set (``_records``; here one partition), the number of
+        outputs and the public inputs (``fit_inputs``)."""
         X, y_scaled, inputs, weights = fit_inputs(self, X, y, sample_weight, weight_bound,
                                                   previous)
         return (InMemoryRecords.of(X, y_scaled, n_threads(self.n_jobs), weights),
@@ -149,6 +151,12 @@ class _BaseDPGB(BaseEstimator):
         tags = super().__sklearn_tags__()
         tags.input_tags.allow_nan = True
         return tags
+
+    @property
+    def n_estimators_(self) -> int:
+        """int: boosting stages fitted (``n_estimators`` with "auto" resolved)."""
+        check_is_fitted(self)
+        return self._forest.n_stages
 
     @property
     def feature_importances_(self) -> NDArray:
@@ -372,7 +380,7 @@ class DPGBRegressor(RegressorMixin, _BaseDPGB):
     _parameter_constraints = {**_BaseDPGB._parameter_constraints,
                               "target_bounds": ["array-like", StrOptions({"private"}), None]}
 
-    def __init__(self, *, epsilon=1.0, delta=1e-5, n_estimators=200, max_depth=4, learning_rate=0.1,
+    def __init__(self, *, epsilon=1.0, delta=1e-5, n_estimators="auto", max_depth=4, learning_rate=0.1,
                  l2_regularization=1.0, max_bins=32, trees_per_ensemble=50,
                  budget_allocation="sequential", gradient_bound=1.0, gradient_filtering=False,
                  renyi_filter=None, leaf_clipping=True, leaf_noise="gaussian",

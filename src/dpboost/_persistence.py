@@ -133,7 +133,15 @@ def model_from_json(text, estimator_name):
     split_feature = np.array(f["split_feature"], dtype=np.int32)
     forest = Forest(split_feature, np.array(f["split_bin"], dtype=np.uint8),
                     np.array(f["missing_left"], dtype=np.bool_),
-                    np.array(f["leaf_value"], dtype=np.float64), binner, params["n_estimators"],
+                    np.array(f["leaf_value"], dtype=np.float64), binner,
+                    split_feature.shape[0] // _n_outputs(fitted),
                     None if "leaf_statistics" not in f
                     else np.array(f["leaf_statistics"], dtype=np.float64))
     return params, fitted, forest
+
+
+def _n_outputs(fitted):
+    """Trees per stage: one per class with more than two classes, else one (``n_estimators``
+    may be "auto": the stages are counted from the trees)."""
+    classes = fitted.get("classes_")
+    return 1 if classes is None or len(classes) <= 2 else len(classes)

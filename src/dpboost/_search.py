@@ -23,7 +23,13 @@ from ._boosting import plan_fit
 from ._loss import make_loss
 from ._mechanisms import gaussian_mechanism, make_noise, public_uniform
 from ._records import VALIDATION_STREAM
-from ._validation import float_cells, label_codes, planned_shape, warn_reproducible_noise
+from ._validation import (
+    float_cells,
+    label_codes,
+    planned_shape,
+    schema_width,
+    warn_reproducible_noise,
+)
 
 #: Parameters a search may not draw: they set the privacy of a trial, which the search fixes.
 _FIXED = ("epsilon", "delta", "leaf_noise", "subsample", "split_candidates", "accountant",
@@ -381,7 +387,7 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
         """Refuse, before it reads any record, a trial whose plan is not within rho_fit."""
         model._validate_params()  # a drawn value breaking a rule is named before it is planned
         shape = planned_shape(model, X)
-        params = model._resolved_params()
+        params = model._resolved_params(n_features=schema_width(X))
         plan = plan_fit(params, make_loss(model._loss_name, shape[0]), *shape)
         rho = zcdp_rho(plan.entries)
         if not rho <= rho_fit * (1 + 1e-6):

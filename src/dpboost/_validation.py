@@ -60,7 +60,7 @@ PARAMETER_CONSTRAINTS = {
     "monotonic_cst": ["array-like", dict, None],
     "gradient_bound": [Interval(Real, 0, None, closed="neither")],
     "split_candidates": [StrOptions({"uniform", "sketch", "hessian"})],
-    "n_estimators": [Interval(Integral, 1, None, closed="left")],
+    "n_estimators": [Interval(Integral, 1, None, closed="left"), StrOptions({"auto"})],
     "max_depth": [Interval(Integral, 1, MAX_DEPTH, closed="both")],
     "learning_rate": [Interval(Real, 0, 1, closed="right"), StrOptions({"auto"})],
     "l2_regularization": [Interval(Real, 0, None, closed="left")],
@@ -1068,7 +1068,53 @@ def resolve_schedule(learning_rate, subsample, epsilon):
     return float(learning_rate), float(subsample)
 
 
-def resolve_params(params, hessian_bound, sample_weight=None):
+#: ``n_estimators="auto"`` (DPGBRegressor's preset, issue 16): ``k(epsilon)`` trees per feature,
+#: ``k = 25 min(1, epsilon / 2) ** 0.4`` (7.5 at epsilon 0.1, 18.9 at 1, 25 from 2 on), at least
+#: :data:`AUTO_MIN_TREES`. With one feature per tree, an additive model needs its shrinkage per
+#: feature, ``learning_rate * n_estimators / n_features``, to grow with the features and with
+#: epsilon (more trees split the same budget into noisier leaves). Chosen on the inner tuning
+#: splits of the shared regression sets (``bench_regression_sweep.py``), never on test folds.
+AUTO_TREES_PER_FEATURE, AUTO_TREES_EPSILON, AUTO_MIN_TREES = 25.0, 2.0, 200
+
+
+def resolve_n_estimators(n_estimators, epsilon, n_features):
+    """``n_estimators`` with ``"auto"`` resolved from public inputs (:data:`AUTO_TREES_PER_FEATURE`):
+    ``max(200, round(25 min(1, epsilon / 2) ** 0.4 n_features))``; without noise
+    (``epsilon=inf``) 25 per feature.
+
+    Parameters
+    ----------
+    n_estimators : int or "auto"
+    epsilon : float
+    n_features : int or None
+        Columns of ``X`` (its schema); None when ``X`` has no two-dimensional shape (its
+        validation then refuses it before anything is planned): 200.
+
+    Returns
+    -------
+    n_estimators : int
+    """
+    if n_estimators != "auto":
+        return int(n_estimators)
+    if n_features is None:
+        return AUTO_MIN_TREES
+    share = min(1.0, epsilon / AUTO_TREES_EPSILON) ** 0.4
+    return max(AUTO_MIN_TREES, round(AUTO_TREES_PER_FEATURE * share * n_features))
+
+
+def schema_width(X):
+    """The number of columns of ``X`` from its shape (arrays, DataFrames, Dask's empty
+    metadata, lists of rows), or None if it has no two dimensions: a fact of the schema."""
+    shape = getattr(X, "shape", None)
+    if shape is None:
+        try:
+            shape = np.asarray(X, dtype=object).shape
+        except ValueError:  # ragged rows: refused by validation
+            return None
+    return int(shape[1]) if len(shape) == 2 else None
+
+
+def resolve_params(params, hessian_bound, sample_weight=None, n_features=None):
     """An estimator's parameters (``get_params(deep=False)``) with every ``"auto"`` resolved from
     the public inputs (:func:`resolve_schedule`, :func:`resolve_min_child_weight` with the loss's
     Hessian bound and the weight bound): what the plan and the boosting loop read.
@@ -1079,6 +1125,8 @@ def resolve_params(params, hessian_bound, sample_weight=None):
     hessian_bound : float
     sample_weight : array-like or None, default=None
         Only whether it is given is read (:func:`resolve_weight_bound`).
+    n_features : int or None, default=None
+        Columns of ``X`` (:func:`schema_width`), for ``n_estimators="auto"``.
 
     Returns
     -------
@@ -1095,7 +1143,8 @@ def resolve_params(params, hessian_bound, sample_weight=None):
                                                 params["leaf_noise"], params["epsilon"],
                                                 hessian_bound, weight_bound)
     return dict(params, min_child_weight=min_child_weight, learning_rate=learning_rate,
-                subsample=subsample, weight_bound=weight_bound)
+                subsample=subsample, weight_bound=weight_bound,
+                n_estimators=resolve_n_estimators(params["n_estimators"], epsilon, n_features))
 
 
 def fit_inputs(estimator, X, y, sample_weight=None, weight_bound=None, previous=None):
@@ -1217,8 +1266,11 @@ def warm_start_inputs(estimator):
     forest = getattr(estimator, "_forest", None)
     if not estimator.warm_start or forest is None:
         return None
-    if estimator.n_estimators < forest.n_stages:
-        raise ValueError(f"n_estimators={estimator.n_estimators} must be >= the "
+    n_estimators = resolve_n_estimators(estimator.n_estimators, float(estimator.epsilon),
+                                        estimator.n_features_in_)
+    if n_estimators < forest.n_stages:
+        shown = "" if n_estimators == estimator.n_estimators else f" ({n_estimators})"
+        raise ValueError(f"n_estimators={estimator.n_estimators!r}{shown} must be >= the "
                          f"{forest.n_stages} trees per output fitted so far when "
                          "warm_start=True (set warm_start=False to refit from scratch).")
     fitted = getattr(estimator, "_warm_start_params", None)
