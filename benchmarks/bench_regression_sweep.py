@@ -78,7 +78,8 @@ def recommended_ramp2(p, eps):
 
 #: name -> rule (p, epsilon) -> parameters of DPGBRegressor (besides the shipped default).
 RULES = {
-    "default": lambda p, eps: {},
+    # the shipped default when the sweep ran (200 trees); "rule ramp2" became n_estimators="auto"
+    "default": lambda p, eps: {"n_estimators": 200},
     "rule": recommended,
     "rule k50": recommended_k50,
     "rule ramp2": recommended_ramp2,
