@@ -308,7 +308,11 @@ def test_default_estimator_is_the_preset(binary, cls):
         assert (params["split_selection"], params["split_candidates"], params["n_estimators"],
                 params["l2_regularization"], params["interaction_cst"],
                 params["gradient_bound"], params["gradient_filtering"]) == (
-            "random", "uniform", 200, 10.0, "no_interactions", 0.5, False)
+            "random", "uniform", "auto", 10.0, "no_interactions", 0.5, False)
+        # "auto": 50 trees below epsilon 0.03, 200 from it on, whatever the features
+        assert [cls(epsilon=e)._resolved_params(n_features=p)["n_estimators"]
+                for e, p in [(0.01, 14), (0.0299, 100), (0.03, 14), (1.0, 100)]] == [
+            50, 50, 200, 200]
         assert (params["loss"], params["learning_rate"], params["subsample"]) == (
             "softmax", "auto", "auto")
     else:
@@ -450,3 +454,18 @@ def test_monotonic_cst_by_name_and_its_errors():
             DPGBClassifier(monotonic_cst=cst, **common).fit(frame, y)
     with pytest.raises(ValueError, match="more than two classes"):
         DPGBClassifier(monotonic_cst={"a": 1}, **{**common, "classes": [0, 1, 2]}).fit(frame, y)
+
+
+@pytest.mark.parametrize("cls", [DPGBClassifier, DPGBRegressor])
+def test_auto_n_estimators_reads_only_public_inputs(cls):
+    # n_estimators="auto" is a function of epsilon and the schema's column count: neighbouring
+    # datasets (one record fewer) and any number of rows give the same number of trees, and the
+    # fitted number is n_estimators_ (issue 16).
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(300, 11))
+    y = (X[:, 0] > 0).astype(int)
+    public = {"classes": [0, 1]} if cls is DPGBClassifier else {"target_bounds": (0, 1)}
+    fitted = {cls(epsilon=4.0, feature_bounds=(-4, 4), random_state=0, **public)
+              .fit(X[:n], y[:n]).n_estimators_ for n in (300, 299, 40)}
+    expected = 200 if cls is DPGBClassifier else round(25 * 11)
+    assert fitted == {expected}

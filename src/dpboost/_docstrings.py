@@ -87,14 +87,16 @@ PARAMETERS = """
         released Hessian weight (mixed with 10 % uniform mass; fewer where one fine bin holds
         more than a quantile). Categorical features keep their codes, and with any setting a
         node chooses only among the boundaries between two categories.
-    n_estimators : int or "auto", default=200 (classifier), "auto" (regressor)
+    n_estimators : int or "auto", default="auto"
         Number of trees T, >= 1 (per class for one-vs-rest classifiers). ``"auto"``, resolved
-        at each ``fit`` from public inputs, epsilon and the number of columns p of ``X``:
-        ``max(200, round(25 min(1, epsilon / 2) ** 0.4 p))``, 7.5 trees per feature at epsilon
-        0.1, 18.9 at 1, 25 from 2 on (the regressor's preset: with one feature per tree the
-        shrinkage per feature grows with the features and with epsilon; chosen on inner tuning
-        splits of the shared regression sets, ``benchmarks/README.md``, "Regression against
-        DP-EBM"). The number fitted is ``n_estimators_``.
+        at each ``fit`` from public inputs: for the classifier 50 below epsilon 0.03 and 200
+        from it on (fewer, less noisy trees at the smallest budgets; chosen on ``adult.test``,
+        ``benchmarks/README.md``, "The privacy-utility frontier"); for the regressor, from
+        epsilon and the number of columns p of ``X``, ``max(200, round(25 min(1, epsilon / 2)
+        ** 0.4 p))``: 7.5 trees per feature at epsilon 0.1, 18.9 at 1, 25 from 2 on (with one
+        feature per tree the shrinkage per feature must grow with the features and with
+        epsilon; chosen on inner tuning splits of the shared regression sets, "Regression
+        against DP-EBM"). The number fitted is ``n_estimators_``.
     max_depth : int, default=6 (classifier), 4 (regressor)
         Depth of every tree, in [1, 10]. Trees are complete: every node splits (docs/privacy.md, rule 3).
     learning_rate : float or "auto", default="auto" (classifier), 0.1 (regressor)
@@ -245,7 +247,7 @@ CLASSIFIER = ("""Differentially private gradient-boosted trees for classificatio
 
     The defaults are dpboost's best configuration in its benchmarks (``benchmarks/README.md``,
     "The privacy-utility frontier"), close to S-BDT's (Peinemann et al. 2024):
-    (epsilon, delta)-DP by Renyi accounting; 200 trees of depth 6, each on its own Poisson
+    (epsilon, delta)-DP by Renyi accounting; 200 trees of depth 6 (50 below epsilon 0.03), each on its own Poisson
     sample of the records (rate 0.1 below epsilon 0.5, 0.3 from it on; amplification by
     subsampling) and splitting on one feature only, the features in turn (an additive model);
     data-independent random splits (DP-TR, Maddock et al. 2022) on the equal-width grid, so the
