@@ -580,7 +580,7 @@ def report_command(args):
     model, doc = load_model(args.model)
     print(f"{type(model).__name__} written by dpboost {doc.get('dpboost_version', '?')}: "
           f"epsilon={model.epsilon:g}, delta={model.delta:g}, n_estimators="
-          f"{model.n_estimators}, max_depth={model.max_depth}")
+          f"{model.n_estimators_}, max_depth={model.max_depth}")
     print(model.privacy_report())
 
 
