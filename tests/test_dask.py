@@ -287,3 +287,16 @@ def test_dask_counts_a_partition_by_its_arrays():
                         .partition, raw=np.zeros((1, 5000)))
     arrays = X_binned.nbytes + partition.raw.nbytes + rows.nbytes + 4 * rows.size
     assert arrays <= sizeof(partition) <= arrays + 2 * rows.nbytes + 4096
+
+
+def test_auto_trees_read_the_schema_of_a_collection():
+    # n_estimators="auto" (the regressor's default) reads the number of columns from the
+    # collection's metadata, as the in-memory fit reads it from the array: the same trees.
+    from dpboost._validation import schema_width
+
+    X = np.tile(_data(n=600, regression=True)[0], 3)  # 12 columns: 25 trees each at epsilon 4
+    local = DPGBRegressor(epsilon=4.0)._resolved_params(n_features=schema_width(X))
+    for data in (dd.from_pandas(pd.DataFrame(X), npartitions=3), da.from_array(X, chunks=200)):
+        model = DaskDPGBRegressor(epsilon=4.0)
+        assert model._resolved_params(n_features=schema_width(model._schema(data)))[
+            "n_estimators"] == local["n_estimators"] == 300
