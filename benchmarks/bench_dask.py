@@ -162,9 +162,14 @@ def dask_only(path, rows, args):
            "data_gb": rows * N_FEATURES * 8 / 1e9, **facts,
            "per_tree_ms": 1e3 * facts["fit_s"] / args.dask_only,
            "load_before": load_before, "load_after": os.getloadavg()[0]}
+    _report(f"dask_rows{rows}", row)
+
+
+def _report(name, row):
+    """Print ``row`` (floats to 4 digits) and write it as results/<name>.csv."""
     _harness.print_table([{k: (f"{v:.4g}" if isinstance(v, float) else v)
                            for k, v in row.items()}])
-    _harness.write_results(f"dask_rows{rows}", [row])
+    _harness.write_results(name, [row])
 
 
 def main():
@@ -204,9 +209,7 @@ def main():
            # other jobs on the machine slow the two fits unevenly: the 1-minute load average
            # before and after the timed fits
            "load_before": load_before, "load_after": os.getloadavg()[0]}
-    _harness.print_table([{k: (f"{v:.4g}" if isinstance(v, float) else v)
-                           for k, v in row.items()}])
-    _harness.write_results(_harness.result_name("dask", args), [row])
+    _report(_harness.result_name("dask", args), row)
     if not (structure and ledger and leaves < 1e-9):
         sys.exit("the Dask fit did not release the in-memory model")
 
