@@ -4,7 +4,7 @@ With a fixed seed a Dask fit releases the in-memory fit's model (same splits and
 values to float rounding) whatever the partitions; predictions on collections are collections;
 public inputs are required before any task; a worker killed mid-fit is recomputed by Dask (the
 partition functions are pure and the coins keyed) or the fit fails cleanly; and the
-record-and-replay harness of tests/test_replay.py passes on the Dask path.
+record-and-replay harness (tests/replay_harness.py) passes on the Dask path.
 """
 
 import os
@@ -195,10 +195,10 @@ def test_a_worker_lost_mid_fit_is_recomputed_or_fails_cleanly(client, assert_sam
 
 def test_record_and_replay_on_the_dask_path(client):
     import cloudpickle
-    import test_replay
+    import replay_harness
 
-    # The replay's coins (test_replay.ExtraCoins) travel to the workers by value.
-    cloudpickle.register_pickle_by_value(test_replay)
+    # The replay's coins (replay_harness.ExtraCoins) travel to the workers by value.
+    cloudpickle.register_pickle_by_value(replay_harness)
 
     def on_dask(local_factory):
         def make(noise):
@@ -208,11 +208,11 @@ def test_record_and_replay_on_the_dask_path(client):
         return make
 
     for config in _REPLAY_CONFIGS:
-        D, D_prime = test_replay.neighbours(config["task"], config["data"], config["features"],
-                                            config["label"])
-        test_replay.replay(on_dask(test_replay.estimator_factory(config)), D, D_prime,
-                           probe=test_replay.probe_set(config["data"]),
-                           extra_coin=config["coin"], added_row=len(D[1]))
+        D, D_prime = replay_harness.neighbours(config["task"], config["data"],
+                                               config["features"], config["label"])
+        replay_harness.replay(on_dask(replay_harness.estimator_factory(config)), D, D_prime,
+                              probe=replay_harness.probe_set(config["data"]),
+                              extra_coin=config["coin"], added_row=len(D[1]))
 
 
 class _FromMemory:
