@@ -126,3 +126,25 @@ def test_a_column_in_categories_must_be_declared(categorical_features, match):
                categories=categories or {"colour": COLOURS})
     with pytest.raises(ValueError, match=match):
         clf.fit(frame, y)
+
+
+@pytest.mark.parametrize("cell", ["unknown", "42", True])
+def test_one_text_cell_does_not_make_a_bounded_column_categorical(cell):
+    # D' = D + one record whose age is text: pandas makes the column object, which
+    # categorical_features="from_dtype" read as categorical, with a category list of every
+    # age in D. A column that feature_bounds bounds is numeric whatever its dtype: the cell is
+    # converted on its own ('42' is 42, 'unknown' missing) and the rest of the fit replays.
+    from replay_harness import append_record, replay
+
+    rng = np.random.default_rng(0)
+    X = pd.DataFrame({"age": rng.integers(17, 91, 300).astype(float),
+                      "colour": pd.Series(rng.choice(COLOURS, 300), dtype=object)})
+    y = ((X["age"] > 40) ^ (X["colour"] == "blue")).astype(int).to_numpy()
+
+    def make(noise):
+        return DPGBClassifier(epsilon=4.0, feature_bounds={"age": (0, 120)}, classes=[0, 1],
+                              categories={"colour": COLOURS}, n_estimators=4, max_depth=2,
+                              n_jobs=1, random_state=noise)
+
+    result = replay(make, (X, y), append_record((X, y), [cell, "red"], 1), probe=X.iloc[:10])
+    assert sorted(result.estimator_dp.categories_) == [1]

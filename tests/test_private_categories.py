@@ -5,6 +5,7 @@ behaviour, the accounting within a fit and across fits, and the refusals."""
 import math
 import pickle
 import warnings
+from decimal import Decimal
 
 import dp_accounting
 import numpy as np
@@ -262,3 +263,93 @@ def test_secure_noise_by_default_and_nothing_unreleased_in_the_pickle(frame):
     clf = _private(n_estimators=3).fit(X, y)
     assert b"Vaduz" not in pickle.dumps(clf)
     assert "Vaduz" not in clf.to_json() + clf.privacy_report()
+
+
+# ------------------------------------------------------------------------------------------------
+# A value is its type and its exact text
+# ------------------------------------------------------------------------------------------------
+
+#: Equal values of one type that print differently: the common spelling (held by 300 records)
+#: and the added record's.
+SPELLINGS = {
+    "signed_zero": (0.0, -0.0),
+    "decimal": (Decimal("1.0"), Decimal("1.00")),
+    "instant": (pd.Timestamp("2020-01-01 12:00", tz="UTC"),
+                pd.Timestamp("2020-01-01 13:00", tz="Europe/Zurich")),
+    "numpy_scalar": (1.5, np.float64(1.5)),  # one value: numpy's scalar is Python's float
+}
+
+
+def _spelled_data(common, n=600):
+    rng = np.random.default_rng(1)
+    X = pd.DataFrame({"x": rng.uniform(-1, 1, n),
+                      "c": pd.Series([common] * (n // 2) + ["other"] * (n - n // 2),
+                                     dtype=object)})
+    return X, (X["x"] > 0).astype(int).to_numpy()
+
+
+def _spelled_estimator(noise):
+    return DPGBClassifier(epsilon=50.0, feature_bounds={"x": (-1, 1)}, classes=[0, 1],
+                          categorical_features=["c"], categories="private", n_estimators=3,
+                          max_depth=2, n_jobs=1, random_state=noise)
+
+
+@pytest.mark.parametrize("name", list(SPELLINGS))
+def test_an_equal_value_spelled_differently_replays(name):
+    # D' = D + one record whose value equals the common one but prints differently. Keyed by
+    # equality (the old code), the released name was the last record's spelling: '-0.0' instead
+    # of '0.0' on D', a difference the replay reports. Keyed by type and text, the new spelling
+    # is a value of its own, with a count of 1 that must clear the threshold.
+    from replay_harness import append_record, replay
+
+    common, added = SPELLINGS[name]
+    D = _spelled_data(common)
+    D_prime = append_record(D, [0.5, added], 1)
+    result = replay(_spelled_estimator, D, D_prime, probe=D[0].iloc[:20])
+    released = list(result.estimator_dp.categories_[1])
+    assert released == sorted([str(common) if isinstance(common, (Decimal, pd.Timestamp))
+                               else float(common), "other"], key=str)
+    DPGBClassifier.from_json(result.estimator_dp.to_json())  # a Decimal's text is JSON
+
+
+def test_values_equal_across_types_keep_their_own_codes_at_predict_and_warm_start():
+    # A released list [1, 1.0, '1', True]: four values, each coded by its own type and text at
+    # fit, predict and warm start (coded by equality, every cell of 1, 1.0 and True took the
+    # code of the last of them, and predictions ignored the column).
+    n = 4000
+    values = [1, 1.0, "1", True]
+    X = pd.DataFrame({"x": np.zeros(n),
+                      "c": pd.Series([values[i % 4] for i in range(n)], dtype=object)})
+    y = np.array([(0, 1, 0, 1)[i % 4] for i in range(n)])
+    clf = DPGBClassifier(epsilon=50.0, feature_bounds={"x": (-1, 1)}, classes=[0, 1],
+                         categorical_features=["c"], categories="private", n_estimators=10,
+                         max_depth=2, learning_rate=0.5, n_jobs=1, warm_start=True,
+                         random_state=0).fit(X, y)
+    assert sorted(map(repr, clf.categories_[1])) == ["'1'", "1", "1.0", "True"]
+    probe = X.iloc[:4]
+    first = clf.predict_proba(probe)[:, 1]
+    assert (first[[1, 3]] > 0.6).all() and (first[[0, 2]] < 0.4).all()
+    loaded = DPGBClassifier.from_json(clf.to_json())
+    np.testing.assert_array_equal(loaded.predict_proba(probe), clf.predict_proba(probe))
+    # A warm start codes the cells by the released list: the new trees learn the same classes.
+    clf.set_params(n_estimators=20).fit(X, y)
+    second = clf.predict_proba(probe)[:, 1]
+    assert (second[[1, 3]] > first[[1, 3]]).all() and (second[[0, 2]] < first[[0, 2]]).all()
+
+
+@pytest.mark.parametrize("missing", [None, pd.NA, np.nan, float("nan")])
+def test_a_missing_cell_is_not_the_text_of_a_missing_value(missing):
+    # The text of None is 'None': a released 'None' string must not code a missing cell.
+    n = 800
+    X = pd.DataFrame({"x": np.zeros(n), "c": pd.Series(["None", "<NA>", "nan", "a"] * (n // 4),
+                                                       dtype=object)})
+    clf = DPGBRegressor(epsilon=50.0, feature_bounds={"x": (-1, 1)}, target_bounds=(0, 1),
+                        categorical_features=["c"], categories="private", n_estimators=2,
+                        n_jobs=1, random_state=0).fit(X, np.zeros(n))
+    assert list(clf.categories_[1]) == ["<NA>", "None", "a", "nan"]
+    from dpboost._validation import encode_categorical, released_category_columns
+
+    typed = released_category_columns(clf.categories, clf.categories_, ["x", "c"])
+    codes = encode_categorical(pd.DataFrame({"x": [0.0], "c": [missing]}, dtype=object),
+                               clf.categories_, typed)
+    assert np.isnan(codes.iloc[0, 1])

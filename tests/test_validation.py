@@ -534,3 +534,14 @@ def test_feature_bounds_by_column_name():
                           ({7: (0, 1)}, r"key 7 is neither a column name nor an index")]:
         with pytest.raises(ValueError, match=match):
             DPGBClassifier(feature_bounds=bounds, **params).fit(frame, y)
+
+
+@pytest.mark.parametrize("estimator", [DPGBClassifier(classes=[0, 1], feature_bounds=(-1, 1)),
+                                       DPGBRegressor(target_bounds=(0, 1), feature_bounds=(-1, 1))])
+def test_a_length_mismatch_quotes_no_record_count(estimator):
+    # scikit-learn's message quotes both lengths ("inconsistent numbers of samples: [1234,
+    # 1233]"): the number of records is not public.
+    X, y = np.zeros((1234, 2)), np.zeros(1233, dtype=int)
+    with pytest.raises(ValueError, match="same number of records") as raised:
+        estimator.fit(X, y)
+    assert not any(str(n) in str(raised.value) for n in (1234, 1233))

@@ -20,6 +20,7 @@ from ._common import (
     G_H_DTYPE,
     boundary_feature,
     boundary_index,
+    category_key,
     threads_for,
 )
 from ._histogram import all_rows_histograms
@@ -336,7 +337,8 @@ def private_categories(records, observed, release, noise, ledger):
     sizes = [observed[j].size for j in columns]
     counts = records.reduce(category_counts, columns, sizes)
     keys = np.empty(counts.size, dtype=object)
-    keys[:] = [(j, v) for j in columns for v in observed[j]]
+    # A value's identity is its type and text (one spelling, one count), as the cells were coded.
+    keys[:] = [(j, *category_key(v)) for j in columns for v in observed[j]]
     # Only values some record holds are candidates: a count of 0 is not the data's value.
     present = counts > 0
     kept = np.zeros(counts.size, dtype=bool)

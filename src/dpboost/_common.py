@@ -1,4 +1,4 @@
-"""Dtypes shared by every kernel, with the reason for each.
+"""Dtypes shared by every kernel, with the reason for each, and the identity of a category value.
 
 Kernels and the Python layer agree on these so that no array is copied or cast on the hot path.
 """
@@ -90,3 +90,30 @@ def threads_for(work, n_threads):
     milliseconds on a busy machine) would cost more than it saves, and where the kernel's
     parallel loop, slow to compile, is not needed at all. Never changes a result."""
     return n_threads if work >= PARALLEL_MIN_WORK else 1
+
+
+#: The types a released category keeps; a cell of any other type (a Decimal, a timestamp, a
+#: date, ...) stands in a private list for its text.
+_KEPT_TYPES = (str, bool, int, float)
+
+
+def category_value(cell):
+    """The value a cell of a private categorical column stands for: a ``str``, ``bool``,
+    ``int`` or ``float`` (a numpy scalar as its Python value, any other object as its text).
+
+    Two cells of equal :func:`category_key` give identical values (same type, same bits), so a
+    released list shows nothing of which record held a value: ``Decimal('1.0')`` and
+    ``Decimal('1.00')``, ``0.0`` and ``-0.0``, or one instant in two time zones are different
+    values, each with its own count.
+    """
+    if isinstance(cell, np.generic):
+        cell = cell.item()
+    return cell if type(cell) in _KEPT_TYPES else str(cell)
+
+
+def category_key(cell):
+    """The identity of a private category: the type and the exact text of
+    :func:`category_value` (``1``, ``1.0``, ``True`` and ``"1"`` are four values). The same key
+    codes the cells at ``fit``, at ``predict`` and at a ``warm_start`` fit."""
+    value = category_value(cell)
+    return type(value).__name__, str(value)

@@ -32,12 +32,12 @@ from ._validation import (
     fit_inputs,
     n_threads,
     planned_shape,
+    released_category_columns,
     resolve_params,
     schema_width,
     warm_start_inputs,
     warm_start_params,
 )
-
 
 #: The estimator's own class in annotations (``fit`` returns ``self``).
 _Self = TypeVar("_Self", bound="_BaseDPGB")
@@ -289,7 +289,9 @@ class _BaseDPGB(BaseEstimator):
     def _binned(self, X):
         """``X`` checked against the fit and binned on its grid (row-major)."""
         check_is_fitted(self)
-        X = validate_data(self, cells_as_numbers(X, self.categories_), dtype=np.float64,
+        columns = getattr(self, "feature_names_in_", range(self.n_features_in_))
+        typed = released_category_columns(self.categories, self.categories_, columns)
+        X = validate_data(self, cells_as_numbers(X, self.categories_, typed), dtype=np.float64,
                           ensure_all_finite=False, reset=False)
         return self._forest.binner.transform(X, order="C")
 

@@ -20,10 +20,10 @@ import numba
 import numpy as np
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.multiclass import check_classification_targets
-from sklearn.utils.validation import check_consistent_length, column_or_1d, validate_data
+from sklearn.utils.validation import column_or_1d, validate_data
 
 from ._accountant import PrivacyAccountant
-from ._common import MAX_BINS, float32_at_most
+from ._common import MAX_BINS, category_key, category_value, float32_at_most
 from ._loss import scale_target
 from ._mechanisms import NoiseSource
 
@@ -329,8 +329,11 @@ def data_dependent(name, value):
 
 
 def warn_reproducible_noise(random_state):
-    """Warn that a seeded ``random_state`` (not None, not a noise source) makes noise predictable."""
-    if random_state is not None and not isinstance(random_state, NoiseSource):
+    """Warn that ``random_state`` makes the noise predictable: anything but None or a
+    :class:`~dpboost._mechanisms.SecureNoise` on the operating system's randomness (a seed, a
+    Generator, a :class:`~dpboost._mechanisms.NumpyNoise`, a ``SecureNoise`` fed by another
+    word stream, a noise source of the user's: its words may be a seed's)."""
+    if random_state is not None and not getattr(random_state, "unpredictable", False):
         warnings.warn(
             "random_state is set: the noise is reproducible by anyone who knows the seed, so the "
             "model is not differentially private as released. Use random_state=None for "
@@ -417,7 +420,7 @@ def _column_index(columns, parameter="categorical_features"):
     return index_of
 
 
-def categorical_columns(X, categorical_features, categories=None):
+def categorical_columns(X, categorical_features, categories=None, feature_bounds=None):
     """Indices of the categorical columns, from the schema only (column names, dtypes, shape).
 
     Parameters
@@ -425,9 +428,12 @@ def categorical_columns(X, categorical_features, categories=None):
     X : array-like or pandas.DataFrame of shape (n_samples, n_features)
     categorical_features : None, "from_dtype", array-like of int, str or bool
         ``"from_dtype"``: the columns of a ``category``, object or string dtype (a polars
-        ``String``, ``Categorical`` or ``Enum`` after :func:`pandas_frame`), and the columns
-        ``categories`` names.
+        ``String``, ``Categorical`` or ``Enum`` after :func:`pandas_frame`) but those a
+        ``feature_bounds`` dict names (numeric whatever their dtype), and the columns
+        ``categories`` names (declared categorical, bounds or not).
     categories : dict or None, default=None
+    feature_bounds : dict, array-like, str or None, default=None
+        The estimator's parameter; only a dict's keys are read.
 
     Returns
     -------
@@ -442,12 +448,18 @@ def categorical_columns(X, categorical_features, categories=None):
         return []
     if isinstance(categorical_features, str) and categorical_features == "from_dtype":
         dtypes = getattr(X, "dtypes", None)
-        # Columns are looked up only when categories names some: an X of the wrong shape
-        # reaches validate_data and its usual message.
+        # Columns are looked up only when categories or feature_bounds name some: an X of the
+        # wrong shape reaches validate_data and its usual message.
         named = ({_column_index(_columns(X), "categories")(k) for k in categories}
                  if isinstance(categories, dict) else set())
+        # A bounded column is numeric whatever its dtype: one text cell (say 'unknown' in an
+        # age column) must not turn a column categorical, nor its values into a list. A column
+        # that categories names is declared categorical, as with explicit categorical_features.
+        bounded = ({_column_index(_columns(X), "feature_bounds")(k) for k in feature_bounds}
+                   if isinstance(feature_bounds, dict) else set())
         return sorted(named | {j for j, t in enumerate([] if dtypes is None else dtypes)
-                               if str(t) in ("category", "object") or str(t).startswith("str")})
+                               if (str(t) in ("category", "object") or str(t).startswith("str"))
+                               and j not in bounded})
     columns = _columns(X)
     keys = np.asarray(categorical_features)
     if keys.dtype == bool:
@@ -458,7 +470,7 @@ def categorical_columns(X, categorical_features, categories=None):
     return [_column_index(columns)(k) for k in keys.tolist()]
 
 
-def resolve_categorical(X, categorical_features, categories):
+def resolve_categorical(X, categorical_features, categories, feature_bounds=None):
     """Indices of the categorical columns and their category lists.
 
     Parameters
@@ -490,12 +502,12 @@ def resolve_categorical(X, categorical_features, categories):
         An unknown column name or index, a mask of the wrong length, or a column in
         ``categories`` that ``categorical_features`` does not declare.
     """
-    indices = categorical_columns(X, categorical_features, categories)
+    indices = categorical_columns(X, categorical_features, categories, feature_bounds)
     if not indices and not categories:
         return {}, []
     columns = _columns(X)
     index_of = _column_index(columns, "categories")
-    private = private_category_columns(X, categorical_features, categories)
+    private = private_category_columns(X, categorical_features, categories, feature_bounds)
     given = ({} if isinstance(categories, str) else
              {index_of(k): v for k, v in (categories or {}).items()})
     undeclared = sorted(set(given) - set(indices))
@@ -509,7 +521,7 @@ def resolve_categorical(X, categorical_features, categories):
         column = X.iloc[:, j] if hasattr(X, "iloc") else np.asarray(X, dtype=object)[:, j]
         if j in private:
             # PRIVATE: the values seen, read only by the fit's release of its list.
-            values = observed_values(column)
+            values = observed_values(column, typed=True)
         elif j in given:
             values = list(given[j])
         elif str(getattr(column, "dtype", "")) == "category":
@@ -518,13 +530,13 @@ def resolve_categorical(X, categorical_features, categories):
             values = list(column.cat.categories)
             from_data.append(str(columns[j]))
         else:
-            values = observed_values(column)
+            values = observed_values(column, typed=False)
             from_data.append(str(columns[j]))
         lists[j] = np.array(values, dtype=object)
     return lists, from_data
 
 
-def private_category_columns(X, categorical_features, categories):
+def private_category_columns(X, categorical_features, categories, feature_bounds=None):
     """Indices of the categorical columns whose category list the fit releases privately:
     every categorical column with ``categories="private"``, else those whose entry in the
     ``categories`` dict is ``"private"``. From the schema and the parameters only.
@@ -536,9 +548,35 @@ def private_category_columns(X, categorical_features, categories):
     if categorical_features is None or categories is None:
         return []
     if isinstance(categories, str):
-        return categorical_columns(X, categorical_features)
+        return categorical_columns(X, categorical_features, feature_bounds=feature_bounds)
     index_of = _column_index(_columns(X))
     return sorted(index_of(k) for k, v in categories.items()
+                  if isinstance(v, str) and v == "private")
+
+
+def released_category_columns(categories, lists, columns):
+    """The columns of ``lists`` whose category list a fit released privately (``categories``
+    is ``"private"``, or their entry in the ``categories`` dict is): their cells are coded by
+    :func:`category_key`. From the parameters and the column names only, so ``predict`` and a
+    ``warm_start`` fit find the columns of the first fit.
+
+    Parameters
+    ----------
+    categories : None, "private" or dict
+        The estimator's parameter.
+    lists : dict of int -> ndarray
+        The category lists, by column index.
+    columns : list
+        Column names (or positions) of X.
+
+    Returns
+    -------
+    columns : list of int
+    """
+    if isinstance(categories, str):
+        return sorted(lists)
+    index_of = _column_index(list(columns), "categories")
+    return sorted(index_of(k) for k, v in (categories or {}).items()
                   if isinstance(v, str) and v == "private")
 
 
@@ -553,27 +591,30 @@ def _is_value(cell):
         return False
 
 
-def observed_values(column):
-    """The distinct values a categorical column holds (:func:`_is_value`), told apart by type and
-    value, sorted by their text: the input of a private category list's release, never an
-    output.
+def observed_values(column, typed):
+    """The distinct values a categorical column holds (:func:`_is_value`), sorted by their text:
+    the input of a private category list's release (``typed``), or a list read from the data.
 
-    Equal values of different types (``1``, ``1.0``, ``True``) are distinct values, each with its
-    own count (:func:`encode_categorical` with ``typed``): merged, the one shown would be the
-    first a record holds, and whether ``True`` or ``1`` names the category would depend on one
-    record.
+    Parameters
+    ----------
+    column : iterable
+    typed : bool
+        Tell values apart by :func:`category_key` and return them as :func:`category_value`
+        (a private list: what a release may show is a function of the key alone); otherwise
+        by equality, as a public list matches cells.
 
     Returns
     -------
     values : list
     """
-    distinct = {_typed(v): v for v in column if _is_value(v)}
+    if typed:
+        distinct = {category_key(v): category_value(v) for v in column if _is_value(v)}
+    else:
+        distinct = {}
+        for v in column:
+            if _is_value(v):
+                distinct.setdefault(v, v)
     return sorted(distinct.values(), key=lambda v: (str(v), type(v).__qualname__, repr(v)))
-
-
-def _typed(value):
-    """A category's key that tells equal values of different types apart."""
-    return type(value), value
 
 
 def encode_categorical(X, lists, typed=()):
@@ -586,8 +627,9 @@ def encode_categorical(X, lists, typed=()):
     lists : dict of int -> ndarray, dtype=object
         From :func:`resolve_categorical`.
     typed : collection of int, default=()
-        Columns whose values match by type and value (:func:`observed_values`: the observed
-        values of a private list); the others by equality, as a released or public list.
+        The private columns (:func:`private_category_columns`): their cells match by
+        :func:`category_key`, at ``fit`` (the observed values), ``predict`` and ``warm_start``
+        (the released list) alike; the others by equality, as a public list.
 
     Returns
     -------
@@ -598,7 +640,9 @@ def encode_categorical(X, lists, typed=()):
     frame = hasattr(X, "iloc")
     X = X.copy() if frame else np.array(X, dtype=object)
     for j, values in lists.items():
-        key = _typed if j in typed else (lambda v: v)
+        # A missing cell (None, pandas' NA) has a text too: it must not name a category.
+        key = ((lambda v: category_key(v) if _is_value(v) else None) if j in typed
+               else (lambda v: v))
         lookup = {key(v): float(i) for i, v in enumerate(values)}
 
         def code(v, key=key, lookup=lookup):
@@ -659,10 +703,10 @@ class PublicInputs:
     observed_categories: dict = field(default_factory=dict)
 
 
-def public_categories(X, categorical_features, categories):
+def public_categories(X, categorical_features, categories, feature_bounds=None):
     """The category lists of a fit (:func:`resolve_categorical`), warning for any list read
     from the data."""
-    lists, from_data = resolve_categorical(X, categorical_features, categories)
+    lists, from_data = resolve_categorical(X, categorical_features, categories, feature_bounds)
     if from_data:
         data_dependent("categories (of " + ", ".join(from_data) + ")", None)
     return lists, tuple(f"categories[{c}]" for c in from_data)
@@ -1028,6 +1072,15 @@ def record_weights(sample_weight, sample_weight_bound, class_weight, class_codes
     return np.clip(weights.astype(np.float32), 0.0, float32_at_most(weight_bound))
 
 
+def check_same_length(X, y):
+    """Raise ValueError unless ``X`` and ``y`` hold the same number of records; the message
+    quotes neither count (the number of records is not public), unlike scikit-learn's
+    ``check_consistent_length``."""
+    if len(X) != len(y):
+        raise ValueError("X and y must have the same number of records (one row of X per "
+                         "label); the lengths differ.")
+
+
 def check_sample_weight(sample_weight, n_samples):
     """``sample_weight`` as a 1-d array of ``n_samples`` cells (any dtype: :func:`record_weights`
     reads them), or None. Raises ValueError for another shape: a fact of the schema."""
@@ -1191,20 +1244,21 @@ def fit_inputs(estimator, X, y, sample_weight=None, weight_bound=None, previous=
         Facts of the parameters and the schema only (see the estimators' ``fit``).
     """
     warn_reproducible_noise(estimator.random_state)
-    X = X_in = pandas_frame(X)
+    X = pandas_frame(X)
     if previous is None:
         lists, derived = public_categories(X, estimator.categorical_features,
-                                           estimator.categories)
-        private = private_category_columns(X_in, estimator.categorical_features,
-                                           estimator.categories)
+                                           estimator.categories, estimator.feature_bounds)
     else:
-        lists, derived, private = previous.categories, (), ()
+        lists, derived = previous.categories, ()
+    typed = released_category_columns(estimator.categories, lists, _columns(X))
+    # A warm start codes the cells by its released lists: nothing is released again.
+    private = typed if previous is None else ()
     # An empty training set is a dataset like any other (its neighbour holds one record):
     # fit releases noise only, never raises for it.
-    X = validate_data(estimator, cells_as_numbers(X, lists, typed=private), dtype=np.float64,
+    X = validate_data(estimator, cells_as_numbers(X, lists, typed=typed), dtype=np.float64,
                       ensure_all_finite=False, ensure_min_samples=0, reset=previous is None)
     y = column_or_1d(y, warn=True)
-    check_consistent_length(X, y)
+    check_same_length(X, y)
     sample_weight = check_sample_weight(sample_weight, X.shape[0])
     # Records outside the data domain (a label outside the public classes, a missing target)
     # are left out, each by its own value: a per-record decision.
@@ -1333,6 +1387,7 @@ def planned_shape(estimator, X):
     n_features = X.shape[1]
     return (n_outputs,
             n_features - len(set(categorical_columns(X, estimator.categorical_features,
-                                                     estimator.categories))),
+                                                     estimator.categories,
+                                                     estimator.feature_bounds))),
             len(private_category_columns(X, estimator.categorical_features,
-                                         estimator.categories)))
+                                         estimator.categories, estimator.feature_bounds)))

@@ -260,7 +260,7 @@ class _DaskFit:
                                  f"'private' where offered); reading them off the data would "
                                  "take a non-private pass over the cluster.")
         if private_category_columns(self._schema(X), self.categorical_features,
-                                    self.categories):
+                                    self.categories, self.feature_bounds):
             # The values seen would need a pass over the cluster that merges value sets, which
             # the record sets' float64 sums do not do yet.
             raise ValueError(f"categories='private' is not supported by {type(self).__name__} "
