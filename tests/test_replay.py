@@ -323,6 +323,44 @@ def test_replay_warm_start(config):
     assert len({e.fit for e in result.estimator_d.privacy_ledger_}) == 2
 
 
+# -- model files ---------------------------------------------------------------------------------
+
+def _through_model_files(make_estimator):
+    """``make_estimator`` whose ``fit`` fits 3 stages, writes the model to JSON and reads it
+    back, adds 2 stages to the model read back (``warm_start``), and ends as that model written
+    and read again: everything a model file carries between fits is compared on D and D'."""
+    def make(noise):
+        est = make_estimator(noise).set_params(warm_start=True, n_estimators=3)
+        cls = type(est)
+
+        def fit(*data):
+            del est.fit  # the estimator's own fit: nothing of the wrapper stays on it
+            est.fit(*data)
+            loaded = cls.from_json(est.to_json())
+            loaded.set_params(random_state=noise, warm_start=True, n_estimators=5).fit(*data)
+            final = cls.from_json(loaded.to_json())
+            vars(est).clear()
+            vars(est).update(vars(final))
+            return est
+
+        est.fit = fit
+        return est
+    return make
+
+
+MODEL_FILE_CONFIGS = FAST[2::7] + DEFAULTS[:1]
+
+
+@pytest.mark.parametrize("config", MODEL_FILE_CONFIGS,
+                         ids=[config_id(c) if c in FAST else f"{c['task']}-default"
+                              for c in MODEL_FILE_CONFIGS])
+def test_replay_through_model_files(config):
+    D, D_prime = neighbours(config["task"], config["data"], config["features"], config["label"])
+    result = replay(_through_model_files(estimator_factory(config)), D, D_prime,
+                    probe=probe_set(config["data"]), extra_coin=config["coin"])
+    assert result.estimator_d._forest.n_stages == 5
+
+
 # -- the harness can fail ------------------------------------------------------------------------
 
 def _pure_data(n=200):
@@ -511,8 +549,9 @@ def test_replay_noise_returns_the_recorded_outputs_and_the_extra_coin():
 def _search(noise, validation_fraction):
     from dpboost import PrivateSearchCV
 
+    # verbose and diagnostics: whatever the search prints or warns is compared on D and D'.
     base = DPGBClassifier(classes=[0, 1], feature_bounds=[(-1.0, 1.0)] * 3, n_estimators=4,
-                          learning_rate=0.3, n_jobs=1)
+                          learning_rate=0.3, n_jobs=1, verbose=1, diagnostics=True)
     return PrivateSearchCV(base, {"max_depth": [1, 2], "l2_regularization": [1.0, 10.0]},
                            epsilon=2.0, n_trials=3, validation_fraction=validation_fraction,
                            random_state=noise)
@@ -532,10 +571,14 @@ def test_private_search_replays_on_neighbouring_datasets(validation_fraction, co
     D, D_prime = neighbours("binary-logistic", "numeric", "far", "high")
     probe = probe_set("numeric")
     recording = RecordingNoise(3)
-    search_d = _search(recording, validation_fraction).fit(*D)
+    search_d, warnings_d, stdout_d = _fit(lambda noise: _search(noise, validation_fraction),
+                                          recording, *D)
     replaying = ReplayNoise(recording.calls, coin)
-    search_dp = _search(replaying, validation_fraction).fit(*D_prime)
+    search_dp, warnings_dp, stdout_dp = _fit(lambda noise: _search(noise, validation_fraction),
+                                             replaying, *D_prime)
     assert len(replaying.calls) == len(recording.calls)
+    assert (warnings_d, stdout_d) == (warnings_dp, stdout_dp)
+    assert stdout_d.startswith("[dpboost]")
     # K, the trials' settings, their fits' releases and the noisy scores: each within its
     # declared sensitivity (the score sums of 1 - Brier, sensitivity 1)
     assert check_sensitivities(recording.calls, replaying.calls) == []

@@ -4,19 +4,27 @@ Reads and writes a :class:`~dpboost._predictor.Forest`, the fitted public attrib
 ledger; never a statistic of the training data (docs/privacy.md, rule 4).
 """
 
+import dataclasses
 import json
+import sys
+from datetime import date, datetime
+from decimal import Decimal
 
 import numpy as np
+from sklearn.base import ClassifierMixin
+from sklearn.utils._param_validation import validate_parameter_constraints
 
 from ._accounting import LedgerEntry
 from ._binning import BoundsBinner
+from ._common import MAX_BINS, n_internal_nodes
 from ._predictor import Forest
+from ._validation import check_n_jobs
 
 #: Version of the JSON model format written by :func:`model_to_json`.
 FORMAT_VERSION = 1
 
-#: Fitted public attributes stored as lists, with the dtype they are rebuilt with.
-_ARRAYS = {"feature_bounds_": np.float64, "feature_names_in_": object, "classes_": None}
+#: Fitted public attributes stored as lists.
+_ARRAYS = ("feature_bounds_", "feature_names_in_", "classes_")
 
 
 #: The fitted public attributes a model's JSON holds (those of them the estimator has).
@@ -55,7 +63,9 @@ def model_to_json(estimator_name, params, fitted, forest, ledger):
     for key in ("categories", "feature_bounds", "monotonic_cst"):
         if isinstance(params.get(key), dict):
             # JSON objects only have string keys: keep (key, list) pairs so int keys survive.
-            params[key] = {"pairs": [[k, np.asarray(v).tolist()] for k, v in params[key].items()]}
+            # Object arrays keep each category value's type (a str array would not).
+            params[key] = {"pairs": [[k, np.asarray(v, dtype=object).tolist()]
+                                     for k, v in params[key].items()]}
     stored = {name: (np.asarray(value).tolist() if name in _ARRAYS else value)
               for name, value in fitted.items()}
     stored["categories_"] = [[j, v.tolist()] for j, v in fitted["categories_"].items()]
@@ -80,18 +90,65 @@ def model_to_json(estimator_name, params, fitted, forest, ledger):
         stored["bin_thresholds"] = forest.binner.custom_thresholds.tolist()
     return json.dumps({"format": "dpboost", "version": FORMAT_VERSION,
                        "dpboost_version": __version__, "estimator": estimator_name,
-                       "params": params, "fitted": stored}, default=_numpy_scalar)
+                       "params": params, "fitted": stored}, default=_json_scalar)
 
 
-def _numpy_scalar(value):
-    """JSON form of numpy scalars (category labels read by pandas are often numpy ints)."""
+def _tagged_types():
+    """The types written as ``{tag: str(value)}``, by tag, a subclass before its base (a pandas
+    Timestamp is a datetime, a datetime a date)."""
+    pandas = sys.modules.get("pandas")  # a Timestamp exists only once pandas is imported
+    return {"Decimal": Decimal, "datetime64": np.datetime64,
+            "Timestamp": () if pandas is None else pandas.Timestamp, "datetime": datetime,
+            "date": date}
+
+
+def _json_scalar(value):
+    """JSON form of a value JSON has no type for (category values and labels keep the type of
+    a column's cells): a Decimal, a numpy datetime64, a pandas Timestamp, a datetime or a date
+    as ``{type name: str(value)}``, which :func:`_read_value` parses back to the same type and
+    text (``Decimal("1.00")`` stays ``Decimal("1.00")``, a timestamp keeps its nanoseconds and
+    UTC offset); any other numpy scalar as its Python value."""
+    for tag, kind in _tagged_types().items():
+        if isinstance(value, kind):
+            return {tag: str(value)}
     if isinstance(value, np.generic):
         return value.item()
-    raise TypeError(f"{type(value).__name__} is not JSON serialisable")
+    raise TypeError(f"{type(value).__name__} value {value!r} cannot be written to a model file "
+                    f"(JSON values, numpy scalars and {', '.join(_tagged_types())} can)")
+
+
+def _timestamp(text):
+    """A pandas Timestamp of :func:`_json_scalar`'s text."""
+    try:
+        import pandas
+    except ImportError:
+        raise ValueError("a Timestamp value needs pandas installed") from None
+    return pandas.Timestamp(text)
+
+
+#: The parser of each tag of :func:`_json_scalar`.
+_PARSERS = {"Decimal": Decimal, "datetime64": np.datetime64, "Timestamp": _timestamp,
+            "datetime": datetime.fromisoformat, "date": date.fromisoformat}
+
+#: Numpy dtype kinds that JSON lists of each target kind may hold: JSON integers for integer
+#: arrays, any JSON number for float arrays, true/false for boolean arrays.
+_KINDS = {"i": "iu", "u": "iu", "f": "iuf", "b": "b"}
 
 
 def model_from_json(text, estimator_name):
-    """Read :func:`model_to_json` output.
+    """Read :func:`model_to_json` output, checking every field before it is used.
+
+    A model file is untrusted input, and the prediction kernel reads the forest's arrays
+    without bounds checks (:meth:`~dpboost._predictor.Forest.check`): the document's structure,
+    the parameters (the estimator's constraints), the fitted attributes (shapes, ranges, finite
+    values, categories and bounds consistent with ``n_features_in_``), the ledger's entries and
+    the forest (trees per output, depth, feature and bin indices, leaf values) are all checked
+    on load, once.
+
+    Parameters
+    ----------
+    text : str
+    estimator_name : {"DPGBClassifier", "DPGBRegressor"}
 
     Returns
     -------
@@ -103,41 +160,287 @@ def model_from_json(text, estimator_name):
     Raises
     ------
     ValueError
-        Not a dpboost model, another estimator class, or an unknown format version.
+        "model file: " and what is wrong, naming the field, its value and the rule: text that
+        is not JSON, not a dpboost model, another estimator class, an unknown format version, a
+        missing field, or a field of the wrong type, shape or range.
     """
-    doc = json.loads(text)
-    if doc.get("format") != "dpboost" or doc.get("version") != FORMAT_VERSION:
-        raise ValueError(f"not a dpboost model of format version {FORMAT_VERSION}: "
-                         f"format={doc.get('format')!r}, version={doc.get('version')!r}")
-    if doc["estimator"] != estimator_name:
-        raise ValueError(f"the JSON holds a {doc['estimator']}, not a {estimator_name}")
-    params = doc["params"]
+    try:
+        return _read_model(text, estimator_name)
+    except ValueError as error:
+        raise ValueError(f"model file: {error}") from None
+
+
+def _read_model(text, estimator_name):
+    """:func:`model_from_json`, its errors without the prefix."""
+    try:
+        doc = json.loads(text)
+    except RecursionError:
+        raise ValueError("not JSON text (nested too deeply)") from None
+    except ValueError as error:  # JSONDecodeError, or an integer of too many digits
+        raise ValueError(f"not JSON text ({error})") from None
+    if (not isinstance(doc, dict) or doc.get("format") != "dpboost"
+            or doc.get("version") != FORMAT_VERSION):
+        found = (f"format={_shown(doc.get('format'))}, version={_shown(doc.get('version'))}"
+                 if isinstance(doc, dict) else f"a JSON {type(doc).__name__}")
+        raise ValueError(f"not a dpboost model of format version {FORMAT_VERSION}: {found}")
+    if doc.get("estimator") != estimator_name:
+        raise ValueError(f"the file holds a {_shown(doc.get('estimator'))}, not a "
+                         f"{estimator_name}")
+    from . import _estimators  # which imports this module
+
+    estimator_class = getattr(_estimators, estimator_name)
+    params, resolved = _read_params(_get(doc, "params", dict, "the model"), estimator_class)
+    f = _get(doc, "fitted", dict, "the model")
+    fitted = _read_fitted(f, issubclass(estimator_class, ClassifierMixin))
+    return params, fitted, _read_forest(f, fitted, resolved)
+
+
+def _read_params(stored, estimator_class):
+    """The stored parameters, and with the defaults of those not stored, both checked against
+    the estimator's constraints (prediction reads ``loss`` and ``n_jobs``, the forest's shape
+    ``max_depth`` and ``n_estimators``)."""
+    defaults = estimator_class().get_params(deep=False)
+    unknown = sorted(set(stored) - set(defaults))
+    if unknown:
+        raise ValueError(f"params holds {unknown}, not parameters of {estimator_class.__name__}")
+    params = dict(stored)
     for key in ("categories", "feature_bounds", "monotonic_cst"):
         if isinstance(params.get(key), dict):
-            params[key] = {k: v for k, v in params[key]["pairs"]}
+            params[key] = _read_pairs(params[key], f"params.{key}")
         elif key == "categories" and isinstance(params.get(key), list):  # first writers: pairs
-            params[key] = {k: v for k, v in params[key]}
-    f = doc["fitted"]
-    fitted = {name: f[name] for name in ("n_features_in_", "privacy_spent_")}
-    for name, dtype in _ARRAYS.items():
-        if name in f:
-            fitted[name] = np.array(f[name], dtype=dtype)
-    fitted["categories_"] = {j: np.array(v, dtype=object) for j, v in f.get("categories_", [])}
-    if "target_bounds_" in f:
-        fitted["target_bounds_"] = tuple(f["target_bounds_"])
-    fitted["privacy_ledger_"] = [LedgerEntry(**{"fit": f.get("fit_id", ""), **e})
-                                 for e in f["privacy_ledger_"]]
+            params[key] = _read_pairs({"pairs": params[key]}, f"params.{key}")
+    if isinstance(params.get("categories"), dict):
+        params["categories"] = {
+            k: v if isinstance(v, str) else _read_values(v, f"params.categories[{k!r}]")
+            for k, v in params["categories"].items()}
+    if isinstance(params.get("classes"), list):
+        params["classes"] = _read_values(params["classes"], "params.classes")
+    resolved = {**defaults, **params}
+    try:
+        validate_parameter_constraints(estimator_class._parameter_constraints, resolved,
+                                       caller_name=estimator_class.__name__)
+        check_n_jobs(resolved["n_jobs"], 1)
+    except ValueError as error:
+        raise ValueError(f"params: {error}") from None
+    return params, resolved
+
+
+def _read_pairs(value, name):
+    """A dict written as ``{"pairs": [[key, value], ...]}`` (column names or indices as keys)."""
+    pairs = value.get("pairs") if set(value) == {"pairs"} else None
+    if not (isinstance(pairs, list) and all(isinstance(p, list) and len(p) == 2
+                                            and isinstance(p[0], (str, int)) for p in pairs)):
+        raise ValueError(f"{name} holds {_shown(value)}, must be "
+                         "{\"pairs\": [[column, value], ...]}")
+    return {k: v for k, v in pairs}
+
+
+def _read_fitted(f, classifier):
+    """The fitted public attributes of ``fitted``: ``n_features_in_`` and everything sized by
+    it, the target (``classes_`` or ``target_bounds_``), the spend and the ledger."""
+    n_features = _integer(_get(f, "n_features_in_"), "n_features_in_", 1)
+    bounds = _array(_get(f, "feature_bounds_"), "feature_bounds_", np.float64, 2)
+    if bounds.shape != (n_features, 2):
+        raise ValueError(f"feature_bounds_ has shape {bounds.shape}, must be "
+                         f"(n_features_in_, 2) = ({n_features}, 2)")
+    with np.errstate(over="ignore"):
+        valid = (np.isfinite(bounds[:, 1] - bounds[:, 0]) & (bounds[:, 0] < bounds[:, 1]))
+    if not valid.all():
+        j = int(np.argmin(valid))
+        raise ValueError(f"feature_bounds_[{j}] holds {bounds[j].tolist()}, must be finite with "
+                         "lower < upper")
+    fitted = {"n_features_in_": n_features, "feature_bounds_": bounds}
+    if "feature_names_in_" in f:
+        names = f["feature_names_in_"]
+        if not (isinstance(names, list) and len(names) == n_features
+                and all(isinstance(name, str) for name in names)
+                and len(set(names)) == n_features):
+            raise ValueError(f"feature_names_in_ holds {_shown(names)}, must be a list of "
+                             f"n_features_in_={n_features} distinct strings")
+        fitted["feature_names_in_"] = np.array(names, dtype=object)
+    if classifier:
+        classes = _read_values(_get(f, "classes_"), "classes_")
+        if len(classes) < 2 or len(set(classes)) < len(classes):
+            raise ValueError(f"classes_ holds {_shown(classes)}, must be at least two distinct "
+                             "labels")
+        fitted["classes_"] = np.array(classes)
+    else:
+        target = _array(_get(f, "target_bounds_"), "target_bounds_", np.float64, 1)
+        with np.errstate(over="ignore"):
+            if target.shape != (2,) or not (target[0] < target[1]
+                                            and np.isfinite(target[1] - target[0])):
+                raise ValueError(f"target_bounds_ holds {target.tolist()}, must be (lower, "
+                                 "upper), finite with lower < upper")
+        fitted["target_bounds_"] = (float(target[0]), float(target[1]))
+    fitted["categories_"] = _read_categories(_get(f, "categories_", list), bounds)
+    fitted["privacy_spent_"] = _number(_get(f, "privacy_spent_"), "privacy_spent_")
+    fit_id = f.get("fit_id", "")
+    if not isinstance(fit_id, str):
+        raise ValueError(f"fit_id holds {_shown(fit_id)}, must be a string")
+    fitted["privacy_ledger_"] = [_read_entry(e, f"privacy_ledger_[{i}]", fit_id)
+                                 for i, e in enumerate(_get(f, "privacy_ledger_", list))]
+    return fitted
+
+
+def _read_categories(pairs, bounds):
+    """``categories_`` from its ``[feature, values]`` pairs: distinct features of the model,
+    each binned on ``(-0.5, n_categories - 0.5)`` (one bin at least; ``_boosting``)."""
+    categories = {}
+    for i, pair in enumerate(pairs):
+        if not (isinstance(pair, list) and len(pair) == 2):
+            raise ValueError(f"categories_[{i}] holds {_shown(pair)}, must be a pair "
+                             "[feature, values]")
+        j = _integer(pair[0], f"categories_[{i}][0]", 0, bounds.shape[0] - 1)
+        if j in categories:
+            raise ValueError(f"categories_[{i}] repeats feature {j}")
+        values = _read_values(pair[1], f"categories_[{i}][1]")
+        expected = [-0.5, max(len(values), 1) - 0.5]
+        if bounds[j].tolist() != expected:
+            raise ValueError(f"feature_bounds_[{j}] holds {bounds[j].tolist()}, must be "
+                             f"{expected} for the {len(values)} categories of feature {j}")
+        categories[j] = np.array(values, dtype=object)
+    return categories
+
+
+def _read_entry(entry, name, fit_id):
+    """A :class:`LedgerEntry` of a stored one: its fields, each of its type, and the fit's
+    identifier unless the entry has its own."""
+    if not isinstance(entry, dict):
+        raise ValueError(f"{name} holds {_shown(entry)}, must be an object")
+    fields = {field.name: field for field in dataclasses.fields(LedgerEntry)}
+    unknown = sorted(set(entry) - set(fields))
+    if unknown:
+        raise ValueError(f"{name} holds {unknown}, not fields of a ledger entry")
+    values = {"fit": fit_id}
+    for field in fields.values():
+        if field.name in entry:
+            values[field.name] = _read_field(entry[field.name], f"{name}.{field.name}",
+                                             getattr(field.type, "__name__", field.type))
+        elif field.default is dataclasses.MISSING:
+            raise ValueError(f"{name} has no field {field.name!r}")
+    return LedgerEntry(**values)
+
+
+def _read_field(value, name, kind):
+    """A ledger entry's field of type ``kind``: a float is a cost, scale, rate or threshold
+    (a number >= 0, inf allowed); an int an index (of any sign: -1 is "no tree")."""
+    if kind == "float":
+        return _number(value, name)
+    if kind == "int":
+        return _integer(value, name)
+    if not isinstance(value, {"str": str, "bool": bool}[kind]):
+        raise ValueError(f"{name} holds {_shown(value)}, must be a {kind}")
+    return value
+
+
+def _read_forest(f, fitted, params):
+    """The forest of ``fitted``, checked (:meth:`Forest.check`) against the model's features,
+    outputs (classes), ``max_depth`` and ``n_estimators`` (unless "auto")."""
+    split_feature = _array(_get(f, "split_feature"), "split_feature", np.int32, 2)
+    n_internal = n_internal_nodes(params["max_depth"])
+    if split_feature.shape[1] != n_internal:
+        raise ValueError(f"split_feature holds trees of {split_feature.shape[1]} internal "
+                         f"nodes, must be 2**max_depth - 1 = {n_internal}")
+    n_outputs = _n_outputs(fitted)
+    n_stages = (split_feature.shape[0] // n_outputs if params["n_estimators"] == "auto"
+                else params["n_estimators"])
     # Files of the first writers hold no bin_codes when the grid had max_bins bins.
-    binner = BoundsBinner(fitted["feature_bounds_"], f.get("bin_codes", params["max_bins"]),
-                          f.get("bin_thresholds"))
-    split_feature = np.array(f["split_feature"], dtype=np.int32)
-    forest = Forest(split_feature, np.array(f["split_bin"], dtype=np.uint8),
-                    np.array(f["missing_left"], dtype=np.bool_),
-                    np.array(f["leaf_value"], dtype=np.float64), binner,
-                    split_feature.shape[0] // _n_outputs(fitted),
-                    None if "leaf_statistics" not in f
-                    else np.array(f["leaf_statistics"], dtype=np.float64))
-    return params, fitted, forest
+    n_bins = _integer(f.get("bin_codes", params["max_bins"]), "bin_codes", 2, MAX_BINS)
+    thresholds = (None if "bin_thresholds" not in f
+                  else _array(f["bin_thresholds"], "bin_thresholds", np.float64, 2))
+    leaf_statistics = (None if "leaf_statistics" not in f
+                       else _array(f["leaf_statistics"], "leaf_statistics", np.float64, 3))
+    forest = Forest(split_feature, _array(_get(f, "split_bin"), "split_bin", np.uint8, 2),
+                    _array(_get(f, "missing_left"), "missing_left", np.bool_, 2),
+                    _array(_get(f, "leaf_value"), "leaf_value", np.float64, 2),
+                    BoundsBinner(fitted["feature_bounds_"], n_bins, thresholds), n_stages,
+                    leaf_statistics)
+    forest.check(fitted["n_features_in_"], n_outputs)
+    return forest
+
+
+def _get(mapping, key, kind=object, where="fitted"):
+    """``mapping[key]``, which must be a ``kind``."""
+    if key not in mapping:
+        raise ValueError(f"{where} has no field {key!r}")
+    if not isinstance(mapping[key], kind):
+        raise ValueError(f"{key} holds {_shown(mapping[key])}, must be a JSON "
+                         f"{'object' if kind is dict else 'array'}")
+    return mapping[key]
+
+
+def _integer(value, name, low=None, high=None):
+    """``value``, which must be a JSON integer in ``[low, high]`` (None: unbounded)."""
+    if (isinstance(value, bool) or not isinstance(value, int)
+            or (low is not None and value < low) or (high is not None and value > high)):
+        raise ValueError(f"{name} holds {_shown(value)}, must be an integer in "
+                         f"[{'-inf' if low is None else low}, {'inf' if high is None else high}]")
+    return value
+
+
+def _number(value, name):
+    """``value`` as a float: a JSON number >= 0, not NaN (inf allowed)."""
+    try:
+        number = (float(value) if isinstance(value, (int, float)) and not isinstance(value, bool)
+                  else np.nan)
+    except OverflowError:  # an integer beyond float64
+        number = np.nan
+    if not number >= 0:
+        raise ValueError(f"{name} holds {_shown(value)}, must be a number >= 0")
+    return number
+
+
+def _array(value, name, dtype, ndim):
+    """``value`` (nested JSON lists) as an array of ``dtype``, refused unless rectangular of
+    ``ndim`` dimensions with every element a JSON value of the dtype's kind that ``dtype``
+    holds exactly (numpy would cast ``"3"``, ``1.5`` or ``2**40`` to int32 without a word)."""
+    dtype = np.dtype(dtype)
+    what = {"i": "integers", "u": "integers", "f": "numbers", "b": "booleans"}[dtype.kind]
+    try:
+        array = np.array(value)
+    except ValueError:  # ragged lists
+        array = None
+    if (array is None or array.ndim != ndim
+            or (array.size and array.dtype.kind not in _KINDS[dtype.kind])):
+        raise ValueError(f"{name} must be a {ndim}-D array (lists of equal lengths) of {what}")
+    if array.size and dtype.kind in "iu":
+        info = np.iinfo(dtype)
+        outside = np.argwhere((array < info.min) | (array > info.max))
+        if outside.size:
+            where = tuple(int(i) for i in outside[0])
+            raise ValueError(f"{name}{list(where)} holds {array[where]}, must be in "
+                             f"[{info.min}, {info.max}] ({dtype})")
+    return array.astype(dtype)
+
+
+def _read_values(value, name):
+    """Category values or class labels: a list of JSON strings, numbers and booleans, and
+    ``{tag: text}`` of :func:`_json_scalar`."""
+    if not isinstance(value, list):
+        raise ValueError(f"{name} holds {_shown(value)}, must be a list of values")
+    return [_read_value(v, f"{name}[{i}]") for i, v in enumerate(value)]
+
+
+def _read_value(value, name):
+    """One value of :func:`_read_values`."""
+    if isinstance(value, (str, int, float)):  # bool is an int
+        return value
+    if isinstance(value, dict) and len(value) == 1:
+        ((tag, text),) = value.items()
+        if tag in _PARSERS and isinstance(text, str):
+            try:
+                return _PARSERS[tag](text)
+            except (ValueError, ArithmeticError) as error:  # decimal.InvalidOperation
+                raise ValueError(f"{name} holds {_shown(text)}, not the text of a {tag} "
+                                 f"({error})") from None
+    raise ValueError(f"{name} holds {_shown(value)}, must be a string, a number, a boolean or "
+                     f"{{type: text}} of a {', '.join(_PARSERS)}")
+
+
+def _shown(value, width=60):
+    """``repr(value)``, cut to ``width`` characters (a message quotes what a file holds)."""
+    text = repr(value)
+    return text if len(text) <= width else text[:width - 3] + "..."
 
 
 def _n_outputs(fitted):

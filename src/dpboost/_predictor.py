@@ -11,7 +11,7 @@ import numpy as np
 from numba import njit, prange
 
 from ._binning import flat_layout
-from ._common import X_BINNED_DTYPE, n_internal_nodes
+from ._common import MAX_BINS, X_BINNED_DTYPE, n_internal_nodes
 
 
 @dataclass
@@ -61,6 +61,102 @@ class Forest:
     @property
     def n_outputs(self):
         return self.split_feature.shape[0] // self.n_stages
+
+    def check(self, n_features, n_outputs):
+        """Raise unless prediction on ``n_features`` columns reads inside every array.
+
+        The prediction kernel has no bounds checks (a check per node step would slow it), so a
+        forest from outside (a model file) is checked once, here: the layout's dtypes and
+        shapes (complete trees of one depth), ``n_outputs * n_stages`` trees, every
+        ``split_feature`` a column of ``X``, every ``split_bin`` a boundary of the grid, finite
+        leaf values whose sums stay finite, and a grid of ``binner.max_bins`` bins over
+        ``n_features`` features. Training builds forests that pass.
+
+        Parameters
+        ----------
+        n_features : int
+            Columns of the binned data (``n_features_in_``).
+        n_outputs : int
+            Trees per boosting stage.
+
+        Raises
+        ------
+        ValueError
+            Naming the array, the tree and node (where one value is wrong), the value and the
+            rule: ``split_feature[3, 0] holds 1073741824, must be in [0, n_features=4)``.
+        """
+        for name, dtype in (("split_feature", np.int32), ("split_bin", X_BINNED_DTYPE),
+                            ("missing_left", np.bool_)):
+            array = getattr(self, name)
+            if not isinstance(array, np.ndarray) or array.dtype != dtype or array.ndim != 2:
+                raise ValueError(f"{name} must be a 2-D array of {np.dtype(dtype)}")
+        n_trees, n_internal = self.split_feature.shape
+        if n_internal < 1 or n_internal & (n_internal + 1):
+            raise ValueError(f"split_feature holds trees of {n_internal} internal nodes, must be "
+                             "2**max_depth - 1 (complete trees) with max_depth >= 1")
+        shapes = {"split_bin": (n_trees, n_internal), "missing_left": (n_trees, n_internal),
+                  "leaf_value": (n_trees, n_internal + 1),
+                  "leaf_statistics": (n_trees, n_internal + 1, 2)}
+        for name, shape in shapes.items():
+            array = getattr(self, name)
+            if name.startswith("leaf") and (not isinstance(array, np.ndarray)
+                                            or array.dtype != np.float64):
+                raise ValueError(f"{name} must be an array of float64")
+            if array.shape != shape:
+                raise ValueError(f"{name} has shape {array.shape}, must be {shape} (the trees "
+                                 "and nodes of split_feature)")
+        if (not isinstance(self.n_stages, (int, np.integer)) or self.n_stages < 1
+                or n_trees != n_outputs * self.n_stages):
+            raise ValueError(f"{n_trees} trees, must be n_outputs * n_stages = {n_outputs} * "
+                             f"{self.n_stages} (a tree per output and boosting stage, at least "
+                             "one stage)")
+        max_bins = self.binner.max_bins
+        if not 2 <= max_bins <= MAX_BINS:
+            raise ValueError(f"the grid has max_bins={max_bins} bins, must be in [2, {MAX_BINS}]")
+        _check_range("split_feature", self.split_feature, 0, n_features,
+                     f"n_features={n_features}")
+        # Bins <= split_bin go left: a boundary of the grid is a bin below the last.
+        _check_range("split_bin", self.split_bin, 0, max_bins - 1,
+                     f"max_bins - 1 = {max_bins - 1}")
+        _check_finite("leaf_value", self.leaf_value)
+        with np.errstate(over="ignore"):
+            largest_score = np.abs(self.leaf_value).max(axis=1).sum()
+        if not np.isfinite(largest_score):
+            raise ValueError("leaf_value: the sum of a row's leaves over the trees overflows "
+                             "float64 (scores must be finite)")
+        # NaN: statistics not released (Laplace leaves); a release is finite.
+        _check_finite("leaf_statistics", self.leaf_statistics, nan=True)
+        self._check_grid(n_features)
+
+    def _check_grid(self, n_features):
+        """The binner's arrays: the bin kernels read ``n_features`` entries of each, and
+        ``max_bins - 1`` thresholds per feature."""
+        binner = self.binner
+        for name in ("lower", "upper"):
+            if getattr(binner, name).shape != (n_features,):
+                raise ValueError(f"the grid's {name} bounds have shape "
+                                 f"{getattr(binner, name).shape}, must be ({n_features},)")
+        thresholds = binner.custom_thresholds
+        if thresholds is None:
+            return
+        shape = (n_features, binner.max_bins - 1)
+        if thresholds.shape != shape:
+            raise ValueError(f"bin_thresholds has shape {thresholds.shape}, must be {shape} "
+                             "(n_features, max_bins - 1)")
+        _check_finite("bin_thresholds", thresholds)
+        decreasing = np.argwhere(np.diff(thresholds, axis=1) < 0)
+        if decreasing.size:
+            f, b = decreasing[0]
+            raise ValueError(f"bin_thresholds[{f}] decreases at {b + 1}: "
+                             f"{thresholds[f, b]} > {thresholds[f, b + 1]}; thresholds must "
+                             "be non-decreasing per feature")
+        outside = np.argwhere((thresholds < binner.lower[:, None])
+                              | (thresholds > binner.upper[:, None]))
+        if outside.size:
+            f, b = outside[0]
+            raise ValueError(f"bin_thresholds[{f}, {b}] holds {thresholds[f, b]}, must be "
+                             f"within feature {f}'s bounds [{binner.lower[f]}, "
+                             f"{binner.upper[f]}]")
 
     def set_tree(self, tree, split_feature, split_bin, missing_left, leaf_value,
                  leaf_statistics):
@@ -130,6 +226,23 @@ class Forest:
                 self.add_trees(X_binned, slice(k * self.n_stages + t, k * self.n_stages + t + 1),
                                n_threads, out[k])
             yield out.T.copy()
+
+
+def _check_range(name, array, low, high, rule):
+    """Raise naming the first element of ``array`` outside ``[low, high)``."""
+    outside = np.argwhere((array < low) | (array >= high))
+    if outside.size:
+        where = tuple(int(i) for i in outside[0])
+        raise ValueError(f"{name}{list(where)} holds {array[where]}, must be in [{low}, {rule})")
+
+
+def _check_finite(name, array, nan=False):
+    """Raise naming the first element of ``array`` that is infinite, or NaN unless ``nan``."""
+    bad = np.argwhere(np.isinf(array) if nan else ~np.isfinite(array))
+    if bad.size:
+        where = tuple(int(i) for i in bad[0])
+        rule = "finite or NaN" if nan else "finite"
+        raise ValueError(f"{name}{list(where)} holds {array[where]}, must be {rule}")
 
 
 def subtree_sums(leaves):
