@@ -4,10 +4,17 @@ amplification by Poisson subsampling."""
 
 import logging
 import math
+import signal
+import sys
+import time
+from contextlib import contextmanager
 
+import numpy as np
 import pytest
 
+from dpboost import DPGBClassifier, DPGBRegressor
 from dpboost._accounting import (
+    MIN_ACCOUNTED_RATE,
     LedgerEntry,
     PrivacyLedger,
     amplify_pure,
@@ -15,7 +22,11 @@ from dpboost._accounting import (
     compose_pure,
     compose_rdp,
     deamplify_pure,
+    sampled_gaussian_rdp,
 )
+from dpboost._boosting import plan_fit
+from dpboost._loss import make_loss
+from dpboost._validation import planned_shape
 
 
 def _entry(epsilon, group=0, tree=0, level=0, mechanism="laplace", sampling_rate=1.0):
@@ -148,3 +159,71 @@ def test_amplification_round_trip_in_log_space():
             spend = deamplify_pure(epsilon, rate)
             assert math.isfinite(spend) and spend >= epsilon
             assert amplify_pure(spend, rate) == pytest.approx(epsilon, rel=1e-12)
+
+
+def _sampled_tree(sampling_rate, noise_multiplier):
+    """One tree of random splits and Gaussian leaves on a Poisson sample: a sampled Gaussian."""
+    return [_entry(0.0, mechanism="uniform", level=0, sampling_rate=sampling_rate),
+            LedgerEntry(mechanism="gaussian", epsilon=math.inf, sensitivity=1.0, group=0,
+                        tree=0, level=1, n_nodes=2, noise_multiplier=noise_multiplier,
+                        sampling_rate=sampling_rate)]
+
+
+def test_a_rate_below_the_floor_is_accounted_at_the_floor_an_upper_bound():
+    # The sampled Gaussian's Renyi divergence does not decrease with the rate (here its closed
+    # form at integer orders, 1e-12 to 1), so accounting a smaller rate at the floor bounds it.
+    rates = np.geomspace(1e-12, 1.0, 60)
+    rdp = np.array([sampled_gaussian_rdp(q, [0.3, 1.0, 5.0], [2, 3, 8, 32, 256]) for q in rates])
+    assert np.all(np.diff(rdp, axis=0) >= 0.0)
+    at_floor = compose_rdp(_sampled_tree(MIN_ACCOUNTED_RATE, 0.3), 1e-5)
+    assert 0 < at_floor < compose_rdp(_sampled_tree(1e-3, 0.3), 1e-5)
+    for rate in (1e-7, 1e-300, sys.float_info.min, 5e-324):
+        assert compose_rdp(_sampled_tree(rate, 0.3), 1e-5) == at_floor
+
+
+@contextmanager
+def _time_limit(seconds):
+    """Raise TimeoutError in the main thread once ``seconds`` have passed (a hang fails)."""
+    def expire(signum, frame):
+        raise TimeoutError(f"over {seconds} s")
+
+    previous = signal.signal(signal.SIGALRM, expire)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+def _default_plan(estimator):
+    """The plan ``estimator.fit`` makes before reading a record, on a schema of 2 columns."""
+    X = np.zeros((3, 2))
+    shape = planned_shape(estimator, X)
+    return plan_fit(estimator._resolved_params(n_features=2),
+                    make_loss(estimator._loss_name, shape[0]), *shape)
+
+
+#: Poisson sampling rates from 1 down to the smallest subnormal, through the floor of the
+#: accounting and the smallest normal float.
+RATES = (1.0, 0.1, 1e-3, MIN_ACCOUNTED_RATE, 1e-7, 1e-12, 1e-100, 1e-300, sys.float_info.min,
+         1e-310, 1e-320, 5e-324)
+
+
+@pytest.mark.parametrize("estimator, public, rates", [
+    (DPGBClassifier, {"classes": [0, 1]}, RATES),
+    (DPGBRegressor, {"target_bounds": (-1, 1)}, RATES[-3:])])
+def test_the_default_planner_ends_quickly_at_every_sampling_rate(estimator, public, rates):
+    # Below the floor a plan took 5 s (a bisection that never met its tolerance), and below
+    # 5.6e-309 minutes (dp-accounting's series at 1 / q = inf); now each is a plan at the floor.
+    # The limit is far above the measured time (about 0.5 s) for a busy machine.
+    noise = {}
+    for rate in rates:
+        start = time.perf_counter()
+        with _time_limit(3.0):
+            plan = _default_plan(estimator(subsample=rate, feature_bounds=(-1, 1), **public))
+        assert time.perf_counter() - start < 3.0, rate
+        assert plan.epsilon <= 1.0
+        noise[rate] = plan.trees[0].leaf_noise_multiplier
+    below = [noise[q] for q in rates if q <= MIN_ACCOUNTED_RATE]
+    assert len(set(below)) == 1, below

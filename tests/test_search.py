@@ -1,6 +1,7 @@
 """Private hyper-parameter search (Papernot & Steinke 2022): accounting, what is released, rules."""
 
 import math
+import re
 import warnings
 from pathlib import Path
 
@@ -11,7 +12,13 @@ from dp_accounting.rdp import RdpAccountant
 from sklearn.metrics import roc_auc_score
 
 import dpboost._search as search_module
-from dpboost import DPGBClassifier, DPGBRegressor, PrivateSearchCV
+from dpboost import (
+    DPGBClassifier,
+    DPGBRegressor,
+    PrivacyLeakWarning,
+    PrivateSearchCV,
+    ReproducibleNoiseWarning,
+)
 from dpboost._accounting import PrivacyLedger
 from dpboost._mechanisms import NumpyNoise
 
@@ -121,6 +128,67 @@ def test_number_of_trials_has_its_distribution(distribution, mean, variance):
     assert draws.var() == pytest.approx(variance, rel=0.1, abs=1e-12)
     if distribution != "poisson":
         assert draws.min() == 1
+
+
+class _ForcedTrials(NumpyNoise):
+    """Seeded numpy noise whose uniform for the search's number of trials is ``u``."""
+
+    def __init__(self, u):
+        super().__init__(np.random.default_rng(0))
+        self.u, self.forced, self.next_is_k = u, False, False
+
+    def observe(self, entry, values):
+        # The search draws K with one public uniform, scoped (group -1, level 1).
+        self.next_is_k = (not self.forced and entry.mechanism == "uniform"
+                          and (entry.group, entry.level) == (-1, 1))
+
+    def uniform(self, n):
+        if self.next_is_k:
+            self.forced, self.next_is_k = True, False
+            return np.full(n, self.u)
+        return super().uniform(n)
+
+
+@pytest.mark.parametrize("frame", [False, True])
+def test_what_a_search_shows_does_not_depend_on_its_number_of_trials(data, capsys, frame):
+    # K and the losing trials' settings must stay hidden (Papernot & Steinke): a template with
+    # verbose=1, diagnostics=True and bounds (and, in a DataFrame, a category list) read from
+    # the data shows the same lines and warnings whether the search ran one trial or five.
+    X, y = data[0][:500], data[1][:500]
+    expected = [ReproducibleNoiseWarning, PrivacyLeakWarning]
+    if frame:
+        pd = pytest.importorskip("pandas")
+        X = pd.DataFrame(X[:, :3], columns=["a", "b", "c"]).assign(
+            colour=np.where(X[:, 3] > 0, "red", "blue").astype(object))
+        expected.insert(1, PrivacyLeakWarning)
+    shown = []
+    for u, n_trials in [(0.0, 1), (0.85, 5)]:
+        search = PrivateSearchCV(
+            DPGBClassifier(n_estimators=4, classes=[0, 1], verbose=1, diagnostics=True),
+            {"max_depth": [1, 2, 3], "learning_rate": [0.1, 0.3]}, epsilon=2.0, n_trials=3,
+            random_state=_ForcedTrials(u))
+        assert search._draw_n_trials(_ForcedTrials(u), PrivacyLedger()) == n_trials
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            search.fit(X, y)
+        out, err = capsys.readouterr()
+        shown.append((out, err, [(w.category, str(w.message)) for w in caught]))
+        # The trials ran as they were released: without diagnostics (an exact statistic).
+        assert not hasattr(search.best_estimator_, "filtered_fraction_")
+    assert shown[0] == shown[1]
+    out, err, caught = shown[0]
+    # Public facts, once: the seeded noise, the lists and bounds read from the data.
+    assert [category for category, _ in caught] == expected
+    assert "feature_bounds was not given" in caught[-1][1]
+    assert not frame or "categories (of colour) was not given" in caught[1][1]
+    assert err == "" and out.count("\n") == 2 and out.startswith("[dpboost]")
+
+
+def test_a_length_mismatch_quotes_no_count(data):
+    X, y = data
+    with pytest.raises(ValueError, match=r"X and y .*number.* of records") as error:
+        _search().fit(X[:1234], y[:1233])
+    assert not re.search("1234|1233", str(error.value))
 
 
 @pytest.mark.parametrize("change, match", [

@@ -160,6 +160,42 @@ def compose_pure(entries):
     return math.fsum(per_group.values())
 
 
+#: The smallest Poisson sampling rate the Renyi accounting evaluates: a sampled Gaussian of a
+#: smaller rate is accounted at this one (:func:`accounted_rate`). A tree on such a sample sees
+#: one record in a million, and below it the accounting stops being usable: the planner's
+#: bisection runs all its steps (5 s at 1e-7, where dp-accounting's epsilon jumps from 0 to
+#: above the budget as the noise shrinks), and below 5.6e-309, where ``1 / q`` overflows, every
+#: fractional order runs to the series' step limit (minutes per plan).
+MIN_ACCOUNTED_RATE = 1e-6
+
+
+def accounted_rate(sampling_rate):
+    """The Poisson sampling rate a sampled Gaussian is accounted at:
+    ``max(sampling_rate, MIN_ACCOUNTED_RATE)``.
+
+    An upper bound at every rate. The Renyi divergence of the Poisson-sampled Gaussian, in
+    either direction between the neighbours' output laws, does not decrease with the rate q:
+    with ``L`` the ratio of the Gaussian densities with and without the record (``E[L] = 1``
+    under the law without it), the divergences are ``log E[(1 + q (L - 1))^alpha] / (alpha - 1)``
+    and ``log E[(1 + q (L - 1))^(1 - alpha)] / (alpha - 1)`` (Mironov, Talwar & Zhang 2019,
+    Sec. 3); each expectation is convex in q (a convex power of a function affine in q) with
+    slope 0 at q = 0 (a multiple of ``E[L - 1] = 0``), hence non-decreasing on [0, 1].
+    Accounting at a larger rate therefore bounds every order's divergence, and so the composed
+    epsilon, from above (docs/privacy.md, Renyi accounting). The ledger keeps the rate the
+    records were sampled at; only the accounting reads this one.
+
+    Parameters
+    ----------
+    sampling_rate : float
+        q in (0, 1].
+
+    Returns
+    -------
+    rate : float
+    """
+    return max(sampling_rate, MIN_ACCOUNTED_RATE)
+
+
 def _dp_event(entry):
     """The dp-accounting event of one entry, or None for a non-private one."""
     import dp_accounting
@@ -181,7 +217,7 @@ def _dp_event(entry):
         # 2021, Thm. 3.1 applied per record; docs/privacy.md, Individual Renyi filter).
         tree = dp_accounting.GaussianDpEvent(entry.noise_multiplier)
         if entry.sampling_rate < 1.0:
-            tree = dp_accounting.PoissonSampledDpEvent(entry.sampling_rate, tree)
+            tree = dp_accounting.PoissonSampledDpEvent(accounted_rate(entry.sampling_rate), tree)
         return dp_accounting.SelfComposedDpEvent(tree, entry.filter_trees)
     return None
 
@@ -199,7 +235,8 @@ def compose_rdp(entries, delta):
     (``LedgerEntry.filtered``) are replaced by the filter's budget (a ``"renyi_filter"`` entry),
     and the whole is converted at :data:`FILTER_ORDERS`. A tree grown on a Poisson sample whose releases are all
     Gaussian (or data-independent) is one ``PoissonSampledDpEvent`` (amplification by
-    subsampling of the sampled Gaussian mechanism, Mironov, Talwar & Zhang 2019); the accountant
+    subsampling of the sampled Gaussian mechanism, Mironov, Talwar & Zhang 2019; at
+    :func:`accounted_rate`); the accountant
     has no amplified form of the exponential or Laplace mechanisms, so other sampled trees count
     unamplified, which is an upper bound (a mechanism is at least as private on a subsample).
 
@@ -255,28 +292,37 @@ def ledger_event(entries):
     empty ``ComposedDpEvent`` for no entries, or None if any entry is non-private."""
     import dp_accounting
 
+    # A plan of n trees holds about n (max_depth + 1) entries of a few distinct kinds, and the
+    # planner's bisection composes it dozens of times: each distinct event is built, and its
+    # repr (the grouping key) computed, once per call.
+    by_kind, by_tree_kind = {}, {}
     trees = {}
     for e in entries:
         if e.filtered:
             continue  # bounded by the fit's "renyi_filter" entry, composed in its place
-        event = _dp_event(e)
-        if event is None:
+        kind = (e.mechanism, e.epsilon, e.noise_multiplier, e.sampling_rate, e.filter_trees)
+        if kind not in by_kind:
+            event = _dp_event(e)
+            by_kind[kind] = None if event is None else (repr(event), event)
+        if by_kind[kind] is None:
             return None
-        trees.setdefault((e.fit, e.group, e.tree), []).append((e, event))
+        trees.setdefault((e.fit, e.group, e.tree), []).append(
+            (e.level, *by_kind[kind], e.sampling_rate))
     groups = {}
-    for (fit, group, _), released in trees.items():
-        released.sort(key=lambda x: (x[0].level, repr(x[1])))
-        rate = released[0][0].sampling_rate
-        gaussian = [event for _, event in released
-                    if isinstance(event, dp_accounting.GaussianDpEvent)]
+    for (fit, group, _), tree in trees.items():
+        tree.sort(key=lambda x: x[:2])
+        rate = tree[0][3]
+        gaussian = [x for x in tree if isinstance(x[2], dp_accounting.GaussianDpEvent)]
         if rate < 1.0 and gaussian and all(
-                isinstance(event, (dp_accounting.GaussianDpEvent, dp_accounting.NoOpDpEvent))
-                for _, event in released):
-            sampled = dp_accounting.PoissonSampledDpEvent(
-                rate, dp_accounting.ComposedDpEvent(gaussian))
-            released = [(released[0][0], sampled)]
-        groups.setdefault((fit, group), []).append(
-            tuple((e.level, repr(event), event) for e, event in released))
+                isinstance(x[2], (dp_accounting.GaussianDpEvent, dp_accounting.NoOpDpEvent))
+                for x in tree):
+            kind = (rate, *(x[1] for x in gaussian))
+            if kind not in by_tree_kind:
+                event = dp_accounting.PoissonSampledDpEvent(
+                    accounted_rate(rate), dp_accounting.ComposedDpEvent([x[2] for x in gaussian]))
+                by_tree_kind[kind] = (repr(event), event)
+            tree = [(tree[0][0], *by_tree_kind[kind])]
+        groups.setdefault((fit, group), []).append(tuple(x[:3] for x in tree))
     counts = Counter()
     by_key = {}
     for tree_events in groups.values():

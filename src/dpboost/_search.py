@@ -9,13 +9,16 @@ it. Every trial is planned as rho-zCDP (Gaussian and exponential releases only),
 bounds every configuration the search may draw (docs/privacy.md, Private hyper-parameter search).
 """
 
+import contextlib
+import logging
 import math
+import warnings
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from sklearn.base import BaseEstimator, MetaEstimatorMixin, clone, is_classifier
 from sklearn.utils import _safe_indexing
-from sklearn.utils.validation import check_consistent_length, column_or_1d
+from sklearn.utils.validation import column_or_1d
 
 from ._accountant import PrivacyAccountant, Reservation
 from ._accounting import PrivacyLedger, rdp_epsilon, zcdp_rho
@@ -24,9 +27,13 @@ from ._loss import make_loss
 from ._mechanisms import gaussian_mechanism, make_noise, public_uniform
 from ._records import VALIDATION_STREAM
 from ._validation import (
+    check_same_length,
+    data_dependent,
     float_cells,
     label_codes,
+    pandas_frame,
     planned_shape,
+    public_categories,
     schema_width,
     warn_reproducible_noise,
 )
@@ -116,6 +123,27 @@ def _logarithmic_parameter(mean):
     return 0.5 * (low + high)
 
 
+@contextlib.contextmanager
+def _silent():
+    """Run a trial without a word: every warning it emits is dropped, and so is every record
+    of the ``"dpboost"`` logger (the one-time compilation notice).
+
+    How many trials ran and what the losing ones did must stay hidden (Papernot & Steinke's
+    guarantee releases the best trial only): a line or a warning per trial would show K, and
+    one that depends on a trial's setting or data would show more. What depends on public
+    inputs alone is said once, before the trials (:meth:`PrivateSearchCV._warn_public`).
+    """
+    logger = logging.getLogger("dpboost")
+    level = logger.level
+    logger.setLevel(logging.CRITICAL + 1)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            yield
+    finally:
+        logger.setLevel(level)
+
+
 class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
     """Differentially private random search over hyper-parameters (Papernot & Steinke 2022).
 
@@ -144,8 +172,11 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
     estimator : DPGBClassifier or DPGBRegressor
         The template. Its releases must be zero-concentrated DP: ``delta > 0``,
         ``leaf_noise="gaussian"``, ``subsample=1`` (``"auto"``: the trials run with 1),
-        ``split_candidates`` "uniform" or
-        "hessian"; ``classes`` or ``target_bounds`` must be public.
+        ``split_candidates`` "uniform" or "hessian"; ``classes`` or ``target_bounds`` must be
+        public. The trials run silent (``verbose=0``, ``diagnostics=False``): K and the losing
+        trials stay hidden. The warnings a fit of the template gives about its public inputs
+        (bounds or category lists read from the data) are given once, before the trials; with
+        ``verbose >= 1`` the search prints one line as it starts and one as it ends.
     param_distributions : dict or list of dict
         As scikit-learn's ``RandomizedSearchCV``: lists are sampled uniformly, distributions
         (``scipy.stats``) by their ``rvs``. Parameters that set a trial's privacy (``epsilon``,
@@ -285,7 +316,8 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
         Raises
         ------
         ValueError
-            A parameter breaks a rule (see the parameters), before any record is read.
+            A parameter breaks a rule (see the parameters), before any record is read; ``X``
+            and ``y`` of different numbers of records (the message quotes neither).
         """
         self._check()
         rho_fit, rho_score, trial_epsilon = self._budget()
@@ -293,11 +325,20 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
                              self.n_trials_distribution)
         spend = Reservation(self.accountant, f"PrivateSearchCV(epsilon={self.epsilon:g}, "
                                              f"delta={self.delta:g})")
+        # verbose: one line as the search starts and one as it ends, both fixed by the
+        # parameters; a line (or a progress bar) per trial would show how many trials ran.
+        verbose = self.estimator.verbose
         with spend:
             spend.reserve(event=event)
+            if verbose:
+                print("[dpboost] PrivateSearchCV: running its trials (how many stays private)",
+                      flush=True)
             self._search(X, y, rho_fit, rho_score, trial_epsilon)
         spend.commit()
         self.privacy_spent_ = rdp_epsilon(event, self.delta)
+        if verbose:
+            print(f"[dpboost] PrivateSearchCV: done, epsilon spent {self.privacy_spent_:.4g}",
+                  flush=True)
         return self
 
     def _search(self, X, y, rho_fit, rho_score, trial_epsilon):
@@ -310,9 +351,15 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
         noise = make_noise(self.random_state)
         ledger = PrivacyLedger()
         y = column_or_1d(y, warn=True)
-        check_consistent_length(X, y)
+        check_same_length(X, y)
         if len(getattr(X, "shape", ())) != 2:
             X = np.asarray(X, dtype=object)  # a shape to plan each trial from (the schema)
+        self._warn_public(X)
+        # What every trial fixes. subsample="auto" trials run on every record: a trial must be
+        # a zCDP release, and a Poisson-sampled Gaussian is not one. The trials run silent.
+        fixed = {"epsilon": trial_epsilon, "random_state": noise, "verbose": 0,
+                 "diagnostics": False,
+                 **({"subsample": 1.0} if self.estimator.subsample == "auto" else {})}
         sigma = 1.0 / math.sqrt(2.0 * rho_score)  # noise multiplier of a sensitivity-1 release
         # Each record's part by its own coin: a per-record decision.
         coins = noise.coins().uniforms((VALIDATION_STREAM, 0, 0), 0, len(y))
@@ -330,23 +377,21 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
                                   scope={"group": -1, "tree": -1, "level": 0})[0, 0]
         best = None
         for trial in range(self._draw_n_trials(noise, ledger)):
-            # Each trial draws its configuration independently (with replacement): the trials
-            # are independent runs of one randomised algorithm, as the theorem needs.
-            seed = int(public_uniform(1, noise=noise, ledger=ledger,
-                                      scope={"group": trial, "tree": trial, "level": 0})[0]
-                       * 2**31)
-            params = next(iter(ParameterSampler(self.param_distributions, 1, random_state=seed)))
-            # subsample="auto" trials run on every record: a trial must be a zCDP release, and
-            # a Poisson-sampled Gaussian is not one.
-            model = clone(self.estimator).set_params(
-                **params, epsilon=trial_epsilon, random_state=noise,
-                **({"subsample": 1.0} if self.estimator.subsample == "auto" else {}))
-            self._check_trial(model, X, rho_fit)
-            model.fit(X_train, y_train)
-            total = gaussian_mechanism(np.array([[self._score_sum(model, X_val, y_val)]]),
-                                       noise_multiplier=sigma, sensitivity=1.0, noise=noise,
-                                       ledger=ledger,
-                                       scope={"group": trial, "tree": trial, "level": 1})[0, 0]
+            with _silent():
+                # Each trial draws its configuration independently (with replacement): the
+                # trials are independent runs of one randomised algorithm, as the theorem needs.
+                seed = int(public_uniform(1, noise=noise, ledger=ledger,
+                                          scope={"group": trial, "tree": trial, "level": 0})[0]
+                           * 2**31)
+                params = next(iter(ParameterSampler(self.param_distributions, 1,
+                                                    random_state=seed)))
+                model = clone(self.estimator).set_params(**params, **fixed)
+                self._check_trial(model, X, rho_fit)
+                model.fit(X_train, y_train)
+                total = gaussian_mechanism(
+                    np.array([[self._score_sum(model, X_val, y_val)]]), noise_multiplier=sigma,
+                    sensitivity=1.0, noise=noise, ledger=ledger,
+                    scope={"group": trial, "tree": trial, "level": 1})[0, 0]
             if best is None or total > best[0]:
                 best = (total, params, model)
         # Only the best trial is released (nor K, nor the other trials' scores or settings).
@@ -366,6 +411,18 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
             self.best_score_ = -(1.0 - mean) * (upper - lower)
         self.cv_results_ = {"params": [self.best_params_],
                             "mean_test_score": [self.best_score_], "rank_test_score": [1]}
+
+    def _warn_public(self, X):
+        """Warn, once for the whole search, as a fit of the template would about its public
+        inputs: the feature bounds or category lists it reads from the data
+        (:class:`PrivacyLeakWarning`). From the template's parameters and the schema of ``X``
+        only (no record is read), so the warnings are the same whatever the trials."""
+        template = self.estimator
+        schema = pandas_frame(X, schema_only=True)[:0]
+        public_categories(schema, template.categorical_features, template.categories,
+                          template.feature_bounds)
+        if template.feature_bounds is None and planned_shape(template, schema)[1] > 0:
+            data_dependent("feature_bounds", None)
 
     def _draw_n_trials(self, noise, ledger):
         """K from the public distribution, by inversion of one uniform draw."""
