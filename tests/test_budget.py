@@ -18,6 +18,7 @@ from dpboost._budget import (
     plan_budget,
 )
 from dpboost._candidates import HESSIAN_SKETCH_BINS, category_boundaries
+from dpboost._mechanisms import SecureNoise
 
 
 def _fitted(estimator, X, bounds, loss="square", **params):
@@ -274,6 +275,49 @@ def test_a_plan_whose_noise_scale_overflows_is_refused(subsample, make_plan):
     with pytest.raises(ValueError, match=r"exponential release of tree 0, level 0 would have "
                                          r"noise scale inf, not a positive normal float"):
         make_plan(epsilon=1e-310, n_estimators=10, subsample=subsample)
+
+
+# Plans that the exact samplers of the default noise cannot draw (an integer noise scale from
+# 2**48 on for the Laplace and the exponential mechanism, 2**26 for the Gaussian): refused by
+# the planner, before any record is read, not in the middle of a fit.
+@pytest.mark.parametrize("params, release", [
+    ({"epsilon": 1e-14}, "exponential release of tree 0, level 0"),
+    ({"epsilon": 5e-15, "split_selection": "random"}, "laplace release of tree 0, level 3"),
+    ({"epsilon": 1e-12, "split_selection": "random", "sketch_features": 3000},
+     "laplace release of tree -1, level 0"),
+    ({"epsilon": 1e-12, "split_selection": "random", "bounds_features": 3000},
+     "laplace release of tree -1, level -1"),
+    ({"epsilon": 1e-6, "delta": 1e-5, "leaf_noise": "gaussian", "n_estimators": 1,
+      "hessian_sketch_features": 10_000}, "gaussian release of tree -1, level 0"),
+])
+def test_a_plan_beyond_the_exact_samplers_is_refused(params, release, make_plan):
+    with pytest.raises(ValueError, match=release + ": noise scale .* too large for the exact "
+                                                   "samplers"):
+        make_plan(**{"n_estimators": 10, **params})
+
+
+def test_the_hessian_sketch_allowance_counts_the_features(make_plan):
+    # 300 sketched features at epsilon 3e-4 (noise multiplier 5.7e5): the allowance of the 300
+    # counts one record moves, ceil(sqrt(300)) = 18 steps, fits the samplers; that of the whole
+    # row of 255 x 300 counts, 277 steps, does not.
+    plan = make_plan(epsilon=3e-4, delta=1e-5, leaf_noise="gaussian", n_estimators=50,
+                     budget_allocation="sequential", hessian_sketch_features=300,
+                     hessian_sketch_rounds=5)
+    SecureNoise.check(plan.hessian_sketches[0], 300)
+    with pytest.raises(ValueError, match="too large for the exact samplers"):
+        SecureNoise.check(plan.hessian_sketches[0], HESSIAN_SKETCH_BINS * 300)
+
+
+def test_a_plan_beyond_the_exact_samplers_is_refused_before_any_record_is_read(monkeypatch):
+    def read(*args, **kwargs):
+        raise AssertionError("a record was read")
+
+    monkeypatch.setattr(DPGBRegressor, "_records", read)
+    est = DPGBRegressor(epsilon=1e-14, delta=0.0, leaf_noise="laplace",
+                        split_selection="exponential", split_candidates="uniform",
+                        n_estimators=10, feature_bounds=(-1.0, 1.0), target_bounds=(-1.0, 1.0))
+    with pytest.raises(ValueError, match="too large for the exact samplers"):
+        est.fit(np.zeros((20, 2)), np.zeros(20))
 
 
 def test_glc_bounds_that_underflow_are_planned_as_constant_leaves():

@@ -5,7 +5,7 @@ categorical features' boundaries, and the candidates a fit starts from."""
 import numpy as np
 import pytest
 
-from dpboost import DPGBClassifier
+from dpboost import DPGBClassifier, DPGBRegressor
 from dpboost._binning import BoundsBinner
 from dpboost._candidates import (
     HESSIAN_SKETCH_BINS,
@@ -207,3 +207,16 @@ def test_initial_candidates_restrict_categorical_features_only():
     assert by_feature[1].size == 2
     # one category: no boundary separates two, so the feature keeps the grid's
     np.testing.assert_array_equal(by_feature[2], np.arange(7))
+
+
+def test_a_wide_hessian_sketch_at_a_tiny_epsilon_fits():
+    # 300 features at epsilon 3e-4: the exact samplers' rounding allowance of a sketch row grew
+    # with the square root of all its 300 x 255 cells, so the integer noise scale passed the
+    # samplers' limit and fit raised in its middle, after records were read. One record moves
+    # one cell per feature: the allowance counts 300 coordinates.
+    rng = np.random.default_rng(0)
+    X = rng.uniform(-1, 1, (300, 300))
+    reg = DPGBRegressor(epsilon=3e-4, delta=1e-5, n_estimators=50, max_depth=2,
+                        split_candidates="hessian", feature_bounds=(-1, 1),
+                        target_bounds=(-1, 1)).fit(X, X[:, 0])
+    assert np.isfinite(reg.predict(X[:5])).all()

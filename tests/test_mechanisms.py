@@ -5,6 +5,8 @@ mechanism fails such a test with probability 1e-4 under a new seed. Each test ha
 (a mis-calibrated mechanism) that the same test rejects, so none of them can pass vacuously.
 """
 
+import math
+
 import numpy as np
 import pytest
 from scipy import stats
@@ -204,6 +206,7 @@ def test_secure_laplace_scale_and_lattice():
     step, _ = noise.lattice(1.8, 0.9, noise.LAPLACE_BITS, 1, noise.LIMIT)
     assert (np.mod(released, step) == 0).all()
 
+
 def test_secure_uniform_and_partition():
     noise = SecureNoise()
     u = noise.uniform(N)
@@ -247,3 +250,114 @@ def test_uniform_choice_frequencies_and_ledger():
     assert stats.chisquare(counts).pvalue > ALPHA
     assert ledger.entries == [LedgerEntry(mechanism="uniform", epsilon=0.0, sensitivity=0.0,
                                           n_nodes=N, **SCOPE)]
+
+
+# The secure path far from 0 and at the edges of the samplers' range: the lattice point of a
+# value is exact at any magnitude (no clip), and plans beyond the samplers' integer scales are
+# refused. Seeded words: deterministic tests.
+def _seeded_secure(seed):
+    return SecureNoise(words=np.random.default_rng(seed).bit_generator.random_raw)
+
+
+@pytest.mark.parametrize("kind, law", [("laplace", stats.laplace), ("gaussian", stats.norm)])
+def test_secure_release_of_a_huge_value_is_not_clipped(kind, law):
+    # 10**12 noise scales: beyond 2**61 lattice steps (2**21 Laplace scales, 2**37 Gaussian
+    # scales), where values used to be clipped. The noise around the exact value is the planned
+    # law (the difference of two floats this close is exact).
+    scale = 1.5
+    value = 1e12 * scale
+    released = getattr(_seeded_secure(1), kind)(np.full((N_SECURE, 1), value), scale, 0.5)
+    noise = released.ravel() - value
+    assert stats.kstest(noise, law(scale=scale).cdf).pvalue > ALPHA
+    assert stats.kstest(noise, law(scale=1.15 * scale).cdf).pvalue < ALPHA
+
+
+@pytest.mark.parametrize("epsilon", [2.0, 1e12])
+def test_secure_leaves_of_a_billion_records(epsilon):
+    # An average leaf's (gradient sum, count) over 10**9 records: at any epsilon the release is
+    # the exact pair plus the noise, rounded once to float64 (beyond 2**53 lattice steps the
+    # float's own rounding is coarser than the noise). Laplace noise beyond 40 scales has
+    # probability e^-40 per value.
+    values = np.tile([[-0.5e9, 1e9]], (1000, 1))
+    released = laplace_mechanism(values, epsilon=epsilon, sensitivity=2.0,
+                                 noise=_seeded_secure(2), ledger=PrivacyLedger(), scope=SCOPE)
+    assert (np.abs(released - values) <= 40 * 2.0 / epsilon + np.abs(np.spacing(values))).all()
+
+
+def _softmax(u):
+    w = np.exp(u - u.max())
+    return w / w.sum()
+
+
+@pytest.mark.parametrize("base", [2.0**40, -(2.0**40)])
+def test_secure_exponential_mechanism_far_from_zero(base):
+    # Utilities about 10**12 noise scales from 0, a few scales apart: only their differences
+    # matter. Clipped to 2**61 lattice steps (2**25 scales) they used to be all equal, and every
+    # candidate equally likely.
+    offsets = np.array([0.0, -0.5, -1.0, -2.0, -4.0])
+    n = N_SECURE
+    choice = _seeded_secure(3).exponential(np.tile(base + offsets, (n, 1)), 1.0, 0.5)
+    counts = np.bincount(choice, minlength=offsets.size)
+    assert stats.chisquare(counts, n * _softmax(offsets)).pvalue > ALPHA
+    # Negative controls: the uniform law, and the law at a 15 % larger scale.
+    assert stats.chisquare(counts).pvalue < ALPHA
+    assert stats.chisquare(counts, n * _softmax(offsets / 1.15)).pvalue < ALPHA
+
+
+def test_secure_fit_of_a_constant_target_with_large_leaf_sums():
+    # 2,000 records at epsilon 1e5: the average leaf's count lies beyond 2**61 lattice steps.
+    # The leaf is the exact mean up to the noise, as with numpy noise; the clip used to
+    # predict 0.015 for a constant 0.25.
+    from dpboost import DPGBRegressor
+
+    X = np.random.default_rng(0).uniform(-1, 1, size=(2000, 1))
+    y = np.full(2000, 0.25)
+    est = DPGBRegressor(epsilon=1e5, delta=0.0, leaf_noise="average", n_estimators=1,
+                        max_depth=1, learning_rate=1.0, feature_bounds=(-1.0, 1.0),
+                        target_bounds=(0.0, 1.0), split_candidates="uniform",
+                        random_state=_seeded_secure(4)).fit(X, y)
+    np.testing.assert_allclose(est.predict(X[:5]), 0.25, atol=1e-3)
+
+
+def test_secure_laplace_and_exponential_refuse_integer_scales_near_the_saturation():
+    # The discrete Laplace saturates at 2**62: at an integer scale of 2**61 (a per-release
+    # epsilon near 1e-18) a sixth of the draws of one centre sat at the wall, none of its
+    # neighbour's. Integer scales from 2**48 on (epsilon below about 3.6e-15) are refused.
+    noise = SecureNoise()
+    assert SecureNoise.lattice(1.0, 1e-14, SecureNoise.LAPLACE_BITS, 1,
+                               SecureNoise.LIMIT)[1] < 2**48
+    with pytest.raises(ValueError, match=r"too large for the exact samplers \(integer scale "
+                                         r"\d+ with a rounding allowance of 1, limit 2814"):
+        noise.laplace(np.zeros(3), 1.0, 1e-15)
+    with pytest.raises(ValueError, match="too large for the exact samplers"):
+        noise.exponential(np.zeros((1, 3)), 1.0, 0.5e-15)
+
+
+def test_gaussian_allowance_counts_the_coordinates_one_record_moves():
+    # A Hessian sketch of 150 features x 255 bins at noise multiplier 2e4 (epsilon near 1e-3):
+    # one record moves one bin per feature, 150 counts, so the rounding allowance is
+    # ceil(sqrt(150)) = 13 steps, read from the shape (1, 150, 255). A flat row of 38,250
+    # values allows ceil(sqrt(38250)) = 196 steps: 23 % more noise than planned.
+    # A scale of 2**18, the worst place on the lattice: the step is 2**-24 of the scale.
+    sigma, scale = 2e4, 2.0**18
+    sensitivity = scale / sigma
+    step, planned = SecureNoise.lattice(scale, sensitivity, SecureNoise.GAUSSIAN_BITS, 13,
+                                        SecureNoise.GAUSSIAN_LIMIT)
+    flat = SecureNoise.lattice(scale, sensitivity, SecureNoise.GAUSSIAN_BITS, 196,
+                               SecureNoise.GAUSSIAN_LIMIT)[1]
+    assert planned * step < 1.016 * scale and flat * step > 1.23 * scale
+    released = _seeded_secure(5).gaussian(np.zeros((20, 150, 255)), scale, sensitivity)
+    # The standard deviation's relative standard error is 1 / sqrt(2 n): 5 of them.
+    assert abs(released.std() / (planned * step) - 1) < 5 / math.sqrt(2 * released.size)
+
+
+def test_check_refuses_a_planned_release_the_samplers_cannot_draw():
+    entry = LedgerEntry(mechanism="gaussian", epsilon=np.inf, sensitivity=1.0, group=-2,
+                        tree=-1, level=0, n_nodes=1, noise_multiplier=1e6)
+    SecureNoise.check(entry, 300)  # 18 steps of allowance: an integer scale below 2**26
+    with pytest.raises(ValueError, match=r"the gaussian release of tree -1, level 0: noise "
+                                         r"scale 1000000.0 over sensitivity 1.0 is too large"):
+        SecureNoise.check(entry, 255 * 300)
+    # Releases without noise pass whatever their parameters.
+    SecureNoise.check(LedgerEntry(mechanism="exact", epsilon=np.inf, sensitivity=1.0, group=0,
+                                  tree=0, level=1, n_nodes=2), 10**9)

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from dpboost import DPGBClassifier, DPGBRegressor, LedgerEntry, ReproducibleNoiseWarning
+from dpboost._mechanisms import NumpyNoise, SecureNoise
 
 
 def test_leaf_clipping_bounds_released_leaves(binary, make_clf):
@@ -114,9 +115,15 @@ def test_a_leaf_released_with_sensitivity_zero_is_the_constant_zero(binary, leaf
 def test_a_seeded_random_state_warns_and_none_does_not(binary):
     X, y = binary
     kw = dict(n_estimators=2, max_depth=2, feature_bounds=(-1, 1), classes=[0, 1])
-    for seed in (0, np.random.default_rng(0)):
+    words = np.random.default_rng(0)
+    # A noise object is as predictable as what feeds it: numpy's Generator, a SecureNoise on a
+    # seeded word stream (the old code warned for neither).
+    seeded = (0, np.random.default_rng(0), NumpyNoise(np.random.default_rng(0)),
+              SecureNoise(words=lambda n: words.integers(0, 2**64, n, dtype=np.uint64)))
+    for random_state in seeded:
         with pytest.warns(ReproducibleNoiseWarning, match="reproducible"):
-            DPGBClassifier(random_state=seed, **kw).fit(X[:200], y[:200])
+            DPGBClassifier(random_state=random_state, **kw).fit(X[:200], y[:200])
     with warnings.catch_warnings():
         warnings.simplefilter("error", ReproducibleNoiseWarning)
-        DPGBClassifier(random_state=None, **kw).fit(X[:200], y[:200])
+        for random_state in (None, SecureNoise()):
+            DPGBClassifier(random_state=random_state, **kw).fit(X[:200], y[:200])

@@ -15,8 +15,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import stats
 
-from dpboost._mechanisms import SecureNoise
-from dpboost._samplers import add_discrete_gaussian, add_discrete_laplace, exponential_rows
+from dpboost._mechanisms import SecureNoise, lattice_gaps, lattice_round, lattice_sum
+from dpboost._samplers import discrete_gaussian_noise, discrete_laplace_noise, exponential_rows
 
 N = 200_000
 ALPHA = 1e-4
@@ -26,10 +26,20 @@ def _words(seed, n):
     return np.random.default_rng(seed).bit_generator.random_raw(n)
 
 
-def _run(kernel, data, scale, seed):
-    out = np.empty(data.shape[0], dtype=np.int64)
+def _run(kernel, scale, n, seed):
+    """``n`` draws of a noise kernel at integer scale ``scale`` from seeded words."""
+    out = np.empty(n, dtype=np.int64)
     state = np.zeros(3, dtype=np.int64)
-    assert kernel(data, scale, _words(seed, 400 * data.shape[0]), state, 0, out) == out.size
+    assert kernel(scale, _words(seed, 400 * n), state, 0, out) == out.size
+    return out
+
+
+def _choose(utilities, scale, seed):
+    """The exponential mechanism's choice in every row of ``utilities`` from seeded words."""
+    out = np.empty(utilities.shape[0], dtype=np.int64)
+    state = np.zeros(3, dtype=np.int64)
+    words = _words(seed, 400 * utilities.shape[0])
+    assert exponential_rows(utilities, scale, words, state, 0, out) == out.size
     return out
 
 
@@ -54,26 +64,19 @@ def _pvalue(samples, support, weights):
 
 
 #: kernel, unnormalised law at scale s, support half-width in scales
-LAWS = {"gaussian": (add_discrete_gaussian, lambda y, s: np.exp(-y.astype(float) ** 2 / (2 * s * s)),
-                     12),
-        "laplace": (add_discrete_laplace, lambda y, t: np.exp(-np.abs(y) / t), 25)}
+LAWS = {"gaussian": (discrete_gaussian_noise,
+                     lambda y, s: np.exp(-y.astype(float) ** 2 / (2 * s * s)), 12),
+        "laplace": (discrete_laplace_noise, lambda y, t: np.exp(-np.abs(y) / t), 25)}
 
 
 @pytest.mark.parametrize("law, scale", [("gaussian", 1), ("gaussian", 3), ("gaussian", 40),
                                         ("laplace", 1), ("laplace", 4), ("laplace", 100)])
 def test_discrete_law(law, scale):
     kernel, weights, width = LAWS[law]
-    y = _run(kernel, np.zeros(N, dtype=np.int64), scale, seed=scale)
+    y = _run(kernel, scale, N, seed=scale)
     support = np.arange(-width * scale, width * scale + 1)
     assert _pvalue(y, support, weights(support, scale)) > ALPHA
     assert _pvalue(y, support, weights(support, 1.15 * scale)) < ALPHA
-
-
-def test_samplers_add_their_noise_to_the_centers():
-    centers = np.arange(-5, 5, dtype=np.int64) * 1000
-    for kernel in (add_discrete_gaussian, add_discrete_laplace):
-        y = _run(kernel, np.repeat(centers, 2000), 3, seed=7).reshape(10, 2000)
-        assert (np.abs(np.median(y, axis=1) - centers) <= 2).all()
 
 
 @pytest.mark.parametrize("scale", [1, 7, 2**40])
@@ -82,8 +85,7 @@ def test_exponential_rows_law(scale):
     gaps = np.array([[0, 0, 0, 0], [0, 1, 2, 3], [0, 5, 20, 60]], dtype=np.int64)
     utilities = -(gaps * scale) // 3
     n = N // 4
-    choice = _run(exponential_rows, np.tile(utilities, (n, 1)), scale, seed=scale)
-    choice = choice.reshape(n, 3)
+    choice = _choose(np.tile(utilities, (n, 1)), scale, seed=scale).reshape(n, 3)
     for column, u in zip(choice.T, utilities):
         weights = np.exp((u - u.max()) / scale)
         assert _pvalue(column, np.arange(4), weights) > ALPHA
@@ -94,7 +96,7 @@ def test_exponential_rows_law(scale):
 def test_discrete_gaussian_at_the_largest_scale():
     # s just below 2**26: the products of the acceptance test stay below 2**62.
     s = 2**26 - 1
-    y = _run(add_discrete_gaussian, np.zeros(20_000, dtype=np.int64), s, seed=1)
+    y = _run(discrete_gaussian_noise, s, 20_000, seed=1)
     assert abs(y.std() / s - 1) < 6 / math.sqrt(2 * y.size)
     assert stats.kstest(y / s, stats.norm.cdf).pvalue > ALPHA
 
@@ -111,11 +113,11 @@ def _opendp_samples(kind, scale, n):
     return np.array(m([0] * n))
 
 
-@pytest.mark.parametrize("kind, kernel, scale", [("gaussian", add_discrete_gaussian, 3),
-                                                 ("laplace", add_discrete_laplace, 4)])
+@pytest.mark.parametrize("kind, kernel, scale", [("gaussian", discrete_gaussian_noise, 3),
+                                                 ("laplace", discrete_laplace_noise, 4)])
 def test_samplers_agree_with_opendp(kind, kernel, scale):
     n = 20_000
-    ours = _run(kernel, np.zeros(n, dtype=np.int64), scale, seed=11)
+    ours = _run(kernel, scale, n, seed=11)
     theirs = _opendp_samples(kind, scale, n)
     support = np.arange(-10 * scale, 10 * scale + 1)
     table = np.array([[np.count_nonzero(x == v) for v in support] for x in (ours, theirs)])
@@ -138,6 +140,14 @@ class _Stream:
         self.pos += n
         assert out.size == n, "test stream exhausted"
         return out
+
+
+@pytest.mark.parametrize("kind", ["gaussian", "laplace"])
+def test_releases_add_their_noise_to_the_values(kind):
+    centers = np.arange(-5, 5) * 1000.0
+    values = np.repeat(centers, 2000).reshape(-1, 1)
+    released = getattr(SecureNoise(words=_Stream(7)), kind)(values, 3.0, 1.0).reshape(10, 2000)
+    assert (np.abs(np.median(released, axis=1) - centers) <= 2).all()
 
 
 @pytest.mark.parametrize("release", [
@@ -202,3 +212,65 @@ def test_lattice_refuses_scales_outside_the_samplers_range():
         SecureNoise.lattice(0.0, 1.0, 24, 1, 2**26)
     with pytest.raises(ValueError, match="too large for the exact samplers"):
         SecureNoise.lattice(1.0, 1e-9, 24, 1, 2**26)
+
+
+def test_discrete_laplace_at_the_largest_scale():
+    # t just below SecureNoise.LIMIT: the saturation at 2**62 lies beyond 2**14 scales (a
+    # probability below 10**-7114) and the law is the Laplace's.
+    t = SecureNoise.LIMIT - 1
+    y = _run(discrete_laplace_noise, t, 20_000, seed=2)
+    assert np.abs(y).max() < 2**62
+    assert stats.kstest(y / t, stats.laplace.cdf).pvalue > ALPHA
+    assert stats.kstest(y / t, stats.laplace(scale=1.15).cdf).pvalue < ALPHA
+
+
+# The arithmetic around the samplers: exact at every magnitude, no clip.
+@settings(max_examples=300, deadline=None)
+@given(value=st.floats(allow_nan=False, allow_infinity=False), exponent=st.integers(-60, 60))
+def test_lattice_round_is_exact_at_every_magnitude(value, exponent):
+    step = 2.0**exponent
+    rounded = lattice_round(np.array([value]), step)[0]
+    # Python's round of a Fraction is to the nearest integer, ties to even, as numpy's rint.
+    assert Fraction(rounded) == round(Fraction(value) / Fraction(step)) * Fraction(step)
+
+
+@settings(max_examples=300, deadline=None)
+@given(value=st.floats(-1e30, 1e30), noise=st.integers(-(2**62), 2**62),
+       exponent=st.integers(-60, 20))
+def test_lattice_sum_rounds_the_exact_noisy_lattice_point_once(value, noise, exponent):
+    step = 2.0**exponent
+    rounded = lattice_round(np.array([value]), step)
+    released = lattice_sum(rounded, np.array([noise], dtype=np.int64), step)[0]
+    assert released == float(Fraction(rounded[0]) + noise * Fraction(step))
+
+
+def test_a_released_value_is_a_function_of_the_noisy_lattice_point():
+    # Three (lattice point, draw) pairs of the same exact sum 2**60 + 2**54 + 1, beyond 2**53
+    # steps where the float result is rounded: one goes through the rational path (a draw
+    # above 2**53), two through the float addition; all give the same float, so the release is
+    # post-processing of the noisy lattice point n + Y, not of n and Y apart.
+    step = 2.0**-10
+    points = np.array([2.0**60, 2.0**60 + 2.0**54, 2.0**60 + 2.0**54 + 256])
+    draws = np.array([2**54 + 1, 1, -255], dtype=np.int64)
+    released = lattice_sum(points * step, draws, step)
+    assert (released == float(2**60 + 2**54 + 1) * step).all()
+
+
+@settings(max_examples=300, deadline=None)
+@given(base=st.floats(-1e200, 1e200), offsets=st.lists(st.integers(-(2**20), 2**20), min_size=1,
+                                                       max_size=6),
+       spread=st.sampled_from([0, 1, 8, 30, 60]), exponent=st.integers(-40, 40))
+def test_lattice_gaps_are_exact(base, offsets, spread, exponent):
+    # Utilities a few units in the last place of a large base apart, or far apart: the gaps of
+    # their lattice points below the row's largest are the exact integers, capped at 2**62.
+    step = 2.0**exponent
+    utilities = base + np.array(offsets) * np.spacing(base) * 2.0**spread
+    points = [round(Fraction(u) / Fraction(step)) for u in utilities]
+    expected = [min(max(points) - p, 2**62) for p in points]
+    assert lattice_gaps(utilities.reshape(1, -1), step)[0].tolist() == expected
+
+
+def test_lattice_gaps_of_opposite_extremes_are_capped():
+    # The largest floats of both signs: the subtraction overflows, the gap is capped.
+    utilities = np.array([[np.finfo(np.float64).max, -np.finfo(np.float64).max, 0.0, np.nan]])
+    assert lattice_gaps(utilities, 2.0**-10).tolist() == [[0, 2**62, 2**62, 2**62]]

@@ -440,20 +440,39 @@ class BudgetPlan:
     categories: object = None
     filter: object = None
 
-    def check_scales(self):
-        """Refuse a plan with a noise scale that is not a positive normal float.
+    def check_scales(self, sketch_features=0, hessian_sketch_features=0, bounds_features=0):
+        """Refuse a plan with a noise scale that is not a positive normal float, or that the
+        exact samplers cannot draw.
 
         Called by :func:`plan_budget`, so parameters whose budgets vanish or explode (a tiny
         ``subsample`` or epsilon, an astronomically large epsilon) fail before any data is
         read, not in the middle of a fit.
 
+        Parameters
+        ----------
+        sketch_features, hessian_sketch_features, bounds_features : int, default=0
+            Columns of the quantile sketch's, the Hessian sketch's and the private bounds'
+            histograms: one record moves one count of each, as many coordinates of the
+            release's row (``SecureNoise.check``). A leaf moves its whole row (1 value, or 2
+            statistics), the categories' counts one value per row.
+
         Raises
         ------
         ValueError
-            Names the release and its scale (:func:`dpboost._mechanisms.noise_scale`).
+            Names the release and its scale (:func:`dpboost._mechanisms.noise_scale`) or its
+            integer scale on the secure samplers' lattice (``SecureNoise.check``).
         """
-        for e in self.entries:
+        entries = self.entries
+        for e in entries:
             noise_scale(e)
+        moved = [(self.categories, 1), (self.bounds, bounds_features),
+                 (self.sketch, sketch_features)]
+        moved += [(e, hessian_sketch_features) for e in self.hessian_sketches]
+        moved += [(e, 1 if self.trees[e.tree].leaf_noise == "laplace" else 2)
+                  for e in entries if e.tree >= 0]
+        for entry, k in moved:
+            if entry is not None:
+                SecureNoise.check(entry, k)
         return self
 
     @property
@@ -627,7 +646,8 @@ def plan_budget(*, epsilon, n_estimators, max_depth, learning_rate, l2_regulariz
                         sensitivity=bounds_histogram_sensitivity(bounds_features), n_nodes=1,
                         **BOUNDS_SCOPE)
     plan = dataclasses.replace(rest, bounds=entry)
-    return dataclasses.replace(plan, epsilon=compose(plan.entries, delta)).check_scales()
+    return dataclasses.replace(plan, epsilon=compose(plan.entries, delta)).check_scales(
+        sketch_features, hessian_sketch_features, bounds_features)
 
 
 def _plan(*, epsilon, n_estimators, max_depth, learning_rate, l2_regularization,
@@ -745,7 +765,7 @@ def _plan(*, epsilon, n_estimators, max_depth, learning_rate, l2_regularization,
             plan = plan_for(spend * selection / max_depth, spend * (1.0 - selection), 0.0,
                             sketch_total / max(n_sketches, 1))
             if plan.epsilon <= epsilon:
-                return plan.check_scales()
+                return plan.check_scales(sketch_features, hessian_sketch_features)
             # Floating-point rounding of eps / N_e / (2 depth) summed back (and of the
             # amplification's round trip) can exceed eps by a few ulps; never overspend. The
             # step doubles, so an error of any size is absorbed in a bounded number of rounds.
@@ -780,7 +800,7 @@ def _plan(*, epsilon, n_estimators, max_depth, learning_rate, l2_regularization,
                 break
         else:
             high = mid
-    return best.check_scales()
+    return best.check_scales(sketch_features, hessian_sketch_features)
 
 
 def _filter_trees(renyi_filter, n_trees, leaf_noise, delta, budget_allocation, split_selection,

@@ -45,15 +45,21 @@ SKETCH_UNIFORM_SHARE = 0.1
 
 
 def _release(statistics, entry, noise, ledger):
-    """``statistics`` released as one row (a record moves every column's histogram, hence the
-    planned entry's sensitivity over the whole array) by the mechanism, parameters and ledger
-    scope of the planned ``entry``.
+    """``statistics`` released as one node of shape (1, n_columns, n_bins) (a record moves one
+    count of every column's histogram, hence the planned entry's sensitivity over the whole
+    array, and one coordinate per column: the exact samplers' rounding allowance counts the
+    columns, not the cells) by the mechanism, parameters and ledger scope of the planned
+    ``entry``.
+
+    Parameters
+    ----------
+    statistics : ndarray of shape (n_columns, n_bins), dtype=float64
 
     Returns
     -------
     released : ndarray of the shape of ``statistics``, dtype=float64
     """
-    row = statistics.reshape(1, -1)
+    row = statistics[np.newaxis]
     scope = {"group": entry.group, "tree": entry.tree, "level": entry.level}
     if entry.mechanism == "gaussian":
         released = gaussian_mechanism(row, noise_multiplier=entry.noise_multiplier,

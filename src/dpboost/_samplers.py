@@ -5,8 +5,9 @@ Algorithms 1-3: Bernoulli(exp(-gamma)) for rational gamma, the discrete Laplace 
 Gaussian, and the exponential mechanism over integer utilities by rejection from the uniform
 proposal. No probability is ever a float: every decision compares a uniform integer with an
 integer, so a sample's law is exactly the stated one (no floating-point artefact in the sense of
-Mironov 2012). ``_mechanisms.SecureNoise`` puts values on the lattice, feeds the operating
-system's randomness and scales the result back; this module does not draw randomness itself.
+Mironov 2012). ``_mechanisms.SecureNoise`` rounds values to the lattice, feeds the operating
+system's randomness, and adds the integer noise drawn here to the lattice points exactly; this
+module does not draw randomness itself.
 
 The stream protocol. A kernel reads ``words[state[POS]]`` and advances ``state[POS]``; at the
 start of every element it stores ``state[START] = state[POS]``. A kernel that runs out of words
@@ -24,7 +25,8 @@ from numba import njit
 
 #: Indices into ``state`` (int64 array of length 3).
 POS, EXHAUSTED, START = 0, 1, 2
-#: Largest magnitude a sample or a lattice value takes (signed sums of two stay in int64).
+#: Largest magnitude a sample takes, and the largest gap of a row of utilities (differences of
+#: two stay in int64).
 MAX_MAGNITUDE = 2**62
 #: Constant arguments as typed values: a bare literal argument makes Numba compile (and cache)
 #: one more version of the callee per literal value.
@@ -86,12 +88,16 @@ def _bernoulli_exp_integer(q, words, state):
 
 @njit(cache=True)
 def _discrete_laplace(t, x_max, words, state):
-    """``Y`` with ``P(Y = y)`` proportional to ``exp(-|y| / t)``, integer ``t >= 1``; ``|Y|``
-    saturates at ``x_max <= 2**62`` (a function of the exact draw: post-processing).
+    """``Y`` with ``P(Y = y)`` proportional to ``exp(-|y| / t)``, integer ``t >= 1``, except that
+    ``|Y|`` saturates at ``x_max <= 2**62``.
 
     CKS Algorithm 2 with ``s = 1``: ``U`` uniform in ``[0, t)`` kept with probability
     ``exp(-U / t)``, ``V`` geometric (count of Bernoulli(exp(-1)) successes), ``X = U + t V``, a
-    fair sign, and ``-0`` rejected.
+    fair sign, and ``-0`` rejected. ``|Y| >= x_max`` needs ``V >= x_max / t - 1``, of
+    probability at most ``2 exp(1 - x_max / t)`` (``P(V >= k) = exp(-k)``, and the rejection of
+    ``-0`` at most doubles it): below ``exp(2 - 2**14) < 10**-7114`` for ``x_max = 2**62`` and
+    ``t < 2**48``, the scales ``SecureNoise`` uses. Only there does the law differ from the
+    discrete Laplace's.
     """
     v_max = x_max // t
     while state[EXHAUSTED] == 0:
@@ -120,9 +126,10 @@ def _discrete_gaussian(s, words, state):
     = (X / b)^2 / 2`` for ``X = ||Y| t - s^2|`` and ``b = s t``. With ``X = q b + r``,
     ``gamma = q^2/2 + q r / b + (r/b)^2 / 2``, drawn as independent Bernoulli(exp(-.)) of each
     term (``exp(-q r / b)`` as ``q`` draws of ``exp(-r / b)``), all on integers below ``2**62``.
-    A proposal with ``|Y| t > 2**62`` (``|Y|`` beyond about ``2**36 s``) is rejected: the
-    law is the discrete Gaussian conditioned on ``|Y| <= 2**62 / t``, whose missing mass is below
-    ``exp(-2**70)`` (docs/privacy.md, Secure noise).
+    A proposal with ``|Y| t > 2**62`` is rejected: the law is the discrete Gaussian conditioned
+    on ``|Y| <= 2**62 / t``, beyond ``2**62 / (s (s + 1)) - 1 > 2**10 - 1`` standard deviations
+    for ``s < 2**26``, whose missing mass is below ``exp(-2**18)`` (docs/privacy.md, Secure
+    noise).
     """
     t = s + 1
     b = s * t
@@ -149,14 +156,15 @@ def _discrete_gaussian(s, words, state):
 
 
 @njit(cache=True)
-def add_discrete_gaussian(centers, s, words, state, start, out):
-    """``out[i] = centers[i] + Y_i``, ``Y_i`` independent discrete Gaussians of scale ``s``, for
-    ``i >= start``; returns the first unfinished index (``centers.size`` when done).
+def discrete_gaussian_noise(s, words, state, start, out):
+    """``out[i] = Y_i``, independent discrete Gaussians of scale ``s``, for ``i >= start``;
+    returns the first unfinished index (``out.size`` when done).
+
+    The noise alone: the caller adds it to its lattice points exactly (``SecureNoise``), so no
+    value to release ever enters an int64 here.
 
     Parameters
     ----------
-    centers : ndarray of shape (n,), dtype=int64
-        Magnitudes at most ``2**61``.
     s : int
         In ``[1, 2**26)``.
     words : ndarray of shape (n_words,), dtype=uint64
@@ -164,28 +172,29 @@ def add_discrete_gaussian(centers, s, words, state, start, out):
         The stream state (module docstring).
     start : int
     out : ndarray of shape (n,), dtype=int64
+        Magnitudes at most ``2**62 / (s + 1)``.
     """
-    for i in range(start, centers.size):
+    for i in range(start, out.size):
         state[START] = state[POS]
         y = _discrete_gaussian(s, words, state)
         if state[EXHAUSTED]:
             return i
-        out[i] = centers[i] + y
-    return centers.size
+        out[i] = y
+    return out.size
 
 
 @njit(cache=True)
-def add_discrete_laplace(centers, t, words, state, start, out):
-    """``out[i] = centers[i] + Y_i``, ``Y_i`` independent discrete Laplace of scale ``t``
-    (``1 <= t < 2**62``), ``|Y_i|`` saturated at ``2**62``; otherwise as
-    :func:`add_discrete_gaussian`."""
-    for i in range(start, centers.size):
+def discrete_laplace_noise(t, words, state, start, out):
+    """``out[i] = Y_i``, independent discrete Laplace of scale ``t``, ``1 <= t < 2**48``,
+    ``|Y_i|`` saturated at ``2**62`` (reached with probability below ``10**-7114``:
+    :func:`_discrete_laplace`); otherwise as :func:`discrete_gaussian_noise`."""
+    for i in range(start, out.size):
         state[START] = state[POS]
         y = _discrete_laplace(t, np.int64(MAX_MAGNITUDE), words, state)
         if state[EXHAUSTED]:
             return i
-        out[i] = max(min(centers[i] + y, MAX_MAGNITUDE), -MAX_MAGNITUDE)
-    return centers.size
+        out[i] = y
+    return out.size
 
 
 @njit(cache=True)
@@ -203,11 +212,12 @@ def exponential_rows(utilities, scale, words, state, start, out):
     Parameters
     ----------
     utilities : ndarray of shape (n_rows, n), dtype=int64
-        Magnitudes at most ``2**61``.
+        Each row's largest minus its smallest at most ``2**62`` (``SecureNoise`` passes the
+        gaps below each row's largest, negated).
     scale : int
         In ``[1, 2**62)``.
     words, state, start
-        As :func:`add_discrete_gaussian`.
+        As :func:`discrete_gaussian_noise`.
     out : ndarray of shape (n_rows,), dtype=int64
     """
     n_rows, n = utilities.shape
