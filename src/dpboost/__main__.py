@@ -34,7 +34,8 @@ def _parser(prog):
                     "with a PrivacyLeakWarning. Nothing about the records is printed.")
     train.add_argument("data", metavar="DATA.csv",
                        help="training data (.csv or .csv.gz, header line; empty fields and ? are "
-                            "missing)")
+                            "missing; with --schema each line is one record and each cell is read "
+                            "by its column's type in the schema)")
     train.add_argument("--target", required=True, metavar="COL", help="label or target column")
     train.add_argument("--epsilon", required=True, type=float, metavar="E",
                        help="privacy budget, > 0 (inf: no privacy, the non-private baseline)")
@@ -42,8 +43,9 @@ def _parser(prog):
                        help="delta of (epsilon, delta)-DP (default: the estimator's, 1e-5; 0 = "
                             "pure DP, which needs --param leaf_noise=laplace or average)")
     train.add_argument("--schema", metavar="SCHEMA.json",
-                       help="public inputs, JSON (README, 'Command line'; `schema adult` writes "
-                            "one); without it every input is read from the data")
+                       help="public inputs and column types, JSON (README, 'Command line'; "
+                            "`schema adult` writes one); without it every input, and each "
+                            "column's type, is read from the data")
     train.add_argument("--task", choices=["classification", "regression"],
                        help="default: regression if the schema has target_bounds, else "
                             "classification")
@@ -61,8 +63,9 @@ def _parser(prog):
 
     predict = commands.add_parser(
         "predict", help="predict a CSV file with a model",
-        description="Predict every row of a CSV file (its columns are picked by name; others, "
-                    "such as the target, are ignored) and write one CSV row per input row.")
+        description="Predict every record of a CSV file (one a line; its columns are picked by "
+                    "name, others, such as the target, are ignored, and each cell is read by "
+                    "the model's type of its column) and write one CSV row per record.")
     predict.add_argument("model", metavar="MODEL.json")
     predict.add_argument("data", metavar="DATA.csv")
     predict.add_argument("--out", metavar="PRED.csv", help="default: standard output")

@@ -38,21 +38,52 @@ model is then not differentially private with respect to it)::
     ``[lower, upper]`` of the target (regression; targets outside are clipped) or ``"private"``.
 
 It is the format of :data:`dpboost.datasets.SCHEMAS` (``bounds``, ``categories``) plus the
-target's public inputs: ``dpboost schema adult`` writes Adult's. Without a schema file every
-input is read from the data, and the columns pandas reads as text are categorical
-(``categorical_features="from_dtype"``), as ``dpboost demo --data`` does.
+target's public inputs: ``dpboost schema adult`` writes Adult's.
 
-CSV files are read by pandas as :func:`dpboost.datasets.read_csv` reads them (empty fields and
-``?`` are missing, nothing else is), numbers parsed exactly (:func:`exact_floats`),
-and every categorical column and a target with public classes as text, cell by cell: how a cell
-is read never depends on another record (pandas infers a column's type from all its values).
+CSV files
+---------
+With a schema, the schema alone types every column: the columns of ``categories`` and
+``categorical_features`` are categorical, the target is a label (classification) or a number
+(regression), every other column is numeric. :func:`read_records` reads the file as text and
+:func:`typed_columns` converts each cell by its column's type, on its own, so that no record can
+change how another is read:
 
-Privacy of the output: no message, warning or summary line quotes a cell, counts records or
-depends on one record's value; pandas' parser messages, which may quote a line, are replaced by
-their kind. Predictions and the model file hold released values only.
+- a record is one line: the first line is the header, blank lines are skipped, and a quote opens
+  a field only up to the end of its line (a field cannot hold a line break, so an unclosed quote
+  cannot take the lines after it into its record);
+- a line whose number of fields is not the header's is a record whose every cell is missing (its
+  label too, so that training leaves it out; ``predict`` writes its row);
+- empty fields and ``?`` are missing in every column; bytes that are not UTF-8 are replaced
+  (U+FFFD), so that such a cell reads as no number and no category;
+- a numeric cell is the number ``float`` reads (``1e400`` is infinite, clipped to the bounds;
+  ``nan`` is missing), or 1 for ``True``, ``TRUE``, ``true`` and 0 for ``False``, ``FALSE``,
+  ``false`` (pandas' spellings); any other text is missing;
+- a cell of a categorical column with a public list, or a label with public classes, is the
+  value it spells (``categories`` above), else missing; a cell of a categorical column whose list
+  is not public, or a label without public classes, is its text (a record whose label is missing
+  is then left out).
+
+``dpboost predict`` reads its file the same way, each column typed by the model (the columns of
+``categories_`` categorical, the others numeric), one output row per record.
+
+Without a schema file every input is read from the data with a :class:`PrivacyLeakWarning`, and
+so are the columns' types: pandas reads the file as :func:`dpboost.datasets.read_csv` does (empty
+fields and ``?`` are missing, nothing else is; numbers parsed exactly, :func:`exact_floats`),
+inferring each column's type from all its cells, and the columns it reads as text are
+categorical (``categorical_features="from_dtype"``), as ``dpboost demo --data`` does. One record
+can then change a column's type (a word in a numeric column makes it text), and one malformed
+line fails the read: give a schema for data whose records you do not trust.
+
+Privacy of the output: no message, warning or summary line quotes a cell or counts records, and
+with a schema none depends on one record's value; pandas' parser messages, which may quote a
+line, are replaced by their kind. Predictions and the model file hold released values only.
 """
 
+import bz2
+import csv
+import gzip
 import json
+import lzma
 import math
 import os
 import sys
@@ -279,8 +310,8 @@ def schema_params(schema, columns, target, task):
 
     Parameters
     ----------
-    schema : dict or None
-        From :func:`read_schema`; None: every input from the data, categorical columns by dtype.
+    schema : dict
+        From :func:`read_schema`.
     columns : list of str
         The CSV's columns but the target, in order.
     target : str
@@ -289,8 +320,9 @@ def schema_params(schema, columns, target, task):
     Returns
     -------
     params : dict
-        ``feature_bounds``, ``categorical_features``, ``categories`` and ``classes`` or
-        ``target_bounds``, as the schema gives them (None where it leaves them out).
+        ``feature_bounds``, ``categorical_features`` (a list, empty if no column is
+        categorical: the schema, never a dtype, says which are), ``categories`` and ``classes``
+        or ``target_bounds``, as the schema gives them (None where it leaves them out).
 
     Raises
     ------
@@ -298,8 +330,6 @@ def schema_params(schema, columns, target, task):
         A column of the schema that is not in the CSV, or is the target; a numeric column
         without bounds when bounds are given; an input of the other task.
     """
-    if schema is None:
-        return {"categorical_features": "from_dtype"}
     other = "target_bounds" if task == "classification" else "classes"
     if other in schema:
         raise CommandError(f"the schema has {other}, an input of "
@@ -325,13 +355,42 @@ def schema_params(schema, columns, target, task):
         if missing:
             raise CommandError(f"the schema has no bounds for column(s) {missing}: every numeric "
                                "column needs [lower, upper] (or declare it categorical)")
-    params = {"feature_bounds": bounds, "categorical_features": categorical or None,
+    params = {"feature_bounds": bounds, "categorical_features": categorical,
               "categories": dict(categories) or None}
     if task == "classification":
         params["classes"] = schema.get("classes")
     else:
         params["target_bounds"] = schema.get("target_bounds")
     return params
+
+
+def column_kinds(params, columns, target):
+    """The public type of each column (:func:`typed_columns`' ``kinds``) that the estimator's
+    public inputs imply.
+
+    Parameters
+    ----------
+    params : dict
+        From :func:`schema_params`.
+    columns : list of str
+        The features, in order.
+    target : str
+
+    Returns
+    -------
+    kinds : dict of str to NUMBER, TEXT or list
+        The features in order, then the target: a categorical column its public list (TEXT
+        without one), any other column NUMBER; the target its public classes (TEXT without
+        them) or NUMBER (regression).
+    """
+    categories = params["categories"] or {}
+    kinds = {c: list(categories[c]) if c in categories
+             else TEXT if c in params["categorical_features"] else NUMBER for c in columns}
+    if "target_bounds" in params:
+        kinds[target] = NUMBER
+    else:
+        kinds[target] = TEXT if params["classes"] is None else list(params["classes"])
+    return kinds
 
 
 def schema_document(name):
@@ -352,54 +411,184 @@ def schema_document(name):
     return "{\n" + ",\n".join(lines) + "\n}\n"
 
 
-def match_cells(cells, values):
-    """Each cell as the public value it spells (see "categories" in the module docstring).
+# --- CSV files: the record boundary ---------------------------------------------------------
 
-    Parameters
-    ----------
-    cells : sequence of str or missing (NaN, None)
-        A column read as text.
-    values : sequence
-        The public list: strings, numbers or booleans.
+#: The public type of a numeric column (the target of a regression included).
+NUMBER = "number"
+#: The type of a categorical column whose list is not public, or of labels without public classes.
+TEXT = "text"
 
-    Returns
-    -------
-    matched : ndarray of shape (len(cells),), dtype=object
-        The matching value of ``values`` (its own Python object), None where none matches. A
-        cell's result depends on that cell alone.
-    """
+#: The cells a numeric column reads as 1 and 0: pandas' spellings of booleans.
+_BOOLEANS = {"True": 1.0, "TRUE": 1.0, "true": 1.0, "False": 0.0, "FALSE": 0.0, "false": 0.0}
+
+#: Readers of compressed files, by suffix; any other file is read as it is.
+_OPENERS = {".gz": gzip.open, ".bz2": bz2.open, ".xz": lzma.open}
+
+
+def _number(cell):
+    try:
+        return float(cell)
+    except ValueError:  # NA_VALUES included: float("") and float("?") raise
+        return _BOOLEANS.get(cell, math.nan)
+
+
+def _text(cell):
+    return None if cell in NA_VALUES else cell
+
+
+def _matcher(values):
+    """The reader of a column whose values are the public ``values``: the value a cell spells
+    (``categories`` in the module docstring), None for a missing cell or one matching none."""
     by_text = {}
     for v in values:
         by_text.setdefault(str(v), v)
         if isinstance(v, (bool, np.bool_)):
             by_text.setdefault(str(v).lower(), v)  # JSON's and many writers' true / false
     numbers = {_as_float(v): v for v in values if _is_number(v)}
-    out = np.full(len(cells), None, dtype=object)
-    for i, cell in enumerate(cells):
-        if not isinstance(cell, str):
-            continue
+
+    def match(cell):
+        if cell in NA_VALUES:
+            return None
         if cell in by_text:
-            out[i] = by_text[cell]
-        elif numbers:
-            try:
-                out[i] = numbers.get(float(cell))
-            except ValueError:
-                pass
-    return out
+            return by_text[cell]
+        try:
+            return numbers.get(float(cell)) if numbers else None
+        except ValueError:
+            return None
+    return match
 
 
-# --- data and models ------------------------------------------------------------------------
+def cell_reader(kind):
+    """The function that reads one cell (str) of a column of public type ``kind``.
 
-def read_table(path, text_columns=(), nrows=None):
-    """A CSV file as a DataFrame (module docstring, "CSV files").
+    Parameters
+    ----------
+    kind : NUMBER, TEXT or sequence
+        A sequence is the column's public values (categories, or classes for a label).
+
+    Returns
+    -------
+    read : callable
+        ``read(cell)``: for NUMBER a float (NaN for a missing cell or a text that is no number,
+        1.0 / 0.0 for pandas' spellings of booleans); for TEXT the cell, None if missing; for
+        public values the matching value (its own Python object), None if missing or matching
+        none. The result depends on the cell alone.
+    """
+    if isinstance(kind, str):
+        return {NUMBER: _number, TEXT: _text}[kind]
+    return _matcher(kind)
+
+
+def typed_columns(columns, records, kinds):
+    """The record boundary: a text table as typed columns, each cell read by its column's
+    public type (module docstring, "CSV files").
+
+    Parameters
+    ----------
+    columns : list of str
+        The header.
+    records : iterable of list of str
+        The records' fields (:func:`read_records`). A record whose number of fields is not
+        ``len(columns)`` has every cell missing.
+    kinds : dict of str to NUMBER, TEXT or sequence
+        The type of each column to read (:func:`cell_reader`); the other columns are skipped.
+
+    Returns
+    -------
+    typed : dict of str to ndarray of shape (n_records,)
+        ``kinds``' columns in its order: dtype=float64 for NUMBER, dtype=object otherwise.
+    """
+    readers = [(columns.index(name), cell_reader(kind)) for name, kind in kinds.items()]
+    missing = [""] * len(columns)
+    cells = [[] for _ in readers]
+    for record in records:
+        fields = record if len(record) == len(columns) else missing
+        for out, (j, read) in zip(cells, readers):
+            out.append(read(fields[j]))
+    typed = {}
+    for (name, kind), values in zip(kinds.items(), cells):
+        numeric = isinstance(kind, str) and kind == NUMBER
+        typed[name] = np.array(values, dtype=np.float64 if numeric else object)
+    return typed
+
+
+def read_records(path):
+    """The header and the records of a CSV file, as text (module docstring, "CSV files").
+
+    Each line is parsed on its own (by :mod:`csv`, comma-separated, ``"`` quotes): a quote
+    left open ends with its line, and a field too large for :mod:`csv` makes its line a record
+    of the wrong number of fields (every cell missing), never an error.
 
     Parameters
     ----------
     path : path-like
-    text_columns : collection of str
-        Columns read as text (str, NaN for empty fields and ``?``).
-    nrows : int or None, default=None
-        Read only the first rows (0: the header).
+        A ``.csv`` file, or one compressed by gzip, bzip2 or xz (``.gz``, ``.bz2``, ``.xz``).
+
+    Returns
+    -------
+    columns : list of str
+        The header's fields, distinct.
+    records : iterator of list of str
+        Each further line's fields; blank lines are skipped. Reading it may raise the
+        CommandError below.
+
+    Raises
+    ------
+    CommandError
+        An unreadable file, a file without a header line, or a header naming a column twice;
+        the message names the file and the kind of failure, never a record.
+    """
+    lines = _lines(path)
+    header = next(lines, None)
+    if header is None:
+        raise CommandError(f"cannot read {path}: the file is empty (no header line)")
+    columns = _fields(header)
+    twice = sorted({c for c in columns if columns.count(c) > 1})
+    if twice:
+        raise CommandError(f"{path}: the header names column(s) {twice} more than once")
+    return columns, map(_fields, lines)
+
+
+def _lines(path):
+    """The non-blank lines of a text file, without their line break (\\n, \\r\\n or \\r)."""
+    opener = _OPENERS.get(Path(path).suffix.lower(), open)
+    try:
+        # utf-8-sig drops a byte-order mark; newline=None reads the three line breaks.
+        with opener(path, "rt", encoding="utf-8-sig", errors="replace", newline=None) as file:
+            for line in file:
+                line = line.rstrip("\n")
+                if line:
+                    yield line
+    except (OSError, EOFError, lzma.LZMAError) as error:
+        # Missing, a directory, no permission, a broken or truncated compressed file.
+        raise CommandError(f"cannot read {path}: "
+                           f"{getattr(error, 'strerror', None) or type(error).__name__}"
+                           ) from None
+
+
+def _fields(line):
+    try:
+        return next(csv.reader((line,)))
+    except csv.Error:  # a field over csv.field_size_limit() (or NUL, before Python 3.11)
+        return []
+
+
+def _pandas():
+    try:
+        import pandas as pd
+    except ImportError:
+        raise CommandError("reading CSV files needs pandas: pip install 'dpboost[demo]' (or "
+                           "pip install pandas)") from None
+    return pd
+
+
+def read_table(path):
+    """A CSV file as pandas reads it, each column's type inferred from all its cells (without
+    a schema only: module docstring, "CSV files").
+
+    Parameters
+    ----------
+    path : path-like
 
     Raises
     ------
@@ -407,15 +596,10 @@ def read_table(path, text_columns=(), nrows=None):
         pandas missing, an unreadable or unparsable file; the message names the file and the
         kind of failure, never a line of it.
     """
-    try:
-        import pandas as pd
-    except ImportError:
-        raise CommandError("reading CSV files needs pandas: pip install 'dpboost[demo]' (or "
-                           "pip install pandas)") from None
+    pd = _pandas()
     try:
         return pd.read_csv(path, keep_default_na=False, na_values=list(NA_VALUES),
-                           low_memory=False, nrows=nrows,
-                           dtype={c: str for c in text_columns} or None, **exact_floats(pd))
+                           low_memory=False, **exact_floats(pd))
     except OSError as error:  # missing, a directory, no permission, a broken gzip
         raise CommandError(f"cannot read {path}: {error.strerror or type(error).__name__}"
                            ) from None
@@ -436,6 +620,8 @@ def exact_floats(pd):
     deprecates the keyword)."""
     return {} if int(pd.__version__.split(".")[0]) >= 3 else {"float_precision": "round_trip"}
 
+
+# --- models ---------------------------------------------------------------------------------
 
 def load_model(path):
     """The estimator of a model file written by ``train`` (or ``to_json``).
@@ -514,25 +700,31 @@ def train_command(args):
     estimator_class = DPGBClassifier if task == "classification" else DPGBRegressor
     params = _parse_params(args.param, estimator_class)
     _check_output(args.out, args.data, *([args.schema] if args.schema else []))
-    text = set() if schema is None else {*schema.get("categories", {}),
-                                        *schema.get("categorical_features", [])}
-    if schema is not None and "classes" in schema:
-        text.add(args.target)
-    frame = read_table(args.data, text)
-    if args.target not in frame.columns:
-        raise CommandError(f"--target {args.target!r} is not a column of {args.data}; its "
-                           f"columns: {list(map(str, frame.columns))}")
-    X, y = frame.drop(columns=args.target), frame[args.target].to_numpy()
-    public = schema_params(schema, [str(c) for c in X.columns], args.target, task)
-    for column, values in (public.get("categories") or {}).items():
-        X[column] = match_cells(X[column].to_numpy(dtype=object), values)
-    if public.get("classes") is not None:
-        y = match_cells(y, public["classes"])
+    if schema is None:
+        frame = read_table(args.data)
+        _check_target(list(map(str, frame.columns)), args.target, args.data)
+        X, y = frame.drop(columns=args.target), frame[args.target].to_numpy()
+        public = {"categorical_features": "from_dtype"}
+    else:
+        pd = _pandas()
+        columns, records = read_records(args.data)
+        _check_target(columns, args.target, args.data)
+        features = [c for c in columns if c != args.target]
+        public = schema_params(schema, features, args.target, task)
+        kinds = column_kinds(public, features, args.target)
+        typed = typed_columns(columns, records, kinds)
+        y = typed.pop(args.target)
+        X = pd.DataFrame(typed)
+        if kinds[args.target] == TEXT:
+            # Without public classes the estimator reads them off the labels, where a missing
+            # one is no class: its record is left out, as one outside public classes is.
+            labelled = np.array([label is not None for label in y], dtype=bool)
+            X, y = X[labelled], y[labelled]
     shape = {"n_estimators": args.n_estimators, "max_depth": args.max_depth,
              "delta": args.delta}
     estimator = estimator_class(
         epsilon=args.epsilon, random_state=args.random_state, verbose=int(args.verbose),
-        **{k: v for k, v in {**public, **shape}.items() if v is not None}, **params)
+        **public, **{k: v for k, v in shape.items() if v is not None}, **params)
     estimator.fit(X, y)
     Path(args.out).write_text(estimator.to_json(), encoding="utf-8")
     print(f"{estimator_class.__name__} written to {args.out}: epsilon spent "
@@ -540,33 +732,34 @@ def train_command(args):
           f"`dpboost report {args.out}` lists the releases")
 
 
+def _check_target(columns, target, path):
+    if target not in columns:
+        raise CommandError(f"--target {target!r} is not a column of {path}; its columns: "
+                           f"{columns}")
+
+
 def predict_command(args):
-    """``dpboost predict``: one CSV row per input row, labels or class probabilities."""
+    """``dpboost predict``: one CSV row per record, labels or class probabilities."""
     model, _ = load_model(args.model)
     if args.proba and not hasattr(model, "predict_proba"):
         raise CommandError(f"--proba needs a classifier; {args.model} holds a "
                            f"{type(model).__name__}")
     _check_output(args.out, args.model, args.data)
+    pd = _pandas()
+    columns, records = read_records(args.data)
     fitted_names = getattr(model, "feature_names_in_", None)
     # Fitted on a DataFrame: its columns by name (others, such as the target, are ignored);
     # fitted on an array: every column of the CSV, by position.
-    names = [str(n) for n in (fitted_names if fitted_names is not None
-                              else read_table(args.data, nrows=0).columns)]
-    # Categorical columns are read as text and matched to the model's lists cell by cell, as
-    # train does.
-    categorical = {names[j]: list(values) for j, values in model.categories_.items()
-                   if j < len(names)}
-    frame = read_table(args.data, list(categorical))
-    missing = [n for n in names if n not in frame.columns]
+    names = columns if fitted_names is None else [str(n) for n in fitted_names]
+    missing = [n for n in names if n not in columns]
     if missing:
         raise CommandError(f"{args.data} lacks the model's column(s) {missing}")
-    X = frame[names].copy()
-    for column, values in categorical.items():
-        X[column] = match_cells(X[column].to_numpy(dtype=object), values)
+    # Each column typed by the model, as train types it by the schema.
+    kinds = {name: list(model.categories_[j]) if j in model.categories_ else NUMBER
+             for j, name in enumerate(names)}
+    X = pd.DataFrame(typed_columns(columns, records, kinds))
     if fitted_names is None:
         X = X.to_numpy(dtype=object)
-    import pandas as pd
-
     if args.proba:
         proba = model.predict_proba(X)
         result = pd.DataFrame(proba, columns=[f"proba_{c}" for c in model.classes_])
