@@ -280,11 +280,26 @@ def threshold_delta(entries):
     return math.fsum(e.delta for e in entries)
 
 
+#: The Renyi orders of a ledger with a Gaussian release made on a Poisson sample: integers only
+#: (dp-accounting's default integers and :data:`FILTER_ORDERS`). At an integer order the
+#: Poisson-sampled discrete Gaussian of ``SecureNoise`` has exactly the continuous sampled
+#: Gaussian's curve when the record is added and at most it when removed; at a fractional order
+#: it can exceed it (docs/privacy.md, Renyi accounting, "The sampled Gaussian on the lattice").
+SAMPLED_ORDERS = tuple(sorted(set(range(2, 64)) | {128, 256, 512, 1024} | set(FILTER_ORDERS)))
+
+
 def rdp_orders(entries):
     """The Renyi orders a set of releases may be converted at: :data:`FILTER_ORDERS` if any
-    entry is an individual filter's budget (it holds at those orders only), else None
+    entry is an individual filter's budget (it holds at those orders only);
+    :data:`SAMPLED_ORDERS` if any Gaussian release was made on a Poisson sample (the accountant's
+    sampled Gaussian bounds the sampled discrete Gaussian at integer orders only); else None
     (dp-accounting's default orders)."""
-    return FILTER_ORDERS if any(e.mechanism == "renyi_filter" for e in entries) else None
+    entries = list(entries)
+    if any(e.mechanism == "renyi_filter" for e in entries):
+        return FILTER_ORDERS
+    if any(e.mechanism in ("gaussian", "threshold") and e.sampling_rate < 1 for e in entries):
+        return SAMPLED_ORDERS
+    return None
 
 
 def ledger_event(entries):
