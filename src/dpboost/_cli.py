@@ -642,7 +642,7 @@ def load_model(path):
         doc = json.loads(text)
     except OSError as error:
         raise CommandError(f"cannot read {path}: {error.strerror or error}") from None
-    except (UnicodeDecodeError, json.JSONDecodeError):
+    except (UnicodeDecodeError, ValueError, RecursionError):  # JSONDecodeError is a ValueError
         raise CommandError(f"{path} is not a dpboost model (not JSON text)") from None
     name = doc.get("estimator") if isinstance(doc, dict) else None
     if name not in _ESTIMATORS:
@@ -650,11 +650,8 @@ def load_model(path):
                            "in it)")
     try:
         return _ESTIMATORS[name].from_json(text), doc
-    except ValueError as error:
-        raise CommandError(f"{path}: {error}") from None
-    except (KeyError, TypeError, IndexError, AttributeError):
-        raise CommandError(f"{path} is not a valid dpboost model (a field is missing or of "
-                           "the wrong form)") from None
+    except ValueError as error:  # from_json checks every field: nothing else escapes it
+        raise CommandError(f"{path}: {str(error).removeprefix('model file: ')}") from None
 
 
 def _check_output(out, *inputs):

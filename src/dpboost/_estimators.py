@@ -251,7 +251,10 @@ class _BaseDPGB(BaseEstimator):
         Raises
         ------
         ValueError
-            Not a dpboost model of this class and format version.
+            "model file: " and what is wrong, naming the field, its value and the rule: text
+            that is not JSON, not a dpboost model of this class and format version, a missing
+            field, or a field of the wrong type, shape or range (a model file is untrusted
+            input: every index and shape the prediction kernel reads is checked on load).
         """
         params, fitted, forest = model_from_json(text, cls.__name__)
         estimator = cls(**params)
