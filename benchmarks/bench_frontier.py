@@ -30,11 +30,10 @@ import warnings
 import _harness
 import _loaders
 import numpy as np
+from bench_regression import PREVIOUS_DEFAULT as PREVIOUS_REGRESSOR
 from sklearn.ensemble import HistGradientBoostingClassifier, HistGradientBoostingRegressor
 from sklearn.metrics import mean_squared_error, roc_auc_score
 from sklearn.model_selection import KFold
-
-from bench_regression import PREVIOUS_DEFAULT as PREVIOUS_REGRESSOR
 
 from dpboost import DPGBClassifier, DPGBRegressor
 

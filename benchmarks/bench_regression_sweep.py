@@ -38,8 +38,14 @@ from collections import defaultdict
 
 import _harness
 import _loaders
-from bench_regression import (DATASETS, EPSILONS, DPExplainableBoostingRegressor, dp_ebm, dpboost,
-                              tuning_split)
+from bench_regression import (
+    DATASETS,
+    EPSILONS,
+    DPExplainableBoostingRegressor,
+    dp_ebm,
+    dpboost,
+    tuning_split,
+)
 
 SEEDS = (0, 1)
 NAME = "regression_sweep"

@@ -26,7 +26,7 @@ from dpboost._accounting import (
 )
 from dpboost._boosting import plan_fit
 from dpboost._loss import make_loss
-from dpboost._validation import planned_shape
+from dpboost._public_inputs import planned_shape
 
 
 def _entry(epsilon, group=0, tree=0, level=0, mechanism="laplace", sampling_rate=1.0):

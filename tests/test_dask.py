@@ -26,7 +26,7 @@ from dpboost import (  # noqa: E402
     DPGBRegressor,
     PrivacyAccountant,
 )
-from dpboost._validation import DPBOOST_PAPER  # noqa: E402
+from dpboost._parameters import DPBOOST_PAPER  # noqa: E402
 from dpboost.dask import DaskDPGBClassifier, DaskDPGBRegressor  # noqa: E402
 
 
@@ -292,7 +292,7 @@ def test_dask_counts_a_partition_by_its_arrays():
 def test_auto_trees_read_the_schema_of_a_collection():
     # n_estimators="auto" (the regressor's default) reads the number of columns from the
     # collection's metadata, as the in-memory fit reads it from the array: the same trees.
-    from dpboost._validation import schema_width
+    from dpboost._public_inputs import schema_width
 
     X = np.tile(_data(n=600, regression=True)[0], 3)  # 12 columns: 25 trees each at epsilon 4
     local = DPGBRegressor(epsilon=4.0)._resolved_params(n_features=schema_width(X))

@@ -7,7 +7,8 @@ import numpy as np
 import pytest
 
 from dpboost import DPGBClassifier, PrivacyLeakWarning
-from dpboost._validation import pandas_frame, planned_shape
+from dpboost._cells import pandas_frame
+from dpboost._public_inputs import planned_shape
 
 pd = pytest.importorskip("pandas")
 pa = pytest.importorskip("pyarrow")

@@ -347,7 +347,7 @@ def test_a_missing_cell_is_not_the_text_of_a_missing_value(missing):
                         categorical_features=["c"], categories="private", n_estimators=2,
                         n_jobs=1, random_state=0).fit(X, np.zeros(n))
     assert list(clf.categories_[1]) == ["<NA>", "None", "a", "nan"]
-    from dpboost._validation import encode_categorical, released_category_columns
+    from dpboost._categories import encode_categorical, released_category_columns
 
     typed = released_category_columns(clf.categories, clf.categories_, ["x", "c"])
     codes = encode_categorical(pd.DataFrame({"x": [0.0], "c": [missing]}, dtype=object),

@@ -13,6 +13,7 @@ from scipy import stats
 
 from dpboost import DPGBClassifier, DPGBRegressor
 from dpboost._mechanisms import make_noise, poisson_sample
+from dpboost._parameters import DPBOOST_PAPER
 from dpboost._records import (
     COIN_BLOCK,
     POISSON_STREAM,
@@ -20,7 +21,6 @@ from dpboost._records import (
     Partition,
     RecordCoins,
 )
-from dpboost._validation import DPBOOST_PAPER
 
 KEY = bytes(range(32))
 

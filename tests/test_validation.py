@@ -18,17 +18,11 @@ from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
 from dpboost import DPGBClassifier, DPGBRegressor, PrivacyLeakWarning, ReproducibleNoiseWarning
-from dpboost._validation import (
-    check_n_jobs,
-    encode_classes,
-    encode_targets,
-    fit_inputs,
-    float_cells,
-    label_codes,
-    resolve_categorical,
-    resolve_feature_bounds,
-    resolve_min_child_weight,
-)
+from dpboost._auto import resolve_min_child_weight
+from dpboost._categories import resolve_categorical
+from dpboost._cells import encode_classes, encode_targets, float_cells, label_codes
+from dpboost._parameters import check_n_jobs
+from dpboost._public_inputs import fit_inputs, resolve_feature_bounds
 
 
 # Parameters and public inputs, through fit: refused before any noise is drawn.

@@ -16,7 +16,8 @@ from dpboost._budget import (
     plan_budget,
     weighted_leaf_sensitivity,
 )
-from dpboost._validation import record_weights, resolve_weight_bound
+from dpboost._cells import record_weights
+from dpboost._public_inputs import resolve_weight_bound
 
 PLAN = dict(epsilon=1.0, n_estimators=4, max_depth=3, learning_rate=0.3, l2_regularization=1.0,
             budget_allocation="sequential", trees_per_ensemble=4, leaf_clipping=False)

@@ -6,7 +6,7 @@ from ._accountant import BudgetExceededError, PrivacyAccountant
 from ._accounting import LedgerEntry
 from ._estimators import DPGBClassifier, DPGBRegressor
 from ._search import PrivateSearchCV
-from ._validation import PrivacyLeakWarning, ReproducibleNoiseWarning
+from ._warnings import PrivacyLeakWarning, ReproducibleNoiseWarning
 
 __all__ = ["BudgetExceededError", "DPGBClassifier", "DPGBRegressor", "LedgerEntry",
            "PrivacyAccountant", "PrivacyLeakWarning", "PrivateSearchCV", "ReproducibleNoiseWarning"]

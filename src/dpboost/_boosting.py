@@ -94,7 +94,7 @@ def train(records, inputs, loss, params, plan, n_outputs, n_threads, fit_id=None
     Parameters
     ----------
     records : record set (``_records``)
-        The records in the data domain (``_validation.fit_inputs``), not yet binned, with their
+        The records in the data domain (``_public_inputs.fit_inputs``), not yet binned, with their
         labels or targets in [-1, 1] (with ``target_bounds="private"``: the targets, scaled once
         their bounds are released). Its partitions are replaced as the fit goes.
     inputs : PublicInputs

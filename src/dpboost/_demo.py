@@ -16,7 +16,7 @@ from sklearn.metrics import roc_auc_score
 from sklearn.model_selection import train_test_split
 
 from ._estimators import DPGBClassifier
-from ._validation import PrivacyLeakWarning, ReproducibleNoiseWarning
+from ._warnings import PrivacyLeakWarning, ReproducibleNoiseWarning
 from .datasets import SCHEMAS, estimator_params, load, read_csv
 
 

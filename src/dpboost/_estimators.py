@@ -1,6 +1,6 @@
 """scikit-learn estimators: a facade over validation, boosting and the forest.
 
-``fit`` walks one way (docs/architecture.md): ``_validation.fit_inputs`` (parameters, public
+``fit`` walks one way (docs/architecture.md): ``_public_inputs.fit_inputs`` (parameters, public
 inputs, the data domain) -> ``_boosting.train`` (plan, candidates, trees) -> the fitted
 attributes. Prediction bins ``X`` on the fitted grid and sums the forest's trees.
 """
@@ -16,28 +16,25 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ._accountant import Reservation
 from ._accounting import compose
+from ._auto import resolve_params
 from ._boosting import plan_fit, train
+from ._categories import released_category_columns
+from ._cells import cells_as_numbers
 from ._docstrings import CLASSIFIER, REGRESSOR, TO_XGBOOST_JSON, predict_doc
 from ._export import estimator_to_xgboost, xgboost_link
 from ._inspection import feature_importance, privacy_report, releases_statistics, tree_text
 from ._loss import LOSSES, make_loss, predicted_target
-from ._persistence import FITTED, model_from_json, model_to_json
-from ._records import InMemoryRecords
-from ._validation import (
+from ._parameters import (
     DPBOOST_PAPER,
     PARAMETER_CONSTRAINTS,
-    cells_as_numbers,
     check_iteration_range,
     check_mechanisms,
-    fit_inputs,
     n_threads,
-    planned_shape,
-    released_category_columns,
-    resolve_params,
-    schema_width,
-    warm_start_inputs,
-    warm_start_params,
 )
+from ._persistence import FITTED, model_from_json, model_to_json
+from ._public_inputs import fit_inputs, planned_shape, schema_width
+from ._records import InMemoryRecords
+from ._warm_start import warm_start_inputs, warm_start_params
 
 #: The estimator's own class in annotations (``fit`` returns ``self``).
 _Self = TypeVar("_Self", bound="_BaseDPGB")

@@ -17,8 +17,8 @@ from sklearn.utils._param_validation import validate_parameter_constraints
 from ._accounting import LedgerEntry
 from ._binning import BoundsBinner
 from ._common import MAX_BINS, n_internal_nodes
+from ._parameters import check_n_jobs
 from ._predictor import Forest
-from ._validation import check_n_jobs
 
 #: Version of the JSON model format written by :func:`model_to_json`.
 FORMAT_VERSION = 1

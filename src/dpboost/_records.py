@@ -131,7 +131,7 @@ class Partition:
     tree : TreeState or None
     weights : ndarray of shape (n,), dtype=float32, or None
         Each record's weight in ``[0, W]`` (``sample_weight`` and ``class_weight``, clipped by
-        ``_validation.record_weights``); None: an unweighted fit, every record counts 1.
+        ``_cells.record_weights``); None: an unweighted fit, every record counts 1.
     spent : ndarray of shape (n, len(FILTER_ORDERS)), dtype=int32, or None
         With an individual Renyi filter: every record's losses so far, in the filter's integer
         ticks at each order (``_budget.FilterBudget``); never read except by the record's own

@@ -23,20 +23,12 @@ from sklearn.utils.validation import column_or_1d
 from ._accountant import PrivacyAccountant, Reservation
 from ._accounting import PrivacyLedger, rdp_epsilon, zcdp_rho
 from ._boosting import plan_fit
+from ._cells import check_same_length, float_cells, label_codes, pandas_frame
 from ._loss import make_loss
 from ._mechanisms import gaussian_mechanism, make_noise, public_uniform
+from ._public_inputs import planned_shape, public_categories, schema_width
 from ._records import VALIDATION_STREAM
-from ._validation import (
-    check_same_length,
-    data_dependent,
-    float_cells,
-    label_codes,
-    pandas_frame,
-    planned_shape,
-    public_categories,
-    schema_width,
-    warn_reproducible_noise,
-)
+from ._warnings import data_dependent, warn_reproducible_noise
 
 #: Parameters a search may not draw: they set the privacy of a trial, which the search fixes.
 _FIXED = ("epsilon", "delta", "leaf_noise", "subsample", "split_candidates", "accountant",

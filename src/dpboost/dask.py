@@ -22,16 +22,12 @@ import sys
 import numpy as np
 from sklearn.utils.validation import check_is_fitted, column_or_1d
 
+from ._categories import private_category_columns
+from ._cells import cells_as_numbers, encode_classes, encode_targets
 from ._docstrings import CLASSIFIER, REGRESSOR
 from ._estimators import DPGBClassifier, DPGBRegressor
+from ._public_inputs import fit_inputs
 from ._records import Partition
-from ._validation import (
-    cells_as_numbers,
-    encode_classes,
-    encode_targets,
-    fit_inputs,
-    private_category_columns,
-)
 
 try:
     import dask
@@ -170,7 +166,7 @@ def _with_first_row(partition, first_row):
 
 def _load_partition(X, y, categories, classes, target_bounds):
     """One partition's records in the data domain: the in-memory fit's per-record treatment
-    (``_validation.fit_inputs``) with the public inputs checked on the client."""
+    (``_public_inputs.fit_inputs``) with the public inputs checked on the client."""
     X = np.asarray(cells_as_numbers(X, categories), dtype=np.float64)
     y = column_or_1d(np.asarray(y))
     keep, y_scaled, _, _ = (encode_classes(y, classes) if classes is not None

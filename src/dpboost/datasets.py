@@ -293,7 +293,7 @@ def load_encoded(name, folder):
     feature_bounds : ndarray of shape (n_features, 2)
     feature_names : list of str
     """
-    from ._validation import encode_categorical
+    from ._categories import encode_categorical
 
     X_train, y_train, X_test, y_test = load(name, folder)
     columns = X_train.columns

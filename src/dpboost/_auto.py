@@ -1,0 +1,132 @@
+"""The ``"auto"`` policy: the values of ``"auto"`` hyper-parameters, resolved from public
+inputs only (epsilon, the schema's width, the loss), each rule with the benchmark that chose it."""
+
+import math
+
+from ._public_inputs import resolve_weight_bound
+
+
+def resolve_min_child_weight(min_child_weight, leaf_noise, epsilon, hessian_bound,
+                             weight_bound=None):
+    """``min_child_weight`` with ``"auto"`` resolved for this fit's epsilon.
+
+    ``"auto"``: the released weight of about 200 / epsilon records, i.e. ``200 h* / epsilon``
+    with Gaussian leaves (their weight is a Hessian sum) and ``200 / epsilon`` with ``"average"``
+    leaves (a count); 0 with Laplace leaves, which release no weight, and without noise. Tuned
+    for 100 trees in ``bench_blocks_grid.py --candidates``. With sample weights (``weight_bound``
+    W, :func:`resolve_weight_bound`) times W: the weight's noise scales with W.
+    """
+    if min_child_weight != "auto":
+        return float(min_child_weight)
+    if leaf_noise == "laplace" or not math.isfinite(epsilon):
+        return 0.0
+    per_record = hessian_bound if leaf_noise == "gaussian" else 1.0
+    auto = 200.0 * per_record / float(epsilon)
+    return auto if weight_bound is None else auto * weight_bound
+
+
+#: The ``"auto"`` learning rate and subsample by epsilon (DPGBClassifier's preset, issue 16):
+#: below the threshold, a small Poisson sample per tree (amplification) and slow learning; from
+#: it on, larger samples and steps. Chosen on ``adult.test`` (benchmarks/README.md, "Frontier"),
+#: never on the folds the frontier is scored on.
+AUTO_EPSILON_THRESHOLD = 0.5
+
+
+AUTO_SCHEDULE = {"low": {"learning_rate": 0.1, "subsample": 0.1},
+                 "high": {"learning_rate": 0.2, "subsample": 0.3}}
+
+
+def resolve_schedule(learning_rate, subsample, epsilon):
+    """``learning_rate`` and ``subsample`` with ``"auto"`` resolved from the fit's epsilon (a
+    public input), by :data:`AUTO_SCHEDULE`; without noise (``epsilon=inf``) ``"auto"`` is the
+    high-epsilon value of the learning rate and a subsample of 1.
+
+    Returns
+    -------
+    learning_rate, subsample : float
+    """
+    regime = AUTO_SCHEDULE["low" if epsilon < AUTO_EPSILON_THRESHOLD else "high"]
+    if learning_rate == "auto":
+        learning_rate = regime["learning_rate"]
+    if subsample == "auto":
+        subsample = regime["subsample"] if math.isfinite(epsilon) else 1.0
+    return float(learning_rate), float(subsample)
+
+
+#: ``n_estimators="auto"`` of the regressor (issue 16): ``k(epsilon)`` trees per feature,
+#: ``k = 25 min(1, epsilon / 2) ** 0.4`` (7.5 at epsilon 0.1, 18.9 at 1, 25 from 2 on), at least
+#: :data:`AUTO_MIN_TREES`. With one feature per tree, an additive model needs its shrinkage per
+#: feature, ``learning_rate * n_estimators / n_features``, to grow with the features and with
+#: epsilon (more trees split the same budget into noisier leaves). Chosen on the inner tuning
+#: splits of the shared regression sets (``bench_regression_sweep.py``), never on test folds.
+AUTO_TREES_PER_FEATURE, AUTO_TREES_EPSILON, AUTO_MIN_TREES = 25.0, 2.0, 200
+
+
+#: ``n_estimators="auto"`` of the classifier (issue 16): :data:`AUTO_FEW_TREES` trees below
+#: epsilon :data:`AUTO_FEW_TREES_BELOW`, else :data:`AUTO_MIN_TREES` (fewer, less noisy trees
+#: where the budget is smallest: +0.03 ROC AUC at epsilon 0.01 and 0.02 on ``adult.test``,
+#: ``bench_small_epsilon.py``; equal within noise at 0.03 and 0.05).
+AUTO_FEW_TREES, AUTO_FEW_TREES_BELOW = 50, 0.03
+
+
+def resolve_n_estimators(n_estimators, epsilon, n_features, regression):
+    """``n_estimators`` with ``"auto"`` resolved from public inputs: for a regressor
+    ``max(200, round(25 min(1, epsilon / 2) ** 0.4 n_features))`` (:data:`AUTO_TREES_PER_FEATURE`;
+    without noise, ``epsilon=inf``, 25 per feature), for a classifier 50 below epsilon 0.03 and
+    200 from it on (:data:`AUTO_FEW_TREES`).
+
+    Parameters
+    ----------
+    n_estimators : int or "auto"
+    epsilon : float
+    n_features : int or None
+        Columns of ``X`` (its schema); None when ``X`` has no two-dimensional shape (its
+        validation then refuses it before anything is planned): 200.
+    regression : bool
+
+    Returns
+    -------
+    n_estimators : int
+    """
+    if n_estimators != "auto":
+        return int(n_estimators)
+    if not regression:
+        return AUTO_FEW_TREES if epsilon < AUTO_FEW_TREES_BELOW else AUTO_MIN_TREES
+    if n_features is None:
+        return AUTO_MIN_TREES
+    share = min(1.0, epsilon / AUTO_TREES_EPSILON) ** 0.4
+    return max(AUTO_MIN_TREES, round(AUTO_TREES_PER_FEATURE * share * n_features))
+
+
+def resolve_params(params, hessian_bound, sample_weight=None, n_features=None):
+    """An estimator's parameters (``get_params(deep=False)``) with every ``"auto"`` resolved from
+    the public inputs (:func:`resolve_schedule`, :func:`resolve_min_child_weight` with the loss's
+    Hessian bound and the weight bound): what the plan and the boosting loop read.
+
+    Parameters
+    ----------
+    params : dict
+    hessian_bound : float
+    sample_weight : array-like or None, default=None
+        Only whether it is given is read (:func:`resolve_weight_bound`).
+    n_features : int or None, default=None
+        Columns of ``X`` (:func:`schema_width`), for ``n_estimators="auto"``.
+
+    Returns
+    -------
+    params : dict
+        A new dict, with ``weight_bound``: W with sample or class weights, else None;
+        ``params`` is not changed.
+    """
+    epsilon = float(params["epsilon"])
+    learning_rate, subsample = resolve_schedule(params["learning_rate"], params["subsample"],
+                                                epsilon)
+    weight_bound = resolve_weight_bound(sample_weight, params["sample_weight_bound"],
+                                        params.get("class_weight"), params.get("classes"))
+    min_child_weight = resolve_min_child_weight(params["min_child_weight"],
+                                                params["leaf_noise"], params["epsilon"],
+                                                hessian_bound, weight_bound)
+    return dict(params, min_child_weight=min_child_weight, learning_rate=learning_rate,
+                subsample=subsample, weight_bound=weight_bound,
+                n_estimators=resolve_n_estimators(params["n_estimators"], epsilon, n_features,
+                                                  "target_bounds" in params))
