@@ -31,7 +31,7 @@ import _paper
 import numpy as np
 
 from dpboost import PrivacyLeakWarning
-from dpboost._mechanisms import NumpyNoise
+from dpboost._noise import NumpyNoise
 
 VARIANTS = {"DPBoost": {}, "no GLC": {"leaf_clipping": False},
             "no GDF": {"gradient_filtering": False}}

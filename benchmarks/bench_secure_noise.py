@@ -30,7 +30,7 @@ from sklearn.ensemble import HistGradientBoostingClassifier
 from threadpoolctl import threadpool_limits
 
 from dpboost import DPGBClassifier
-from dpboost._mechanisms import NumpyNoise, SecureNoise
+from dpboost._noise import NumpyNoise, SecureNoise
 
 THREADS = 2
 

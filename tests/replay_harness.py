@@ -52,7 +52,7 @@ import pytest
 
 from dpboost import DPGBClassifier, DPGBRegressor
 from dpboost._accounting import FILTER_ORDERS
-from dpboost._mechanisms import NoiseSource, NumpyNoise
+from dpboost._noise import NoiseSource, NumpyNoise
 from dpboost._records import RecordCoins
 
 pd = pytest.importorskip("pandas")

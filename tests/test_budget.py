@@ -18,7 +18,7 @@ from dpboost._budget import (
     plan_budget,
 )
 from dpboost._candidates import HESSIAN_SKETCH_BINS, category_boundaries
-from dpboost._mechanisms import SecureNoise
+from dpboost._noise import SecureNoise
 
 
 def _fitted(estimator, X, bounds, loss="square", **params):

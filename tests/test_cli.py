@@ -25,16 +25,8 @@ from replay_harness import _wrapped, replay
 import dpboost
 from dpboost import DPGBClassifier, DPGBRegressor, PrivacyLeakWarning, ReproducibleNoiseWarning
 from dpboost.__main__ import main
-from dpboost._cli import (
-    NUMBER,
-    TEXT,
-    cell_reader,
-    exact_floats,
-    load_model,
-    read_records,
-    read_schema,
-    typed_columns,
-)
+from dpboost._cli import exact_floats, load_model, read_schema
+from dpboost._csv import NUMBER, TEXT, cell_reader, read_records, typed_columns
 from dpboost.datasets import SCHEMAS, estimator_params
 from dpboost.datasets import read_csv as read_shared_csv
 

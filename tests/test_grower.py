@@ -23,7 +23,7 @@ from dpboost import DPGBClassifier, DPGBRegressor
 from dpboost._accounting import PrivacyLedger
 from dpboost._budget import plan_budget
 from dpboost._grower import grow_tree
-from dpboost._mechanisms import make_noise
+from dpboost._noise import make_noise
 from dpboost._records import InMemoryRecords
 
 

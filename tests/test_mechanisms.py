@@ -13,15 +13,13 @@ from scipy import stats
 
 from dpboost._accounting import LedgerEntry, PrivacyLedger
 from dpboost._mechanisms import (
-    NumpyNoise,
-    SecureNoise,
     exponential_mechanism,
     gaussian_mechanism,
     laplace_mechanism,
-    make_noise,
     partition_records,
     uniform_choice,
 )
+from dpboost._noise import NumpyNoise, SecureNoise, make_noise
 from dpboost._records import POSITION_STREAM
 
 N = 200_000

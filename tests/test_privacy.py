@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from dpboost import DPGBClassifier, DPGBRegressor, LedgerEntry, ReproducibleNoiseWarning
-from dpboost._mechanisms import NumpyNoise, SecureNoise
+from dpboost._noise import NumpyNoise, SecureNoise
 
 
 def test_leaf_clipping_bounds_released_leaves(binary, make_clf):

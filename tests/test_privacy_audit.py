@@ -23,13 +23,12 @@ from dpboost._budget import gain_sensitivity, leaf_sensitivity, plan_budget
 from dpboost._candidates import bounds_histograms, fine_histograms
 from dpboost._grower import grow_tree
 from dpboost._mechanisms import (
-    SecureNoise,
     exponential_mechanism,
     gaussian_mechanism,
     laplace_mechanism,
-    make_noise,
     poisson_sample,
 )
+from dpboost._noise import SecureNoise, make_noise
 from dpboost._predictor import predict_binned
 from dpboost._records import POISSON_STREAM, InMemoryRecords
 

@@ -349,7 +349,7 @@ def test_a_missing_cell_is_not_the_text_of_a_missing_value(missing):
     assert list(clf.categories_[1]) == ["<NA>", "None", "a", "nan"]
     from dpboost._categories import encode_categorical, released_category_columns
 
-    typed = released_category_columns(clf.categories, clf.categories_, ["x", "c"])
+    typed = released_category_columns(clf.categories, clf.categories_, lambda: ["x", "c"])
     codes = encode_categorical(pd.DataFrame({"x": [0.0], "c": [missing]}, dtype=object),
                                clf.categories_, typed)
     assert np.isnan(codes.iloc[0, 1])

@@ -12,7 +12,8 @@ import pytest
 from scipy import stats
 
 from dpboost import DPGBClassifier, DPGBRegressor
-from dpboost._mechanisms import make_noise, poisson_sample
+from dpboost._mechanisms import poisson_sample
+from dpboost._noise import make_noise
 from dpboost._parameters import DPBOOST_PAPER
 from dpboost._records import (
     COIN_BLOCK,

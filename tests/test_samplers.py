@@ -15,7 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import stats
 
-from dpboost._mechanisms import SecureNoise, lattice_gaps, lattice_round, lattice_sum
+from dpboost._noise import SecureNoise, lattice_gaps, lattice_round, lattice_sum
 from dpboost._samplers import discrete_gaussian_noise, discrete_laplace_noise, exponential_rows
 
 N = 200_000

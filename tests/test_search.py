@@ -20,7 +20,7 @@ from dpboost import (
     ReproducibleNoiseWarning,
 )
 from dpboost._accounting import PrivacyLedger
-from dpboost._mechanisms import NumpyNoise
+from dpboost._noise import NumpyNoise
 
 pytestmark = pytest.mark.filterwarnings("ignore::dpboost.ReproducibleNoiseWarning")
 

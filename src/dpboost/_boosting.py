@@ -23,7 +23,8 @@ from ._candidates import (
 from ._common import G_H_DTYPE, SAMPLE_INDEX_DTYPE, float32_at_most
 from ._grower import grow_tree
 from ._loss import scale_target, weight_statistics
-from ._mechanisms import make_noise, partition_records, poisson_sample
+from ._mechanisms import partition_records, poisson_sample
+from ._noise import make_noise
 from ._predictor import Forest, predict_binned
 from ._records import POISSON_STREAM, POSITION_STREAM, TreeState
 from ._splitting import add_by_range

@@ -20,7 +20,8 @@ from ._accounting import (
     sampled_gaussian_rdp,
 )
 from ._common import GRADIENT_BOUND
-from ._mechanisms import SecureNoise, noise_scale
+from ._mechanisms import noise_scale
+from ._noise import SecureNoise
 
 #: Share of each tree's zCDP budget spent on split selection under Renyi accounting; the rest goes
 #: to the leaves (DP-XGB, "Revisiting differentially private XGBoost", Sec. 4: 0.7 : 0.3).

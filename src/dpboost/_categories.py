@@ -174,8 +174,9 @@ def released_category_columns(categories, lists, columns):
         The estimator's parameter.
     lists : dict of int -> ndarray
         The category lists, by column index.
-    columns : list
-        Column names (or positions) of X.
+    columns : callable
+        ``columns()`` returns the column names (or positions) of X; called only when
+        ``categories`` is a dict (before ``validate_data``, X may have no columns at all).
 
     Returns
     -------
@@ -183,7 +184,9 @@ def released_category_columns(categories, lists, columns):
     """
     if isinstance(categories, str):
         return sorted(lists)
-    index_of = _column_index(list(columns), "categories")
+    if not isinstance(categories, dict) or not lists:
+        return []
+    index_of = _column_index(list(columns()), "categories")
     return sorted(index_of(k) for k, v in (categories or {}).items()
                   if isinstance(v, str) and v == "private")
 

@@ -42,29 +42,11 @@ target's public inputs: ``dpboost schema adult`` writes Adult's.
 
 CSV files
 ---------
-With a schema, the schema alone types every column: the columns of ``categories`` and
-``categorical_features`` are categorical, the target is a label (classification) or a number
-(regression), every other column is numeric. :func:`read_records` reads the file as text and
-:func:`typed_columns` converts each cell by its column's type, on its own, so that no record can
-change how another is read:
-
-- a record is one line: the first line is the header, blank lines are skipped, and a quote opens
-  a field only up to the end of its line (a field cannot hold a line break, so an unclosed quote
-  cannot take the lines after it into its record);
-- a line whose number of fields is not the header's is a record whose every cell is missing (its
-  label too, so that training leaves it out; ``predict`` writes its row);
-- empty fields and ``?`` are missing in every column; bytes that are not UTF-8 are replaced
-  (U+FFFD), so that such a cell reads as no number and no category;
-- a numeric cell is the number ``float`` reads (``1e400`` is infinite, clipped to the bounds;
-  ``nan`` is missing), or 1 for ``True``, ``TRUE``, ``true`` and 0 for ``False``, ``FALSE``,
-  ``false`` (pandas' spellings); any other text is missing;
-- a cell of a categorical column with a public list, or a label with public classes, is the
-  value it spells (``categories`` above), else missing; a cell of a categorical column whose list
-  is not public, or a label without public classes, is its text (a record whose label is missing
-  is then left out).
-
-``dpboost predict`` reads its file the same way, each column typed by the model (the columns of
-``categories_`` categorical, the others numeric), one output row per record.
+With a schema, the schema alone types every column and each cell is converted on its own by
+its column's type (:mod:`dpboost._csv`, the record boundary of the command line: a record is one
+line, a malformed line is a record whose every cell is missing). ``dpboost predict`` reads its
+file the same way, each column typed by the model (the columns of ``categories_`` categorical,
+the others numeric), one output row per record.
 
 Without a schema file every input is read from the data with a :class:`PrivacyLeakWarning`, and
 so are the columns' types: pandas reads the file as :func:`dpboost.datasets.read_csv` does (empty
@@ -79,11 +61,7 @@ with a schema none depends on one record's value; pandas' parser messages, which
 line, are replaced by their kind. Predictions and the model file hold released values only.
 """
 
-import bz2
-import csv
-import gzip
 import json
-import lzma
 import math
 import os
 import sys
@@ -93,6 +71,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ._csv import NUMBER, TEXT, as_float, is_number, read_records, typed_columns
 from ._estimators import DPGBClassifier, DPGBRegressor
 from .datasets import NA_VALUES, SCHEMAS
 
@@ -266,22 +245,10 @@ def read_schema(path):
     return schema
 
 
-def _is_number(value):
-    return isinstance(value, (int, float, np.number)) and not isinstance(value, (bool, np.bool_))
-
-
-def _as_float(value):
-    """A number as a float, None if it is too large for one (a JSON integer may be)."""
-    try:
-        return float(value)
-    except OverflowError:
-        return None
-
-
 def _pair(pair, where):
     """``[lower, upper]``: two finite numbers, ``lower < upper``, as a tuple of floats."""
-    numbers = ([_as_float(v) for v in pair] if isinstance(pair, list) and len(pair) == 2
-               and all(_is_number(v) for v in pair) else [None])
+    numbers = ([as_float(v) for v in pair] if isinstance(pair, list) and len(pair) == 2
+               and all(is_number(v) for v in pair) else [None])
     if not (None not in numbers and all(math.isfinite(v) for v in numbers)
             and numbers[0] < numbers[1]):
         raise CommandError(f"{where} = {json.dumps(pair)} must be [lower, upper], finite numbers "
@@ -294,10 +261,10 @@ def _values(values, where, at_least):
     kinds = {str: "strings", bool: "booleans"}
     if not (isinstance(values, list) and len(values) >= at_least):
         raise CommandError(f"{where} must be a list of at least {at_least} value(s)")
-    kind = {kinds.get(type(v), "numbers" if _is_number(v) else "other") for v in values}
+    kind = {kinds.get(type(v), "numbers" if is_number(v) else "other") for v in values}
     if len(kind) > 1 or "other" in kind:
         raise CommandError(f"{where} must hold only strings, only numbers or only booleans")
-    keys = [_as_float(v) if _is_number(v) else v for v in values]
+    keys = [as_float(v) if is_number(v) else v for v in values]
     if None in keys:
         raise CommandError(f"{where} holds a number too large for a float")
     if len(set(keys)) < len(keys):
@@ -413,164 +380,24 @@ def schema_document(name):
 
 # --- CSV files: the record boundary ---------------------------------------------------------
 
-#: The public type of a numeric column (the target of a regression included).
-NUMBER = "number"
-#: The type of a categorical column whose list is not public, or of labels without public classes.
-TEXT = "text"
-
-#: The cells a numeric column reads as 1 and 0: pandas' spellings of booleans.
-_BOOLEANS = {"True": 1.0, "TRUE": 1.0, "true": 1.0, "False": 0.0, "FALSE": 0.0, "false": 0.0}
-
-#: Readers of compressed files, by suffix; any other file is read as it is.
-_OPENERS = {".gz": gzip.open, ".bz2": bz2.open, ".xz": lzma.open}
 
 
-def _number(cell):
-    try:
-        return float(cell)
-    except ValueError:  # NA_VALUES included: float("") and float("?") raise
-        return _BOOLEANS.get(cell, math.nan)
 
 
-def _text(cell):
-    return None if cell in NA_VALUES else cell
 
 
-def _matcher(values):
-    """The reader of a column whose values are the public ``values``: the value a cell spells
-    (``categories`` in the module docstring), None for a missing cell or one matching none."""
-    by_text = {}
-    for v in values:
-        by_text.setdefault(str(v), v)
-        if isinstance(v, (bool, np.bool_)):
-            by_text.setdefault(str(v).lower(), v)  # JSON's and many writers' true / false
-    numbers = {_as_float(v): v for v in values if _is_number(v)}
-
-    def match(cell):
-        if cell in NA_VALUES:
-            return None
-        if cell in by_text:
-            return by_text[cell]
-        try:
-            return numbers.get(float(cell)) if numbers else None
-        except ValueError:
-            return None
-    return match
 
 
-def cell_reader(kind):
-    """The function that reads one cell (str) of a column of public type ``kind``.
-
-    Parameters
-    ----------
-    kind : NUMBER, TEXT or sequence
-        A sequence is the column's public values (categories, or classes for a label).
-
-    Returns
-    -------
-    read : callable
-        ``read(cell)``: for NUMBER a float (NaN for a missing cell or a text that is no number,
-        1.0 / 0.0 for pandas' spellings of booleans); for TEXT the cell, None if missing; for
-        public values the matching value (its own Python object), None if missing or matching
-        none. The result depends on the cell alone.
-    """
-    if isinstance(kind, str):
-        return {NUMBER: _number, TEXT: _text}[kind]
-    return _matcher(kind)
 
 
-def typed_columns(columns, records, kinds):
-    """The record boundary: a text table as typed columns, each cell read by its column's
-    public type (module docstring, "CSV files").
-
-    Parameters
-    ----------
-    columns : list of str
-        The header.
-    records : iterable of list of str
-        The records' fields (:func:`read_records`). A record whose number of fields is not
-        ``len(columns)`` has every cell missing.
-    kinds : dict of str to NUMBER, TEXT or sequence
-        The type of each column to read (:func:`cell_reader`); the other columns are skipped.
-
-    Returns
-    -------
-    typed : dict of str to ndarray of shape (n_records,)
-        ``kinds``' columns in its order: dtype=float64 for NUMBER, dtype=object otherwise.
-    """
-    readers = [(columns.index(name), cell_reader(kind)) for name, kind in kinds.items()]
-    missing = [""] * len(columns)
-    cells = [[] for _ in readers]
-    for record in records:
-        fields = record if len(record) == len(columns) else missing
-        for out, (j, read) in zip(cells, readers):
-            out.append(read(fields[j]))
-    typed = {}
-    for (name, kind), values in zip(kinds.items(), cells):
-        numeric = isinstance(kind, str) and kind == NUMBER
-        typed[name] = np.array(values, dtype=np.float64 if numeric else object)
-    return typed
 
 
-def read_records(path):
-    """The header and the records of a CSV file, as text (module docstring, "CSV files").
-
-    Each line is parsed on its own (by :mod:`csv`, comma-separated, ``"`` quotes): a quote
-    left open ends with its line, and a field too large for :mod:`csv` makes its line a record
-    of the wrong number of fields (every cell missing), never an error.
-
-    Parameters
-    ----------
-    path : path-like
-        A ``.csv`` file, or one compressed by gzip, bzip2 or xz (``.gz``, ``.bz2``, ``.xz``).
-
-    Returns
-    -------
-    columns : list of str
-        The header's fields, distinct.
-    records : iterator of list of str
-        Each further line's fields; blank lines are skipped. Reading it may raise the
-        CommandError below.
-
-    Raises
-    ------
-    CommandError
-        An unreadable file, a file without a header line, or a header naming a column twice;
-        the message names the file and the kind of failure, never a record.
-    """
-    lines = _lines(path)
-    header = next(lines, None)
-    if header is None:
-        raise CommandError(f"cannot read {path}: the file is empty (no header line)")
-    columns = _fields(header)
-    twice = sorted({c for c in columns if columns.count(c) > 1})
-    if twice:
-        raise CommandError(f"{path}: the header names column(s) {twice} more than once")
-    return columns, map(_fields, lines)
 
 
-def _lines(path):
-    """The non-blank lines of a text file, without their line break (\\n, \\r\\n or \\r)."""
-    opener = _OPENERS.get(Path(path).suffix.lower(), open)
-    try:
-        # utf-8-sig drops a byte-order mark; newline=None reads the three line breaks.
-        with opener(path, "rt", encoding="utf-8-sig", errors="replace", newline=None) as file:
-            for line in file:
-                line = line.rstrip("\n")
-                if line:
-                    yield line
-    except (OSError, EOFError, lzma.LZMAError) as error:
-        # Missing, a directory, no permission, a broken or truncated compressed file.
-        raise CommandError(f"cannot read {path}: "
-                           f"{getattr(error, 'strerror', None) or type(error).__name__}"
-                           ) from None
 
 
-def _fields(line):
-    try:
-        return next(csv.reader((line,)))
-    except csv.Error:  # a field over csv.field_size_limit() (or NUL, before Python 3.11)
-        return []
+
+
 
 
 def _pandas():

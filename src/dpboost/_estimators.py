@@ -289,8 +289,9 @@ class _BaseDPGB(BaseEstimator):
     def _binned(self, X):
         """``X`` checked against the fit and binned on its grid (row-major)."""
         check_is_fitted(self)
-        columns = getattr(self, "feature_names_in_", range(self.n_features_in_))
-        typed = released_category_columns(self.categories, self.categories_, columns)
+        typed = released_category_columns(
+            self.categories, self.categories_,
+            lambda: getattr(self, "feature_names_in_", range(self.n_features_in_)))
         X = validate_data(self, cells_as_numbers(X, self.categories_, typed), dtype=np.float64,
                           ensure_all_finite=False, reset=False)
         return self._forest.binner.transform(X, order="C")

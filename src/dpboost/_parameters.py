@@ -11,7 +11,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 
 from ._accountant import PrivacyAccountant
 from ._common import MAX_BINS
-from ._mechanisms import NoiseSource
+from ._noise import NoiseSource
 
 #: Deepest tree allowed: histograms of the last level hold ``2**(max_depth - 1)`` nodes.
 MAX_DEPTH = 10

@@ -303,7 +303,7 @@ def fit_inputs(estimator, X, y, sample_weight=None, weight_bound=None, previous=
                                            estimator.categories, estimator.feature_bounds)
     else:
         lists, derived = previous.categories, ()
-    typed = released_category_columns(estimator.categories, lists, _columns(X))
+    typed = released_category_columns(estimator.categories, lists, lambda: _columns(X))
     # A warm start codes the cells by its released lists: nothing is released again.
     private = typed if previous is None else ()
     # An empty training set is a dataset like any other (its neighbour holds one record):

@@ -25,7 +25,8 @@ from ._accounting import PrivacyLedger, rdp_epsilon, zcdp_rho
 from ._boosting import plan_fit
 from ._cells import check_same_length, float_cells, label_codes, pandas_frame
 from ._loss import make_loss
-from ._mechanisms import gaussian_mechanism, make_noise, public_uniform
+from ._mechanisms import gaussian_mechanism, public_uniform
+from ._noise import make_noise
 from ._public_inputs import planned_shape, public_categories, schema_width
 from ._records import VALIDATION_STREAM
 from ._warnings import data_dependent, warn_reproducible_noise
