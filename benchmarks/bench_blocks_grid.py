@@ -1,4 +1,4 @@
-"""Grid over dpboost's DP-XGB building blocks at (epsilon, 1e-5)-DP (issue 6), to choose a preset.
+"""Grid over dpboost's DP-XGB building blocks at (epsilon, 1e-5)-DP, to choose a preset.
 
 Every configuration uses Renyi accounting with delta = 1e-5 and Gaussian leaf statistics (the
 logistic loss for classifiers); the grid crosses split selection (exponential / cyclical / random),

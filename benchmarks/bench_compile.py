@@ -1,4 +1,4 @@
-"""Compilation and start-up (issue 20, "a fast first run"): Numba compile time of every kernel,
+"""Compilation and start-up ("a fast first run"): Numba compile time of every kernel,
 the first fit after a fresh install, and ``import dpboost`` + a fit with a warm cache.
 
 Every measurement is a fresh process (``python -c``) whose Numba cache is a new temporary

@@ -1,4 +1,5 @@
-"""Issue 18: the default estimator on a Dask cluster against the in-memory fit of the same rows.
+"""Training on a cluster: the default estimator on a Dask cluster against the in-memory fit of
+the same rows.
 
 A synthetic binary task (``--rows`` x 20 standard-normal features, a logistic label of 5 of them;
 the bounds +-6 are a public box) is written once as parquet (one file per ``--rows-per-file``

@@ -1,4 +1,4 @@
-"""The individual Renyi filter (issue 16) on the tuning set: Adult's ``adult.test`` (the official
+"""The individual Renyi filter on the tuning set: Adult's ``adult.test`` (the official
 test file, complete rows, 15,060), 5-fold cross-validation, delta 5e-8, ROC AUC; never the
 S-BDT folds of ``adult.data`` that bench_frontier.py scores.
 

@@ -1,14 +1,14 @@
-"""Fit time against scikit-learn's HGB: issue 5's table (255 bins) and the DPBoost paper's Table 2
-(time per tree on every dataset, 32 bins).
+"""Fit time against scikit-learn's HistGradientBoosting (HGB) and the DPBoost paper's Table 2.
 
-Issue 5 (results/fit.csv): make_classification, 80 % train, 50 trees, depth 6, 255 bins (the
-issue's setting) at 100k x 20, 1M x 20 and 1M x 100 (80k and 800k training rows); dpboost at
-epsilon 1 and inf; every library (HGB, and LightGBM / XGBoost when installed) with the same trees,
-depth, bins and threads (1 and 2). Also: the histogram kernel in ns per row x feature (1 and 2
-threads), predict on 1M rows x 20 (2 threads, every library), fit-time scaling from 80k to 800k
-rows, peak memory of a fit on 1M x 100 (traced by tracemalloc, and resident in a fresh process)
-against the size of the float64 input, and compilation: ``import dpboost`` + a first small fit and
-predict in a fresh process with an empty and with a warm Numba cache.
+The table against HGB (``--part hgb``, results/fit.csv): make_classification, 80 % train, 50 trees,
+depth 6, 255 bins (the setting of the performance targets) at 100k x 20, 1M x 20 and 1M x 100 (80k
+and 800k training rows); dpboost at epsilon 1 and inf; every library (HGB, and LightGBM / XGBoost
+when installed) with the same trees, depth, bins and threads (1 and 2). Also: the histogram kernel
+in ns per row x feature (1 and 2 threads), predict on 1M rows x 20 (2 threads, every library),
+fit-time scaling from 80k to 800k rows, peak memory of a fit on 1M x 100 (traced by tracemalloc, and
+resident in a fresh process) against the size of the float64 input, and compilation: ``import
+dpboost`` + a first small fit and predict in a fresh process with an empty and with a warm Numba
+cache.
 
 Table 2 (results/fit_time.csv; until this harness ``bench_fit_time.py``): time per tree of
 DPBoost (epsilon 1, EoE) and NP (epsilon inf) next to HGB, 50 trees, depth 6, 32 bins, on
@@ -19,10 +19,10 @@ Every timing is ``_harness.best_of``: the contenders of one size and thread coun
 interleaved, best of ``--repeats``, after a warm-up fit on a small slice. LightGBM and XGBoost are
 optional (``pip install lightgbm xgboost``); they are skipped when missing.
 
-Run: ``python benchmarks/bench_fit.py [--quick] [--repeats R] [--part {issue5,table2}]
-[--threads {1,2} ...]`` (default: both parts). ``--quick``: issue 5 at 100k x 20 only, Table 2 on
-make_classification and three paper datasets, one repeat; results/fit_quick.csv and
-results/fit_time_quick.csv. ``--threads 1``: issue 5's fits on one thread only (on a shared
+Run: ``python benchmarks/bench_fit.py [--quick] [--repeats R] [--part {hgb,table2}]
+[--threads {1,2} ...]`` (default: both parts). ``--quick``: the HGB table at 100k x 20 only,
+Table 2 on make_classification and three paper datasets, one repeat; results/fit_quick.csv and
+results/fit_time_quick.csv. ``--threads 1``: the HGB table's fits on one thread only (on a shared
 machine the two-thread fits wait for a busy core; a one-thread ratio holds up), written to
 results/fit_threads1.csv (the predict row stays on 2 threads).
 """
@@ -249,8 +249,9 @@ def table2(quick, repeats):
     return rows
 
 
-def issue5(quick, repeats, thread_counts=(1, 2)):
-    """Issue 5's rows, and the run's single measurements (histogram, startup, memory)."""
+def hgb_table(quick, repeats, thread_counts=(1, 2)):
+    """The rows of the table against HGB, and the run's single measurements (histogram, startup,
+    memory)."""
     sizes = [(100_000, 20)] if quick else [(100_000, 20), (1_000_000, 20), (1_000_000, 100)]
     extra = {**startup_seconds(), **histogram_ns()}
     print(extra, flush=True)
@@ -270,16 +271,16 @@ def issue5(quick, repeats, thread_counts=(1, 2)):
 def main():
     parser = _harness.parser(__doc__)
     parser.add_argument("--repeats", type=int, default=None,
-                        help="best of this many fits (default: 2 for issue 5, 3 for Table 2)")
-    parser.add_argument("--part", choices=["issue5", "table2"], default=None,
+                        help="best of this many fits (default: 2 for the HGB table, 3 for Table 2)")
+    parser.add_argument("--part", choices=["hgb", "table2"], default=None,
                         help="only this part (default: both)")
     parser.add_argument("--threads", type=int, nargs="+", choices=[1, 2], default=[1, 2],
-                        help="thread counts of issue 5's fits (default: 1 2; another choice "
+                        help="thread counts of the HGB table's fits (default: 1 2; another choice "
                              "writes results/fit_threads<T>.csv)")
     args = parser.parse_args()
-    if args.part in (None, "issue5"):
+    if args.part in (None, "hgb"):
         threads = sorted(set(args.threads))
-        rows, extra = issue5(args.quick, 1 if args.quick else args.repeats or 2, threads)
+        rows, extra = hgb_table(args.quick, 1 if args.quick else args.repeats or 2, threads)
         _harness.print_table(rows)
         print(extra)
         name = "fit" if threads == [1, 2] else "fit_threads" + "".join(map(str, threads))

@@ -1,4 +1,4 @@
-"""The privacy-utility frontier (issue 16): the default estimator under S-BDT's protocol, beside
+"""The privacy-utility frontier: the default estimator under S-BDT's protocol, beside
 S-BDT's published numbers, DP-EBM on the same folds and the non-private ceiling.
 
 Protocol (Peinemann et al., S-BDT, arXiv 2309.12041): Adult's ``adult.data`` (our
@@ -11,8 +11,8 @@ github.com/kirschte/sbdt); dpboost's defaults were chosen on ``adult.test`` (ben
 exploration, docs in benchmarks/README.md), never on these folds. DP-EBM (InterpretML's
 ``DPExplainableBoostingClassifier``/``Regressor``, its defaults, the same bounds and delta) runs on
 the 5 folds of the first seed when installed; HGB (scikit-learn's defaults) is the non-private
-ceiling. "previous default" is the classifier's default before issue 16 (100 trees, learning rate
-0.3, lambda 1, Hessian sketch, min_child_weight "auto", no subsampling, interactions allowed,
+ceiling. "previous default" is the classifier's default before its S-BDT-like preset (100
+trees, learning rate 0.3, lambda 1, Hessian sketch, min_child_weight "auto", no subsampling, interactions allowed,
 gradients bounded by 1 with GDF); on Abalone it is the regressor's previous default
 (``bench_regression.PREVIOUS_DEFAULT``: 100 trees of depth 6, interactions allowed, GDF), whose
 preset was chosen on an inner split of fold 0's training part of ``bench_regression`` (5-fold CV,
@@ -44,7 +44,7 @@ except ImportError:  # an optional peer
 
 EPSILONS = (0.01, 0.02, 0.03, 0.05, 0.1, 0.25, 0.5, 1.0)
 DELTA = 5e-8
-#: S-BDT's published numbers under this protocol (issue 16; arXiv 2309.12041).
+#: S-BDT's published numbers under this protocol (arXiv 2309.12041).
 SBDT = {"adult": {0.01: 0.787, 0.02: 0.831, 0.03: 0.849, 0.1: 0.876, 0.5: 0.893},
         "abalone": {0.1: 2.754, 0.5: 2.582}}
 PREVIOUS_DEFAULT = {"n_estimators": 100, "learning_rate": 0.3, "l2_regularization": 1.0,

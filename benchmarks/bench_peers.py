@@ -1,4 +1,5 @@
-"""dpboost next to its peers at the same epsilon, on the same splits (issue 3, experiment 5).
+"""dpboost next to its peers at the same epsilon, on the same splits (the DPBoost paper
+reproduction's comparison with peers).
 
 Peers: InterpretML's DPExplainableBoostingClassifier / Regressor (DP-EBM, package interpret-core,
 Nori et al. 2021; its defaults: 300 rounds, GDP composition, delta = 1e-5 — dpboost is pure DP with

@@ -1,5 +1,5 @@
-"""What private feature bounds cost (issue "workflow"): the default estimator on Adult with the
-documented public bounds against ``feature_bounds="private"`` at the same total epsilon.
+"""What private feature bounds cost (privacy across the workflow): the default estimator on Adult
+with the documented public bounds against ``feature_bounds="private"`` at the same total epsilon.
 
 Adult (official split) read with ``pd.read_csv``; the category lists are the public schema's in
 both settings, only the six numeric columns' bounds differ: the schema's documented bounds, or

@@ -1,6 +1,6 @@
-"""What private category lists cost (issue 17): the default estimator on Adult with the
-documented category lists of ``dpboost.datasets`` against ``categories="private"`` at the same
-total epsilon (and with every public input released: ``feature_bounds="private"`` too).
+"""What private category lists cost (privacy across the workflow): the default estimator on Adult
+with the documented category lists of ``dpboost.datasets`` against ``categories="private"`` at the
+same total epsilon (and with every public input released: ``feature_bounds="private"`` too).
 
 Adult (official split) read with ``pd.read_csv``; the numeric columns' bounds are the public
 schema's except in the last setting. ``categories="private"`` releases the 8 lists by

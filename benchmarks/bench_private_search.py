@@ -1,5 +1,5 @@
-"""Private hyper-parameter search (issue "workflow"): ``PrivateSearchCV`` at a total epsilon of 2
-against the default estimator at epsilon 1 (and at 2), on Adult as a new user gets it.
+"""Private hyper-parameter search (privacy across the workflow): ``PrivateSearchCV`` at a total
+epsilon of 2 against the default estimator at epsilon 1 (and at 2), on Adult as a new user gets it.
 
 Adult (official split) read with ``pd.read_csv`` and the public schema of ``dpboost.datasets``;
 secure noise (``random_state=None``) everywhere, as a release would use it. The search draws
@@ -11,8 +11,8 @@ a 20 % validation part; it is accounted as a whole with dp-accounting's
 Two spaces: "wide" (the first one tried) and "near" (depth 4-6, learning rate 0.3-0.5: narrowed
 after a first run of this script had shown the wide space's shallow or slow settings losing; that
 choice saw test-split results, so "near"'s numbers are optimistic by whatever that selection is
-worth, and "wide" is the honest one). The target of the issue: the search at total epsilon 2 is at
-least as good as the default at 1.
+worth, and "wide" is the honest one). The target: the search at total epsilon 2 is at least as
+good as the default at 1.
 
 Run: ``python benchmarks/bench_private_search.py [--quick]``; writes
 results/private_search.csv (one row per fit) and prints mean and std per setting. ``--quick``: 2

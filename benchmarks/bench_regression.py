@@ -1,5 +1,5 @@
-"""The regressor's preset against DP-EBM on every shared regression dataset (issue 16), and where
-its error comes from.
+"""The regressor's preset against DP-EBM on every shared regression dataset, and where its error
+comes from.
 
 Default run: abalone, california, house_16H, pol and nycflights (the regression sets of
 ../shared/datasets) on the folds of ``_loaders.splits`` (5-fold CV, seed 0; nycflights: its first
@@ -45,7 +45,7 @@ EPSILONS = (0.1, 1.0, 4.0)
 DELTA = 1e-5
 #: nycflights (327,346 rows): folds and rows kept so that the run stays within ten minutes.
 LARGE = {"nycflights": {"n_folds": 2, "max_train": 30_000, "max_test": 10_000}}
-#: The regressor's default before this benchmark (issue 16).
+#: The regressor's default before its additive preset (the one this benchmark chose against).
 PREVIOUS_DEFAULT = {"n_estimators": 100, "max_depth": 6, "gradient_filtering": True,
                     "interaction_cst": None}
 

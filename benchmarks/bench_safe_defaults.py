@@ -1,4 +1,4 @@
-"""The default estimator against issue "Safe by default"'s bar, as a new user gets it.
+"""The default estimator against the bar set for it, as a new user gets it.
 
 Adult (official split) read with ``pd.read_csv`` and the public schema of ``dpboost.datasets``;
 ``DPGBClassifier(epsilon=...)`` with nothing else set, secure noise (``random_state=None``,

@@ -1,14 +1,14 @@
-"""Cost of secure noise (issue 20): the samplers one by one, and whole fits with the secure
+"""Cost of secure noise: the samplers one by one, and whole fits with the secure
 (``random_state=None``) and the numpy (integer ``random_state``) noise side by side, in one run.
 
-Samplers (results/secure_samplers.csv): microseconds per released value (per row for the
-exponential mechanism) of every option the issue lists, on the shapes a fit releases: a Hessian
+Samplers (results/secure_samplers.csv): microseconds per released value (per row for the exponential
+mechanism) of every option considered for the secure path, on the shapes a fit releases: a Hessian
 sketch (5,100 values), a tree's leaves (64 x 2), an exponential-mechanism row (20 features x 31
 boundaries x 2 = 1,240 candidates, flat and peaked utilities). Options: dpboost's exact samplers
 (``SecureNoise``: discrete Gaussian / Laplace and the exponential mechanism on a lattice, Numba,
 ``os.urandom``), OpenDP's float samplers (the previous secure path), OpenDP's integer samplers
-(vector calls), Google's DP library (``python-dp``, when installed: Laplace and Gaussian per
-call, no exponential mechanism), and numpy's floating-point samplers (not safe; the floor).
+(vector calls), Google's DP library (``python-dp``, when installed: Laplace and Gaussian per call,
+no exponential mechanism), and numpy's floating-point samplers (not safe; the floor).
 
 Fits (results/secure_noise.csv): the default estimator (100 trees, depth 6, 32 bins, Gaussian
 leaves, Hessian sketch) on make_classification 100k x 20 and 1M x 20 (80 % train), secure and

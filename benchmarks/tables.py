@@ -542,14 +542,15 @@ def compile_floors():
 
 
 def _goal(label, target, measured, met, source):
-    """One row of :func:`issue20_goals`: ``measured`` and ``met`` may be None (no result yet)."""
+    """One row of :func:`speed_goals`: ``measured`` and ``met`` may be None (no result yet)."""
     return [label, target, "" if measured is None else measured,
             "" if met is None else ("yes" if met else bold("no")), source]
 
 
-def issue20_goals():
-    """Issue 20's goals, each with its target, the measured value, whether it is met, and the
-    results file and script it comes from (the ratios of one run each)."""
+def speed_goals():
+    """The speed goals (secure noise at the speed of numpy noise, a fast first run, the
+    non-private fit against HGB, peak memory), each with its target, the measured value, whether
+    it is met, and the results file and script it comes from (the ratios of one run each)."""
     lines = []
     secure = {(r["setting"], r["data"]): r for r in _results("secure_noise")}
     source = "`secure_noise.csv` (`bench_secure_noise.py`)"
@@ -575,7 +576,7 @@ def issue20_goals():
                            " / ".join(f"{v:.2f} s" for v in seconds), max(seconds) <= limit,
                            source + (", floors `compile_floors.csv`" if run == "warm" else "")))
     fits = _results("fit")
-    source = "`fit.csv` (`bench_fit.py --part issue5`)"
+    source = "`fit.csv` (`bench_fit.py --part hgb`)"
     for d in ("20", "100"):
         for threads in ("1", "2"):
             r = next((r for r in fits if (r["task"], r["library"], r["rows"], r["features"],
@@ -680,7 +681,7 @@ TABLES = {f.__name__: f for f in (
     error_vs_epsilon_rmse, convergence, ablation_filtered, ablation_glc, ablation_exact, peers,
     blocks_grid_ranks, blocks_grid_scores, candidates_ranks, candidates_scores,
     candidates_table1, candidates_hessian, multiclass, table1, table1_hessian, fit,
-    compile_startup, compile_kernels, compile_floors, frontier, issue20_goals, frontier_abalone,
+    compile_startup, compile_kernels, compile_floors, frontier, speed_goals, frontier_abalone,
     regression, regression_decomposition, renyi_filter)}
 
 _BLOCK = re.compile(r"(<!-- table:(\w+) -->\n)(.*?)(<!-- /table:\2 -->)", re.S)

@@ -28,8 +28,8 @@ PLAN_DEFAULTS = {"epsilon": 1.0, "n_estimators": 12, "max_depth": 3, "learning_r
 
 @pytest.fixture(scope="session")
 def previous_preset():
-    """The classifier's defaults before issue 16 that its new preset changed (trees on every
-    record, interactions, g* = 1 with GDF, lambda 1, learning rate 0.3, the Hessian sketch),
+    """The classifier's defaults that its S-BDT-like preset changed (trees on every record,
+    interactions, g* = 1 with GDF, lambda 1, learning rate 0.3, the Hessian sketch),
     for the tests whose numbers were measured with them."""
     return {"learning_rate": 0.3, "l2_regularization": 1.0, "subsample": 1.0,
             "interaction_cst": None, "gradient_bound": 1.0, "gradient_filtering": True,

@@ -304,7 +304,7 @@ def test_default_estimator_is_the_preset(binary, cls):
         1e-5, "gaussian", "sequential")
     assert params["max_depth"] == 3  # overrides win
     if cls is DPGBClassifier:
-        # issue 16's preset (S-BDT-like): additive trees on Poisson samples, g* = 0.5, lambda 10
+        # the S-BDT-like preset: additive trees on Poisson samples, g* = 0.5, lambda 10
         assert (params["split_selection"], params["split_candidates"], params["n_estimators"],
                 params["l2_regularization"], params["interaction_cst"],
                 params["gradient_bound"], params["gradient_filtering"]) == (
@@ -316,7 +316,7 @@ def test_default_estimator_is_the_preset(binary, cls):
         assert (params["loss"], params["learning_rate"], params["subsample"]) == (
             "softmax", "auto", "auto")
     else:
-        # issue 16's preset: additive trees of depth 4 on the Hessian sketch, gradients clipped
+        # the regressor's preset: additive trees of depth 4 on the Hessian sketch, gradients clipped
         # (no GDF), trees by epsilon and features ("auto") at learning rate 0.1, lambda 1
         assert (params["split_selection"], params["split_candidates"], params["n_estimators"],
                 params["l2_regularization"], params["interaction_cst"],
@@ -460,7 +460,7 @@ def test_monotonic_cst_by_name_and_its_errors():
 def test_auto_n_estimators_reads_only_public_inputs(cls):
     # n_estimators="auto" is a function of epsilon and the schema's column count: neighbouring
     # datasets (one record fewer) and any number of rows give the same number of trees, and the
-    # fitted number is n_estimators_ (issue 16).
+    # fitted number is n_estimators_.
     rng = np.random.default_rng(0)
     X = rng.normal(size=(300, 11))
     y = (X[:, 0] > 0).astype(int)

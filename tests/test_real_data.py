@@ -1,4 +1,5 @@
-"""Issue 7's acceptance path: Adult and Diabetes130US from ``pd.read_csv`` with public inputs only."""
+"""The real-data path end to end: Adult and Diabetes130US from ``pd.read_csv`` with public inputs
+only."""
 
 import warnings
 from pathlib import Path
@@ -32,9 +33,9 @@ def _read(name):
 
 @needs_data
 def test_the_default_classifier_meets_the_bar_on_adult():
-    # Issue "Safe by default": on Adult (official split, public schema) the default classifier at
-    # epsilon 1 has ROC AUC >= 0.89 and test error <= 0.16, and at epsilon 0.5 it beats the
-    # majority class (0.236). Secure noise (random_state=None), as a user gets it; one fit each.
+    # The bar of the default estimator: on Adult (official split, public schema) the default
+    # classifier at epsilon 1 has ROC AUC >= 0.89 and test error <= 0.16, and at epsilon 0.5 it
+    # beats the majority class (0.236). Secure noise (random_state=None), as a user gets it; one fit each.
     # benchmarks/bench_safe_defaults.py measures 5 fits: error 0.153, AUC 0.897 +- 0.002 at
     # epsilon 1; error 0.156 at epsilon 0.5.
     (X, y), (X_test, y_test) = _read("adult")

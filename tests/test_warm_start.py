@@ -1,4 +1,4 @@
-"""``warm_start=True`` (issue 19): raising ``n_estimators`` and fitting again adds trees with the
+"""``warm_start=True``: raising ``n_estimators`` and fitting again adds trees with the
 new call's own budget, composed with the first fit's in the ledger and the accountant, on the
 first fit's released grid and public inputs. Neighbouring datasets: tests/test_replay.py
 (``test_replay_warm_start``)."""

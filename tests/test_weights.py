@@ -1,4 +1,4 @@
-"""Sample and class weights (issue 19): the public bound, the per-record clipping, the scaled
+"""Sample and class weights: the public bound, the per-record clipping, the scaled
 sensitivities and the parameters' errors. Privacy on neighbouring datasets is replayed in
 tests/test_replay.py (``test_replay_weighted*``, ``test_replay_class_weight``) and audited in
 tests/test_privacy_audit.py (``test_audit_weighted_laplace_leaves`` and its broken variant)."""

@@ -287,7 +287,7 @@ REGRESSOR = ("""Differentially private gradient-boosted trees for regression.
 
     Targets are clipped to the public ``target_bounds`` and scaled into [-1, 1] for training with
     the square loss (Li et al. 2020, Sec. 4); predictions are mapped back to target units and
-    clipped to ``target_bounds`` (post-processing). The defaults (issue 16, chosen on inner
+    clipped to ``target_bounds`` (post-processing). The defaults (chosen on inner
     splits of the training parts of the shared regression sets; ``benchmarks/README.md``,
     "Regression against DP-EBM"): ``n_estimators="auto"`` trees (200 or more: 7.5 per feature at
     epsilon 0.1, 25 from epsilon 2 on) of depth 4 on every record, each splitting on one
