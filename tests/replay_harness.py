@@ -31,7 +31,7 @@ sample) or 0.999999 (the last position, or unused / not sampled).
 
 The fast suite replays a pairwise-covering set of configurations (:func:`covering_configs`) and
 the cases sampling found failing (:data:`FOUND`); ``-m slow`` replays a fixed random sample of
-the whole product. Records whose documented treatment was introduced with "Safe by default" (a
+the whole product. Records whose documented treatment was introduced when the review's leaks were closed (a
 label outside the public classes, a missing, infinite or non-numeric target, a cell that is not
 a number, a value outside a category list) have their own test,
 :func:`test_documented_record_treatments`. Negative controls show that each check can fail.
@@ -1104,7 +1104,7 @@ def default_config(task, **record):
             "bounds": "public", "monotonic_cst": None, **record}
 
 
-#: The regressor's default (issue 16: one feature per tree, no GDF, depth 4, 200 trees, Hessian
+#: The regressor's default (its additive preset: one feature per tree, no GDF, depth 4, 200 trees, Hessian
 #: sketch) holds a combination of axis values no configuration of FAST holds.
 DEFAULTS = [default_config("regression", data="numeric", features="far", label="high", coin=0.0),
             default_config("regression", data="categorical", features="new_category",

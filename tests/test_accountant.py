@@ -90,7 +90,7 @@ def test_two_pure_fits_compose_to_the_sum(data):
 
 
 def test_ledgers_of_two_fits_compose_sequentially_when_concatenated(data):
-    # The case: concatenated ledgers of two epsilon-1 fits composed to 1.0 (they looked
+    # The case that motivated fit identifiers: concatenated ledgers of two epsilon-1 fits composed to 1.0 (they looked
     # parallel); each entry now carries its fit's random identifier.
     X, y = data
     a, b = _paper(None).fit(X, y), _paper(None).fit(X, y)

@@ -1,5 +1,5 @@
 """polars and pyarrow tables (through narwhals), pandas nullable dtypes, and the categorical
-rules of ``categorical_features="from_dtype"``, the default (issue 19)."""
+rules of ``categorical_features="from_dtype"``, the default."""
 
 import warnings
 

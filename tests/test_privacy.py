@@ -95,7 +95,7 @@ def test_default_random_state_uses_secure_noise_and_differs_between_fits(binary,
 @pytest.mark.parametrize("budget_allocation", ["sequential", "parallel"])
 def test_a_leaf_released_with_sensitivity_zero_is_the_constant_zero(binary, leaf_noise,
                                                                      budget_allocation):
-    # Regression (issue "Safe by default", 1): with learning_rate=1 every GLC bound after the
+    # Regression (found in review: a release of sensitivity 0 that depended on the data): with learning_rate=1 every GLC bound after the
     # first tree is exactly 0; the secure path released the clipped value unnoised, and
     # clip(v, -0.0, 0.0) kept the sign of the exact leaf sum, visible in the JSON and the text.
     X, y = binary

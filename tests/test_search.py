@@ -276,7 +276,7 @@ def adult_public():
 
 @pytest.mark.slow
 def test_private_search_on_adult_matches_the_default_at_half_the_total(adult_public):
-    # The target: a search over epsilon-free shape parameters at total epsilon 2 is at
+    # The target set for PrivateSearchCV: a search over epsilon-free shape parameters at total epsilon 2 is at
     # least as good as the default estimator at epsilon 1 (ROC AUC on the official test split).
     X, y, X_test, y_test, params = adult_public
     default = DPGBClassifier(epsilon=1.0, **params).fit(X, y)

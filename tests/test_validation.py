@@ -147,7 +147,7 @@ def _same_model(a, b):
 
 @pytest.mark.parametrize("label", [2.5, np.nan, "positive", None])
 def test_a_label_outside_the_public_classes_is_left_out(binary, label):
-    # Regression (issue "Safe by default", 3): with public classes=[0, 1, 2.5] one record
+    # Regression (found in review: an exception that depended on one record): with public classes=[0, 1, 2.5] one record
     # labelled 2.5 turned fit into a ValueError; a label outside the classes (or NaN) is a
     # per-record decision: that record is left out, and the fit is the fit without it.
     X, y = binary
@@ -161,7 +161,7 @@ def test_a_label_outside_the_public_classes_is_left_out(binary, label):
 
 
 def test_fit_does_not_copy_the_records_when_every_record_is_kept():
-    # Issue 20's memory goal (a fit on 1M x 100 adds at most 0.3x the input's size): leaving
+    # The memory goal of benchmarks/README.md's "Speed goals" (a fit on 1M x 100 adds at most 0.3x the input's size): leaving
     # records out by a boolean index copied X even when it kept them all (1.17x). A fit's
     # traced peak stays well under one copy of X (0.23x on 1M x 100).
     rng = np.random.default_rng(0)

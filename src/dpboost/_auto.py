@@ -25,9 +25,9 @@ def resolve_min_child_weight(min_child_weight, leaf_noise, epsilon, hessian_boun
     return auto if weight_bound is None else auto * weight_bound
 
 
-#: The ``"auto"`` learning rate and subsample by epsilon (DPGBClassifier's preset, issue 16):
+#: The ``"auto"`` learning rate and subsample by epsilon (DPGBClassifier's S-BDT-like preset):
 #: below the threshold, a small Poisson sample per tree (amplification) and slow learning; from
-#: it on, larger samples and steps. Chosen on ``adult.test`` (benchmarks/README.md, "Frontier"),
+#: it on, larger samples and steps. Chosen on ``adult.test`` (benchmarks/README.md, "The privacy-utility frontier"),
 #: never on the folds the frontier is scored on.
 AUTO_EPSILON_THRESHOLD = 0.5
 
@@ -53,7 +53,7 @@ def resolve_schedule(learning_rate, subsample, epsilon):
     return float(learning_rate), float(subsample)
 
 
-#: ``n_estimators="auto"`` of the regressor (issue 16): ``k(epsilon)`` trees per feature,
+#: ``n_estimators="auto"`` of the regressor: ``k(epsilon)`` trees per feature,
 #: ``k = 25 min(1, epsilon / 2) ** 0.4`` (7.5 at epsilon 0.1, 18.9 at 1, 25 from 2 on), at least
 #: :data:`AUTO_MIN_TREES`. With one feature per tree, an additive model needs its shrinkage per
 #: feature, ``learning_rate * n_estimators / n_features``, to grow with the features and with
@@ -62,7 +62,7 @@ def resolve_schedule(learning_rate, subsample, epsilon):
 AUTO_TREES_PER_FEATURE, AUTO_TREES_EPSILON, AUTO_MIN_TREES = 25.0, 2.0, 200
 
 
-#: ``n_estimators="auto"`` of the classifier (issue 16): :data:`AUTO_FEW_TREES` trees below
+#: ``n_estimators="auto"`` of the classifier: :data:`AUTO_FEW_TREES` trees below
 #: epsilon :data:`AUTO_FEW_TREES_BELOW`, else :data:`AUTO_MIN_TREES` (fewer, less noisy trees
 #: where the budget is smallest: +0.03 ROC AUC at epsilon 0.01 and 0.02 on ``adult.test``,
 #: ``bench_small_epsilon.py``; equal within noise at 0.03 and 0.05).

@@ -273,7 +273,7 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
                      _public(p.get("classes", p.get("target_bounds"))),
                  "feature_bounds not 'private'": _public(p["feature_bounds"], missing_ok=True),
                  # A thresholded release adds a delta outside the Renyi curve that
-                 # RepeatAndSelect composes (issue 17: not accounted in a search).
+                 # RepeatAndSelect composes, so a search cannot account for it.
                  "no 'private' categories": not _private_lists(p["categories"]),
                  "accountant=None (give it to the search)": p["accountant"] is None}
         broken = [rule for rule, holds in rules.items() if not holds]
