@@ -167,7 +167,7 @@ def _plan_of(model):
     from dpboost._boosting import plan_fit
     from dpboost._loss import make_loss
 
-    return plan_fit(model._resolved_params(), make_loss(model.loss, 1), 1, 3)
+    return plan_fit(model._config(), make_loss(model.loss, 1), 1, 3)
 
 
 @pytest.mark.parametrize("change, match", [

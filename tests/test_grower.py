@@ -24,6 +24,7 @@ from dpboost._accounting import PrivacyLedger
 from dpboost._budget import plan_budget
 from dpboost._grower import grow_tree
 from dpboost._noise import make_noise
+from dpboost._predictor import Tree
 from dpboost._records import InMemoryRecords
 
 
@@ -115,7 +116,8 @@ def _budget(leaf_noise):
 
 
 def _assert_same_tree(got, expected):
-    f, b, m, v = got[:4]
+    f, b, m, v = ((got.split_feature, got.split_bin, got.missing_left, got.leaf_value)
+                  if isinstance(got, Tree) else got)
     assert f.tolist() == expected[0], "split features"
     assert b.tolist() == expected[1], "split bins"
     assert m.tolist() == expected[2], "missing sides"

@@ -342,9 +342,11 @@ def test_grower_releases_exactly_the_audited_pair(monkeypatch):
                        trees_per_ensemble=1, leaf_clipping=False, leaf_noise="average")
     g = np.linspace(-1, 1, 20).astype(np.float32)
     X_binned = np.asfortranarray(np.repeat([[0, 0], [3, 3]], 10, axis=0).astype(np.uint8))
-    f, b, m, value, _ = grow_tree(InMemoryRecords.of_tree(X_binned, np.arange(20, dtype=np.int32), g),
-                               budget=plan.trees[0], n_features=2, max_depth=1, n_bins=4, l2_regularization=0.1, noise=make_noise(0),
-                               ledger=PrivacyLedger(), n_threads=1)
+    tree = grow_tree(InMemoryRecords.of_tree(X_binned, np.arange(20, dtype=np.int32), g),
+                     budget=plan.trees[0], n_features=2, max_depth=1, n_bins=4,
+                     l2_regularization=0.1, noise=make_noise(0), ledger=PrivacyLedger(),
+                     n_threads=1)
+    f, b = tree.split_feature, tree.split_bin
     ((values, sensitivity),) = released
     assert sensitivity == AVERAGE_SENSITIVITY
     left = X_binned[:, f[0]] <= b[0]
@@ -408,10 +410,10 @@ def _tree_ids(dataset, max_depth, seed, sensitivity_factor=1.0):
     point = np.array([[3, 3]], dtype=np.uint8)
     ids = np.empty(N_TREE, dtype=np.int64)
     for r in range(N_TREE):
-        f, b, m, v, _ = grow_tree(InMemoryRecords.of_tree(X_binned, idx, g), budget=tb,
-                               n_features=2, max_depth=max_depth, n_bins=4,
-                               l2_regularization=0.1, noise=noise, ledger=PrivacyLedger(),
-                               n_threads=1)
+        tree = grow_tree(InMemoryRecords.of_tree(X_binned, idx, g), budget=tb, n_features=2,
+                         max_depth=max_depth, n_bins=4, l2_regularization=0.1, noise=noise,
+                         ledger=PrivacyLedger(), n_threads=1)
+        f, b, m, v = tree.split_feature, tree.split_bin, tree.missing_left, tree.leaf_value
         value = np.zeros(1)
         predict_binned(point, f[None], b[None], m[None], 4, v[None], 1, value)
         split = (f[0] * 3 + b[0]) * 2 + int(m[0])

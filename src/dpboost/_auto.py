@@ -3,6 +3,7 @@ inputs only (epsilon, the schema's width, the loss), each rule with the benchmar
 
 import math
 
+from ._config import FitConfig
 from ._public_inputs import resolve_weight_bound
 
 
@@ -98,10 +99,11 @@ def resolve_n_estimators(n_estimators, epsilon, n_features, regression):
     return max(AUTO_MIN_TREES, round(AUTO_TREES_PER_FEATURE * share * n_features))
 
 
-def resolve_params(params, hessian_bound, sample_weight=None, n_features=None):
-    """An estimator's parameters (``get_params(deep=False)``) with every ``"auto"`` resolved from
-    the public inputs (:func:`resolve_schedule`, :func:`resolve_min_child_weight` with the loss's
-    Hessian bound and the weight bound): what the plan and the boosting loop read.
+def resolve_config(params, hessian_bound, sample_weight=None, n_features=None):
+    """A fit's :class:`~dpboost._config.FitConfig`: an estimator's parameters
+    (``get_params(deep=False)``) with every ``"auto"`` resolved from the public inputs
+    (:func:`resolve_schedule`, :func:`resolve_min_child_weight` with the loss's Hessian bound
+    and the weight bound, :func:`resolve_n_estimators`): what the plan and the boosting loop read.
 
     Parameters
     ----------
@@ -114,9 +116,7 @@ def resolve_params(params, hessian_bound, sample_weight=None, n_features=None):
 
     Returns
     -------
-    params : dict
-        A new dict, with ``weight_bound``: W with sample or class weights, else None;
-        ``params`` is not changed.
+    config : FitConfig
     """
     epsilon = float(params["epsilon"])
     learning_rate, subsample = resolve_schedule(params["learning_rate"], params["subsample"],
@@ -126,7 +126,28 @@ def resolve_params(params, hessian_bound, sample_weight=None, n_features=None):
     min_child_weight = resolve_min_child_weight(params["min_child_weight"],
                                                 params["leaf_noise"], params["epsilon"],
                                                 hessian_bound, weight_bound)
-    return dict(params, min_child_weight=min_child_weight, learning_rate=learning_rate,
-                subsample=subsample, weight_bound=weight_bound,
-                n_estimators=resolve_n_estimators(params["n_estimators"], epsilon, n_features,
-                                                  "target_bounds" in params))
+    renyi_filter = params.get("renyi_filter")
+    return FitConfig(
+        epsilon=epsilon, delta=float(params["delta"]),
+        n_estimators=resolve_n_estimators(params["n_estimators"], epsilon, n_features,
+                                          "target_bounds" in params),
+        max_depth=params["max_depth"], max_bins=params["max_bins"],
+        learning_rate=float(learning_rate),
+        l2_regularization=float(params["l2_regularization"]),
+        min_child_weight=min_child_weight, subsample=float(subsample),
+        gradient_bound=float(params["gradient_bound"]),
+        split_selection=params["split_selection"], split_candidates=params["split_candidates"],
+        leaf_noise=params["leaf_noise"], budget_allocation=params["budget_allocation"],
+        trees_per_ensemble=params["trees_per_ensemble"],
+        interaction_cst=params["interaction_cst"], leaf_clipping=params["leaf_clipping"],
+        gradient_filtering=params["gradient_filtering"],
+        renyi_filter=None if renyi_filter is None else float(renyi_filter),
+        weight_bound=weight_bound,
+        private_feature_bounds=_is_private(params["feature_bounds"]),
+        private_target_bounds=_is_private(params.get("target_bounds")),
+        random_state=params["random_state"], verbose=params["verbose"])
+
+
+def _is_private(value):
+    """Whether a public-input parameter asks for a private release (``"private"``)."""
+    return isinstance(value, str) and value == "private"

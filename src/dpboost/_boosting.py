@@ -30,15 +30,15 @@ from ._records import POISSON_STREAM, POSITION_STREAM, TreeState
 from ._splitting import add_by_range
 
 
-def plan_fit(params, loss, n_outputs, n_numeric, n_private_categories=0, previous=None):
-    """The fit's budget plan, from public inputs only (hyper-parameters, the number of outputs
-    from the classes, how many columns are numeric or have private category lists, the loss's
-    bounds): made before any record is read, so that an accountant can refuse the fit first.
+def plan_fit(config, loss, n_outputs, n_numeric, n_private_categories=0, previous=None):
+    """The fit's budget plan, from public inputs only (the fit's configuration, the number of
+    outputs from the classes, how many columns are numeric or have private category lists, the
+    loss's bounds): made before any record is read, so that an accountant can refuse the fit
+    first.
 
     Parameters
     ----------
-    params : dict
-        As :func:`train`'s.
+    config : FitConfig
     loss : loss object or class of ``_loss``
         Its ``hessian_bound`` and ``hessian_sketch_rounds``.
     n_outputs, n_numeric, n_private_categories : int
@@ -58,37 +58,27 @@ def plan_fit(params, loss, n_outputs, n_numeric, n_private_categories=0, previou
     """
     fresh = previous is None
     return plan_budget(
-        epsilon=float(params["epsilon"]),
-        n_estimators=params["n_estimators"] - (0 if fresh else previous.n_stages),
-        max_depth=params["max_depth"], learning_rate=float(params["learning_rate"]),
-        l2_regularization=float(params["l2_regularization"]),
-        budget_allocation=params["budget_allocation"],
-        trees_per_ensemble=params["trees_per_ensemble"], leaf_clipping=params["leaf_clipping"],
-        n_outputs=n_outputs, delta=float(params["delta"]),
-        leaf_noise=params["leaf_noise"], hessian_bound=loss.hessian_bound,
-        split_selection=params["split_selection"], subsample=float(params["subsample"]),
-        sketch_features=n_numeric if params["split_candidates"] == "sketch" and fresh else 0,
-        hessian_sketch_features=n_numeric if params["split_candidates"] == "hessian" else 0,
+        epsilon=config.epsilon,
+        n_estimators=config.n_estimators - (0 if fresh else previous.n_stages),
+        max_depth=config.max_depth, learning_rate=config.learning_rate,
+        l2_regularization=config.l2_regularization,
+        budget_allocation=config.budget_allocation,
+        trees_per_ensemble=config.trees_per_ensemble, leaf_clipping=config.leaf_clipping,
+        n_outputs=n_outputs, delta=config.delta,
+        leaf_noise=config.leaf_noise, hessian_bound=loss.hessian_bound,
+        split_selection=config.split_selection, subsample=config.subsample,
+        sketch_features=n_numeric if config.split_candidates == "sketch" and fresh else 0,
+        hessian_sketch_features=n_numeric if config.split_candidates == "hessian" else 0,
         hessian_sketch_rounds=loss.hessian_sketch_rounds,
-        gradient_bound=float(params["gradient_bound"]),
-        sample_weight_bound=params.get("weight_bound"),
-        renyi_filter=_filter_share(params.get("renyi_filter")),
-        bounds_features=fresh * (n_numeric * _is_private(params["feature_bounds"])
-                                 + _is_private(params.get("target_bounds"))),
+        gradient_bound=config.gradient_bound,
+        sample_weight_bound=config.weight_bound,
+        renyi_filter=config.renyi_filter,
+        bounds_features=fresh * (n_numeric * config.private_feature_bounds
+                                 + config.private_target_bounds),
         categories_features=fresh * n_private_categories)
 
 
-def _filter_share(value):
-    """``renyi_filter`` as a float (None: no filter)."""
-    return None if value is None else float(value)
-
-
-def _is_private(value):
-    """Whether a public-input parameter asks for a private release (``"private"``)."""
-    return isinstance(value, str) and value == "private"
-
-
-def train(records, inputs, loss, params, plan, n_outputs, n_threads, fit_id=None,
+def train(records, inputs, loss, config, plan, n_outputs, n_threads, fit_id=None,
           previous=None):
     """Place the split candidates and boost: the whole private fit after its plan.
 
@@ -100,8 +90,7 @@ def train(records, inputs, loss, params, plan, n_outputs, n_threads, fit_id=None
         their bounds are released). Its partitions are replaced as the fit goes.
     inputs : PublicInputs
     loss : SquareLoss, LogisticLoss or SoftmaxLoss
-    params : dict
-        The estimator's parameters (``get_params()``), ``min_child_weight`` resolved to a number.
+    config : FitConfig
     plan : BudgetPlan
         From :func:`plan_fit` with ``n_outputs`` outputs and ``inputs.numeric.size`` numeric
         features.
@@ -128,7 +117,7 @@ def train(records, inputs, loss, params, plan, n_outputs, n_threads, fit_id=None
         category lists, else empty (released feature bounds are the forest's grid).
     """
     numeric = inputs.numeric
-    noise = make_noise(params["random_state"])
+    noise = make_noise(config.random_state)
     ledger = PrivacyLedger(fit_id)
     bounds, released = inputs.feature_bounds, {}
     if previous is not None:
@@ -146,8 +135,8 @@ def train(records, inputs, loss, params, plan, n_outputs, n_threads, fit_id=None
         released["categories_"] = inputs.categories
     if plan.bounds is not None:
         # Public inputs released from the data first (docs/privacy.md, Private feature bounds).
-        private_features = _is_private(params["feature_bounds"])
-        private_target = _is_private(params.get("target_bounds"))
+        private_features = config.private_feature_bounds
+        private_target = config.private_target_bounds
         values = private_bounds(records, numeric if private_features else None, private_target,
                                 plan.bounds, noise, ledger)
         if private_features:
@@ -157,30 +146,21 @@ def train(records, inputs, loss, params, plan, n_outputs, n_threads, fit_id=None
             released["target_bounds_"] = tuple(float(v) for v in values[-1])
             records.update(rescale_target, released["target_bounds_"])
     if previous is None:
-        binner = initial_binner(records, bounds, numeric, params["max_bins"], plan, noise,
-                                ledger)
+        binner = initial_binner(records, bounds, numeric, config.max_bins, plan, noise, ledger)
     n_features = bounds.shape[0]
     candidates = initial_candidates(binner, n_features, inputs.categories)
     first_stage = 0 if previous is None else previous.n_stages
-    forest = Forest.empty(n_outputs, params["n_estimators"] - first_stage, params["max_depth"],
-                          binner)
+    forest = Forest.empty(n_outputs, config.n_estimators - first_stage, config.max_depth, binner)
     records.update(bin_records, binner, n_outputs, loss.has_hessians)
     if previous is not None:
         records.update(add_forest, previous)
     records.number_rows()
 
-    progress = (progress_bar(len(plan.trees), ledger, float(params["delta"]))
-                if params["verbose"] else None)
-    filtered = boost(records, plan, loss, candidates, forest, noise, ledger, n_threads,
-                     numeric=numeric, n_features=n_features, max_depth=params["max_depth"],
-                     learning_rate=float(params["learning_rate"]),
-                     l2_regularization=float(params["l2_regularization"]),
-                     gradient_filtering=params["gradient_filtering"],
-                     cyclical=(params["split_selection"] == "cyclical"
-                               or params["interaction_cst"] == "no_interactions"),
-                     min_child_weight=params["min_child_weight"], max_bins=params["max_bins"],
-                     monotonic_cst=inputs.monotonic_cst, first_stage=first_stage,
-                     progress=progress)
+    progress = (progress_bar(len(plan.trees), ledger, config.delta) if config.verbose
+                else None)
+    filtered = boost(records, plan, loss, candidates, forest, noise, ledger, n_threads, config,
+                     numeric=numeric, n_features=n_features, monotonic_cst=inputs.monotonic_cst,
+                     first_stage=first_stage, progress=progress)
     if previous is not None:
         forest = previous.extended(forest)
     return forest, ledger, filtered, released
@@ -206,9 +186,8 @@ def progress_bar(n_trees, ledger, delta):
     return progress
 
 
-def boost(records, plan, loss, candidates, forest, noise, ledger, n_threads, *, numeric,
-          n_features, max_depth, learning_rate, l2_regularization, gradient_filtering, cyclical,
-          min_child_weight, max_bins, monotonic_cst=None, first_stage=0, progress=None):
+def boost(records, plan, loss, candidates, forest, noise, ledger, n_threads, config, *, numeric,
+          n_features, monotonic_cst=None, first_stage=0, progress=None):
     """Grow every tree of ``plan`` into ``forest`` (Li et al. 2020, Algorithms 1 and 2; DP-XGB).
 
     For each planned tree t of output k, in the plan's order (with a loss that couples the
@@ -244,16 +223,13 @@ def boost(records, plan, loss, candidates, forest, noise, ledger, n_threads, *, 
         Receives every release; sorted into the plan's order at the end.
     n_threads : int
         Threads of the kernels run on the sums.
+    config : FitConfig
+        Its ``max_depth``, ``learning_rate``, ``l2_regularization``, ``gradient_filtering``,
+        ``min_child_weight``, ``max_bins`` and ``cyclical`` (tree t of each output splits on
+        feature ``t mod n_features`` only).
     numeric : ndarray of int
         The numeric features (those the Hessian sketch places).
     n_features : int
-    max_depth : int
-    learning_rate, l2_regularization : float
-    gradient_filtering : bool
-    cyclical : bool
-        Tree t of each output splits on feature ``t mod n_features`` only.
-    min_child_weight : float
-    max_bins : int
     monotonic_cst : ndarray of shape (n_features,), dtype=int8, or None
         Leaf values made monotone per tree (``_grower.monotone_leaves``).
     first_stage : int, default=0
@@ -296,26 +272,25 @@ def boost(records, plan, loss, candidates, forest, noise, ledger, n_threads, *, 
             release = plan.hessian_sketches[tb.output * n_rounds
                                             + plan.hessian_sketch_trees.index(t)]
             candidates_of[tb.output] = hessian_sketch_candidates(
-                records, tb.output, numeric, candidates, max_bins, release, noise, ledger)
+                records, tb.output, numeric, candidates, config.max_bins, release, noise, ledger)
         # The gradients are float32: filter or clip at the largest float32 <= g*.
         bound = float32_at_most(tb.gradient_bound)
         records.update(select_records, coins, tb.output, tb.tree,
                        None if plan.record_shares is None else tb.position, tb.sampling_rate,
-                       bound if private else None, private and gradient_filtering,
+                       bound if private else None, private and config.gradient_filtering,
                        renyi_filter)
-        if private and (gradient_filtering or renyi_filter is not None):
+        if private and (config.gradient_filtering or renyi_filter is not None):
             n_sampled, n_kept = records.reduce(filter_counts)
             if n_sampled:
                 filtered[tb.tree] = 1.0 - n_kept / n_sampled
-        f, b, m, v, statistics = grow_tree(records, budget=tb, n_features=n_features, max_depth=max_depth,
-                               n_bins=forest.binner.max_bins,
-                               l2_regularization=l2_regularization, noise=noise, ledger=ledger,
-                               n_threads=n_threads,
-                               feature=(first_stage + t) % n_features if cyclical else None,
-                               min_child_weight=min_child_weight,
-                               candidates=candidates_of[tb.output],
-                               monotonic_cst=monotonic_cst)
-        forest.set_tree(tb.tree, f, b, m, v * learning_rate, statistics)
+        tree = grow_tree(records, budget=tb, n_features=n_features, max_depth=config.max_depth,
+                         n_bins=forest.binner.max_bins,
+                         l2_regularization=config.l2_regularization, noise=noise,
+                         ledger=ledger, n_threads=n_threads,
+                         feature=(first_stage + t) % n_features if config.cyclical else None,
+                         min_child_weight=config.min_child_weight,
+                         candidates=candidates_of[tb.output], monotonic_cst=monotonic_cst)
+        forest.set_tree(tb.tree, tree.shrunk(config.learning_rate))
         records.update(add_tree, tb.output, *forest.tree(tb.tree), forest.binner.max_bins)
         if progress is not None and (i + 1 == n_trees or order[i + 1].group != tb.group):
             progress(i + 1)

@@ -16,7 +16,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ._accountant import Reservation
 from ._accounting import compose
-from ._auto import resolve_params
+from ._auto import resolve_config
 from ._boosting import plan_fit, train
 from ._categories import released_category_columns
 from ._cells import cells_as_numbers
@@ -54,9 +54,10 @@ class _BaseDPGB(BaseEstimator):
             if name != "self":
                 setattr(self, name, value)
 
-    def _resolved_params(self, sample_weight=None, n_features=None):
-        """``get_params()``, "auto" resolved, with the weight bound (``resolve_params``)."""
-        return resolve_params(self.get_params(deep=False),
+    def _config(self, sample_weight=None, n_features=None):
+        """The fit's :class:`~dpboost._config.FitConfig`: the parameters, "auto" resolved, with
+        the weight bound (``_auto.resolve_config``)."""
+        return resolve_config(self.get_params(deep=False),
                               LOSSES[self._loss_name].hessian_bound, sample_weight, n_features)
 
     @_fit_context(prefer_skip_nested_validation=True)
@@ -90,16 +91,16 @@ class _BaseDPGB(BaseEstimator):
             leaves its record out, a cell that is not a number is missing.
         """
         previous, fitted_inputs = warm_start_inputs(self) or (None, None)
-        params = self._resolved_params(sample_weight, schema_width(self._schema(X))
-                                       if previous is None else self.n_features_in_)
-        if previous is not None and params["n_estimators"] == previous.n_stages:
+        config = self._config(sample_weight, schema_width(self._schema(X))
+                              if previous is None else self.n_features_in_)
+        if previous is not None and config.n_estimators == previous.n_stages:
             return self  # warm_start with no tree to add (as HistGradientBoosting): no spend
         check_mechanisms(self.leaf_noise, self.delta, self.l2_regularization,
-                         params["min_child_weight"])
+                         config.min_child_weight)
         # With public classes the plan, hence the spend, is known before any record is read.
         shape = (planned_shape(self, self._schema(X)) if previous is None
                  else (previous.n_outputs, fitted_inputs.numeric.size, 0))
-        plan = None if shape is None else plan_fit(params, make_loss(self._loss_name, shape[0]),
+        plan = None if shape is None else plan_fit(config, make_loss(self._loss_name, shape[0]),
                                                    *shape, previous)
         spend = Reservation(self.accountant,
                             f"{type(self).__name__}(epsilon={self.epsilon:g}, delta={self.delta:g})")
@@ -107,13 +108,13 @@ class _BaseDPGB(BaseEstimator):
             if plan is not None:
                 spend.reserve(plan.entries)
             records, n_outputs, inputs = self._records(X, y, sample_weight,
-                                                       params["weight_bound"], fitted_inputs)
+                                                       config.weight_bound, fitted_inputs)
             loss = make_loss(self._loss_name, n_outputs)
             if plan is None:
-                plan = plan_fit(params, loss, n_outputs, inputs.numeric.size,
+                plan = plan_fit(config, loss, n_outputs, inputs.numeric.size,
                                 len(inputs.observed_categories))
                 spend.reserve(plan.entries)
-            forest, ledger, filtered, released = train(records, inputs, loss, params, plan,
+            forest, ledger, filtered, released = train(records, inputs, loss, config, plan,
                                                        n_outputs, n_threads(self.n_jobs),
                                                        spend.fit_id, previous)
         spend.commit(ledger.entries)

@@ -26,6 +26,7 @@ from ._mechanisms import (
     laplace_mechanism,
     uniform_choice,
 )
+from ._predictor import Tree
 from ._splitting import compute_gains, partition_level, range_sums
 
 
@@ -72,16 +73,10 @@ def grow_tree(records, *, budget, n_features, max_depth, n_bins, l2_regularizati
 
     Returns
     -------
-    split_feature : ndarray of shape (2**max_depth - 1,), dtype=int32
-    split_bin : ndarray of shape (2**max_depth - 1,), dtype=uint8
-    missing_left : ndarray of shape (2**max_depth - 1,), dtype=bool
-        Whether missing values (code ``n_bins``) go to the left child.
-    leaf_value : ndarray of shape (2**max_depth,), dtype=float64
-        Released leaf values before shrinkage.
-    leaf_statistics : ndarray of shape (2**max_depth, 2), dtype=float64
-        The released (gradient sum, weight) of every leaf, the weight its Hessian sum
-        (``"gaussian"``) or count (``"average"``); NaN for Laplace leaves, which release only
-        their value. Released values: the forest keeps them for importances and covers.
+    tree : Tree
+        The released splits, leaf values (before shrinkage) and leaf statistics (NaN for
+        Laplace leaves, which release only their value): the forest keeps the statistics for
+        importances and covers.
     """
     n_internal = n_internal_nodes(max_depth)
     split_feature = np.empty(n_internal, dtype=np.int32)
@@ -148,7 +143,8 @@ def grow_tree(records, *, budget, n_features, max_depth, n_bins, l2_regularizati
                                        sensitivity=budget.leaf_sensitivity, noise=noise,
                                        ledger=ledger, scope=leaf_scope)
         leaf_value = monotone_leaves(split_feature, leaf_value, monotonic_cst)
-        return split_feature, split_bin, missing_left, leaf_value, np.full((n_leaves, 2), np.nan)
+        return Tree(split_feature, split_bin, missing_left, leaf_value,
+                    np.full((n_leaves, 2), np.nan))
     # Sufficient statistics: (G, H) for "gaussian" (DP-XGB), (G, n) for "average"; the leaf is a
     # function of the released pair only.
     statistics = np.column_stack([leaf_sum, weight])
@@ -167,7 +163,7 @@ def grow_tree(records, *, budget, n_features, max_depth, n_bins, l2_regularizati
     # -0.0 (a bound of 0 keeps the sign of what it clips) into 0.0.
     leaf_value = np.clip(value, -budget.leaf_clip, budget.leaf_clip) + 0.0
     leaf_value = monotone_leaves(split_feature, leaf_value, monotonic_cst)
-    return split_feature, split_bin, missing_left, leaf_value, released
+    return Tree(split_feature, split_bin, missing_left, leaf_value, released)
 
 
 def denominator_floor(leaf_noise, l2_regularization):

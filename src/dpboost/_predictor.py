@@ -5,13 +5,45 @@ boosting returns and what the estimator, inspection and persistence read: releas
 and leaf values on a public (or privately released) grid, nothing else.
 """
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 from numba import njit, prange
 
 from ._binning import flat_layout
 from ._common import MAX_BINS, X_BINNED_DTYPE, n_internal_nodes
+
+
+@dataclass(frozen=True)
+class Tree:
+    """One released tree of depth ``max_depth`` in heap order (the children of node k are
+    2k + 1 and 2k + 2): what :func:`~dpboost._grower.grow_tree` returns and
+    :meth:`Forest.set_tree` stores.
+
+    Attributes
+    ----------
+    split_feature : ndarray of shape (2**max_depth - 1,), dtype=int32
+    split_bin : ndarray of shape (2**max_depth - 1,), dtype=uint8
+        Bins ``<= split_bin`` go left.
+    missing_left : ndarray of shape (2**max_depth - 1,), dtype=bool
+        Whether missing values (code ``n_bins``) go to the left child.
+    leaf_value : ndarray of shape (2**max_depth,), dtype=float64
+        Released leaf values (before shrinkage, as the grower returns them).
+    leaf_statistics : ndarray of shape (2**max_depth, 2), dtype=float64
+        The released (gradient sum, weight) of every leaf, the weight its Hessian sum
+        (``"gaussian"``) or count (``"average"``); NaN for Laplace leaves, which release only
+        their value.
+    """
+
+    split_feature: np.ndarray
+    split_bin: np.ndarray
+    missing_left: np.ndarray
+    leaf_value: np.ndarray
+    leaf_statistics: np.ndarray
+
+    def shrunk(self, learning_rate):
+        """The tree with its leaf values multiplied by ``learning_rate`` (post-processing)."""
+        return replace(self, leaf_value=self.leaf_value * learning_rate)
 
 
 @dataclass
@@ -158,13 +190,11 @@ class Forest:
                              f"within feature {f}'s bounds [{binner.lower[f]}, "
                              f"{binner.upper[f]}]")
 
-    def set_tree(self, tree, split_feature, split_bin, missing_left, leaf_value,
-                 leaf_statistics):
-        """Store tree ``tree`` (its arrays as :func:`~dpboost._grower.grow_tree` returns them,
-        ``leaf_value`` after shrinkage)."""
-        self.split_feature[tree], self.split_bin[tree] = split_feature, split_bin
-        self.missing_left[tree], self.leaf_value[tree] = missing_left, leaf_value
-        self.leaf_statistics[tree] = leaf_statistics
+    def set_tree(self, index, tree):
+        """Store :class:`Tree` ``tree`` as tree ``index`` (its leaf values after shrinkage)."""
+        self.split_feature[index], self.split_bin[index] = tree.split_feature, tree.split_bin
+        self.missing_left[index], self.leaf_value[index] = tree.missing_left, tree.leaf_value
+        self.leaf_statistics[index] = tree.leaf_statistics
 
     def extended(self, other):
         """This forest followed by ``other``'s stages (same outputs, depth and grid): the model

@@ -1,0 +1,68 @@
+"""The resolved configuration of one fit: :class:`FitConfig`, made once in ``fit`` from the
+estimator's parameters (every ``"auto"`` resolved from public inputs by ``_auto``) before any
+record is read, and passed down to the planner and the boosting loop, which read it only."""
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class FitConfig:
+    """A fit's hyper-parameters, resolved and typed: what the plan and the boosting loop read.
+
+    Every field is a public input (a parameter, or a value resolved from parameters and the
+    schema by :func:`~dpboost._auto.resolve_config`); the records never enter it.
+
+    Attributes
+    ----------
+    epsilon, delta : float
+        The fit's budget.
+    n_estimators : int
+        Boosting stages, ``"auto"`` resolved.
+    max_depth, max_bins, trees_per_ensemble : int
+    learning_rate, l2_regularization, min_child_weight, subsample, gradient_bound : float
+        ``"auto"`` resolved.
+    split_selection, split_candidates, leaf_noise, budget_allocation : str
+    interaction_cst : str or None
+    leaf_clipping, gradient_filtering : bool
+    renyi_filter : float or None
+        The individual Renyi filter's share (None: no filter).
+    weight_bound : float or None
+        W, the bound of a record's weight (``_public_inputs.resolve_weight_bound``); None: an
+        unweighted fit.
+    private_feature_bounds, private_target_bounds : bool
+        Whether the fit releases the numeric features' bounds / the target's bounds
+        (``"private"``).
+    random_state : None, int, Generator, RandomState or NoiseSource
+        The source of the fit's noise (``_noise.make_noise``).
+    verbose : int
+    """
+
+    epsilon: float
+    delta: float
+    n_estimators: int
+    max_depth: int
+    max_bins: int
+    learning_rate: float
+    l2_regularization: float
+    min_child_weight: float
+    subsample: float
+    gradient_bound: float
+    split_selection: str
+    split_candidates: str
+    leaf_noise: str
+    budget_allocation: str
+    trees_per_ensemble: int
+    interaction_cst: object
+    leaf_clipping: bool
+    gradient_filtering: bool
+    renyi_filter: object
+    weight_bound: object
+    private_feature_bounds: bool
+    private_target_bounds: bool
+    random_state: object
+    verbose: int
+
+    @property
+    def cyclical(self):
+        """Whether tree t of each output splits on feature ``t mod n_features`` only."""
+        return self.split_selection == "cyclical" or self.interaction_cst == "no_interactions"
