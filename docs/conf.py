@@ -4,8 +4,9 @@ Build (from the repository root, after ``pip install -e ".[docs]"``)::
 
     python -m sphinx -W --keep-going -b html docs docs/_build/html
 
-``-W`` turns every warning into an error, so a broken reference, a docstring numpydoc cannot
-parse or an example that raises fails the build. The examples of ``examples/`` run during the
+``-W`` turns every warning into an error, and ``nitpicky`` makes every cross-reference that
+resolves to nothing a warning, so a dangling reference, a docstring numpydoc cannot parse or an
+example that raises fails the build. The examples of ``examples/`` run during the
 build (sphinx-gallery) and their output is shown on their pages; those that read the shared
 datasets are not run, with a message, when the folder is missing.
 """
@@ -51,6 +52,12 @@ autodoc_default_options = {"exclude-members": ", ".join(
     f"set_{method}_request" for method in ("fit", "predict", "predict_proba",
                                           "decision_function", "score"))}
 autodoc_typehints = "none"  # the types are in the numpydoc "Parameters" sections
+
+# Every cross-reference must resolve. numpydoc links an Attributes entry to the attribute of
+# that name, and the fitted properties are documented in their class's Attributes section
+# only (the class members are not listed separately).
+nitpicky = True
+nitpick_ignore = [("py:obj", "n_estimators_")]
 
 # No network at build time: intersphinx has no inventories (references to numpy or
 # scikit-learn stay plain text).

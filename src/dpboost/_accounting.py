@@ -23,7 +23,7 @@ class LedgerEntry:
         ``"exponential"`` (split selection), ``"uniform"`` (data-independent random split,
         epsilon 0), ``"laplace"`` (leaf values), ``"gaussian"`` (leaf gradient and Hessian sums),
         ``"threshold"`` (category lists: the values whose Gaussian-noised count clears
-        :attr:`threshold`), or ``"argmax"`` / ``"exact"`` for the non-private counterparts when
+        ``threshold``), or ``"argmax"`` / ``"exact"`` for the non-private counterparts when
         ``epsilon = inf``; ``"renyi_filter"`` is not a release but the per-record budget of the
         fit's individual Renyi filter (see ``filter_trees``).
     epsilon : float
@@ -54,7 +54,7 @@ class LedgerEntry:
         ``"threshold"``: a value is released when its noisy count exceeds it; 0 otherwise.
     delta : float, default=0.0
         The release's additive delta beyond its Renyi curve: for ``"threshold"``, a bound on the
-        probability that a value held by the added record alone clears :attr:`threshold`
+        probability that a value held by the added record alone clears ``threshold``
         (docs/privacy.md, Private category lists); every composition converts the Renyi part
         at the total delta minus the sum of these. 0 for the other mechanisms.
     filtered : bool, default=False
@@ -62,7 +62,7 @@ class LedgerEntry:
         not composed on its own but bounded by the fit's ``"renyi_filter"`` entry.
     filter_trees : int, default=0
         ``"renyi_filter"`` only: every record's Renyi budget, at each order of
-        :data:`FILTER_ORDERS`, is the composed curve of ``filter_trees`` worst-case tree
+        ``FILTER_ORDERS``, is the composed curve of ``filter_trees`` worst-case tree
         releases (Poisson sampled at ``sampling_rate``, Gaussian of ``noise_multiplier``);
         docs/privacy.md, Individual Renyi filter.
     """

@@ -30,9 +30,10 @@ PARALLEL_MIN_WORK = 65536
 #: The largest number of bins per feature that a uint8 code can hold.
 MAX_BINS = 255
 
-#: Bound on the absolute gradient, g*_l in DPBoost (Li et al. 2020, Sec. 3.1). Labels are scaled
-#: into [-1, 1] and gradients are filtered (GDF) or clipped to this bound, which is what every
-#: sensitivity below relies on.
+#: The default bound on the absolute gradient, g* in DPBoost (Li et al. 2020, Sec. 3.1): the
+#: ``gradient_bound`` parameter, and each tree's bound in the plan (``TreeBudget.gradient_bound``,
+#: GLC lowers it tree by tree). Labels are scaled into [-1, 1] and every gradient is filtered
+#: (GDF) or clipped to its tree's bound, which is what every sensitivity relies on.
 GRADIENT_BOUND = 1.0
 
 

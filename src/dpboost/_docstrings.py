@@ -158,7 +158,7 @@ PARAMETERS = """
         numeric feature on a public log grid from 1e-6 to 1e12 in magnitude, 8 bins per decade;
         the bounds are the outer edges of its 0.5 % and 99.5 % quantiles after the noise floor;
         an entry of ``privacy_ledger_`` with tree -1, level -1). None: read from the data with a
-        :class:`PrivacyLeakWarning` (not private). Rows of categorical features are ignored (set
+        :class:`~dpboost.PrivacyLeakWarning` (not private). Rows of categorical features are ignored (set
         to ``(-0.5, n_categories - 0.5)``).
     categorical_features : None, "from_dtype", array-like of int, str or bool, \
 default="from_dtype"
@@ -179,7 +179,7 @@ default="from_dtype"
         lists). A column it names must be categorical (ValueError otherwise, except under
         ``"from_dtype"``, where naming it declares it). A column without an entry, a
         ``category`` / ``Categorical`` / ``Enum`` dtype included, has its list read from the
-        data with a :class:`PrivacyLeakWarning` naming the column.
+        data with a :class:`~dpboost.PrivacyLeakWarning` naming the column.
     sample_weight_bound : float or None, default=None
         W > 0, the public upper bound on one record's ``sample_weight`` (needed to pass
         ``sample_weight`` to ``fit``). Each weight is clipped into ``[0, W]`` record by record
@@ -191,7 +191,7 @@ default="from_dtype"
         Source of all randomness of ``fit``. None (for every release): OpenDP's exact samplers
         with the operating system's randomness, safe against floating-point attacks (Mironov
         2012). An integer or Generator: numpy floating-point noise, reproducible and therefore
-        predictable, for experiments only; ``fit`` emits a :class:`ReproducibleNoiseWarning`
+        predictable, for experiments only; ``fit`` emits a :class:`~dpboost.ReproducibleNoiseWarning`
         (filter it to opt in). A ``NoiseSource`` instance (``dpboost._mechanisms``) is used as
         it is.
     verbose : int, default=0
@@ -207,7 +207,7 @@ default="from_dtype"
     accountant : PrivacyAccountant or None, default=None
         A budget shared across fits. ``fit`` reserves its planned spend before reading any
         record (with public ``classes``; otherwise right after reading ``y``) and raises
-        :class:`BudgetExceededError` if it does not fit in what remains (nothing fitted,
+        :class:`~dpboost.BudgetExceededError` if it does not fit in what remains (nothing fitted,
         nothing spent); a successful fit registers its ledger. ``clone`` (grid searches,
         cross-validation) keeps the same accountant.
     warm_start : bool, default=False
@@ -253,7 +253,7 @@ CLASSIFIER = ("""Differentially private gradient-boosted trees for classificatio
     data-independent random splits (DP-TR, Maddock et al. 2022) on the equal-width grid, so the
     whole budget goes to Gaussian leaf statistics with Newton leaves (DP-XGB); gradients clipped
     to 0.5, lambda 10, learning rate 0.1 below epsilon 0.5 and 0.2 from it on; the logistic
-    loss (multinomial for K > 2 classes). :meth:`dpboost_paper` gives DPBoost's setting (Li et
+    loss (multinomial for K > 2 classes). :meth:`~dpboost.DPGBClassifier.dpboost_paper` gives DPBoost's setting (Li et
     al. 2020).
     ``fit`` is (``epsilon``, ``delta``)-DP (pure epsilon-DP with ``delta=0``) with respect to
     the training records given public ``feature_bounds``, ``classes``, ``categories`` and
@@ -294,7 +294,7 @@ REGRESSOR = ("""Differentially private gradient-boosted trees for regression.
     feature only, the features in turn (an additive model, as DP-EBM), random splits among the
     candidates of DP-TR's adaptive Hessian sketch, Gaussian leaf statistics with Newton leaves,
     gradients clipped to g* = 1 (no GDF, which drops the records of a distant mode for good),
-    learning rate 0.1, lambda 1, ``min_child_weight`` 200 / epsilon; :meth:`dpboost_paper`
+    learning rate 0.1, lambda 1, ``min_child_weight`` 200 / epsilon; :meth:`~dpboost.DPGBClassifier.dpboost_paper`
     gives DPBoost's setting (Li et al. 2020).
 """ + PARAMETERS.replace("{extra}", """target_bounds : tuple of float, "private" or None, default=None
         Public ``(lower, upper)`` of the target. ``"private"``: released by the fit as the
@@ -333,7 +333,7 @@ TO_XGBOOST_JSON = """The fitted model in XGBoost's JSON model format, for ``xgbo
           ``predict(X)`` is that clipped to ``target_bounds_``, a step XGBoost has no way to
           store.
 
-        ``output_margin=True`` gives the margins of :meth:`decision_function` (classifiers with
+        ``output_margin=True`` gives the margins of :meth:`~dpboost.DPGBClassifier.decision_function` (classifiers with
         the logistic or softmax loss), and XGBoost's ``iteration_range`` selects boosting stages
         as dpboost's does.
 

@@ -331,7 +331,9 @@ class DPGBClassifier(ClassifierMixin, _BaseDPGB):
     def _loss_name(self):
         return self.loss
 
-    @predict_doc("Raw margins: square-loss estimates of ``E[label | x]`` with labels -1 / +1.",
+    @predict_doc("Raw margins ``F(x)``, the sum of the trees' leaf values: the log-odds of "
+                 "``classes_[1]`` (``\"logistic\"``), the softmax's logits (``\"softmax\"``) or "
+                 "square-loss estimates of ``E[label | x]`` with labels -1 / +1 (``\"square\"``).",
                  "margin : ndarray of shape (n_samples,) for two classes (positive class "
                  "``classes_[1]``),\n            or (n_samples, n_classes) for one-vs-rest, "
                  "dtype=float64")

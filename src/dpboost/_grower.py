@@ -1,8 +1,15 @@
-"""Grow one differentially private tree (DPBoost, Li et al. 2020, Algorithm 1).
+"""Grow one differentially private tree, depth-wise to ``max_depth`` (DPBoost, Li et al. 2020,
+Algorithm 1; DP-XGB's building blocks).
 
-Depth-wise to ``max_depth``: every node of every level splits by the exponential mechanism over
-every (feature, bin boundary) candidate; then every leaf releases its clipped value with Laplace
-noise. Kernels compute, ``_mechanisms`` draws, the ledger records.
+Every level's nodes split by the tree's split selection (``budget.split_selection``): a
+data-independent draw among the candidates on the public grid (``"random"``, the default
+estimators' choice, and ``"cyclical"``: one feature per tree), or the exponential mechanism over
+every candidate's gain (``"exponential"``, DPBoost). Then the leaves are released by the tree's
+leaf mechanism (``budget.leaf_noise``): Gaussian noise on each leaf's (gradient sum, Hessian sum)
+and a Newton step on the released pair (``"gaussian"``, the default), Gaussian or Laplace noise
+on (gradient sum, count) (``"average"``), or Laplace noise on the clipped leaf value
+(``"laplace"``, DPBoost's GLC). Kernels compute, ``_mechanisms`` draws, the ledger records; the
+grower returns a :class:`~dpboost._predictor.Tree`.
 """
 
 import math

@@ -2,7 +2,7 @@
 
 :class:`DaskDPGBClassifier` and :class:`DaskDPGBRegressor` take the in-memory estimators'
 parameters plus ``client`` and fit on ``dask.dataframe`` / ``dask.array`` collections. The fit is
-the in-memory one (``_boosting.train``) over a :class:`DaskRecords`: each partition of the data is
+the in-memory one (``_boosting.train``) over a ``DaskRecords``: each partition of the data is
 validated, binned on the public grid (kept on its worker as uint8) and boosted by the functions the
 in-memory fit runs on its single partition; every statistic is summed over the partitions
 (float64, a tree of sums on the workers) and released once on the client by the fit's noise source

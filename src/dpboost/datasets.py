@@ -4,7 +4,7 @@ A schema holds what a data holder can know without reading the records: the nume
 and the categorical columns' category lists, taken from each dataset's published documentation
 (a bound no documentation gives is a round, generous choice, its reason written beside it), never
 computed from the files. With them, a DataFrame read by ``pd.read_csv`` (string columns, NaN
-and all) goes straight to ``DPGBClassifier`` without a :class:`PrivacyLeakWarning`.
+and all) goes straight to ``DPGBClassifier`` without a :class:`~dpboost.PrivacyLeakWarning`.
 
 Missing values. The shared files store them as empty fields (their README); the UCI originals write
 ``?``. Both are read as NaN. pandas' other default NA markers are switched off because Diabetes130US
