@@ -99,7 +99,7 @@ def resolve_n_estimators(n_estimators, epsilon, n_features, regression):
     return max(AUTO_MIN_TREES, round(AUTO_TREES_PER_FEATURE * share * n_features))
 
 
-def resolve_config(params, hessian_bound, sample_weight=None, n_features=None):
+def resolve_config(params, hessian_bound, regression, sample_weight=None, n_features=None):
     """A fit's :class:`~dpboost._config.FitConfig`: an estimator's parameters
     (``get_params(deep=False)``) with every ``"auto"`` resolved from the public inputs
     (:func:`resolve_schedule`, :func:`resolve_min_child_weight` with the loss's Hessian bound
@@ -109,6 +109,8 @@ def resolve_config(params, hessian_bound, sample_weight=None, n_features=None):
     ----------
     params : dict
     hessian_bound : float
+    regression : bool
+        A regressor's (``n_estimators="auto"`` has a rule per task).
     sample_weight : array-like or None, default=None
         Only whether it is given is read (:func:`resolve_weight_bound`).
     n_features : int or None, default=None
@@ -130,7 +132,7 @@ def resolve_config(params, hessian_bound, sample_weight=None, n_features=None):
     return FitConfig(
         epsilon=epsilon, delta=float(params["delta"]),
         n_estimators=resolve_n_estimators(params["n_estimators"], epsilon, n_features,
-                                          "target_bounds" in params),
+                                          regression),
         max_depth=params["max_depth"], max_bins=params["max_bins"],
         learning_rate=float(learning_rate),
         l2_regularization=float(params["l2_regularization"]),

@@ -19,7 +19,7 @@ from ._accounting import compose
 from ._auto import resolve_config
 from ._boosting import plan_fit, train
 from ._categories import released_category_columns
-from ._cells import cells_as_numbers
+from ._cells import cells_as_numbers, encode_classes, encode_targets
 from ._docstrings import CLASSIFIER, REGRESSOR, TO_XGBOOST_JSON, predict_doc
 from ._export import estimator_to_xgboost, xgboost_link
 from ._inspection import feature_importance, privacy_report, releases_statistics, tree_text
@@ -27,6 +27,7 @@ from ._loss import LOSSES, make_loss, predicted_target
 from ._parameters import (
     DPBOOST_PAPER,
     PARAMETER_CONSTRAINTS,
+    check_classes,
     check_iteration_range,
     check_mechanisms,
     n_threads,
@@ -57,8 +58,8 @@ class _BaseDPGB(BaseEstimator):
     def _config(self, sample_weight=None, n_features=None):
         """The fit's :class:`~dpboost._config.FitConfig`: the parameters, "auto" resolved, with
         the weight bound (``_auto.resolve_config``)."""
-        return resolve_config(self.get_params(deep=False),
-                              LOSSES[self._loss_name].hessian_bound, sample_weight, n_features)
+        return resolve_config(self.get_params(deep=False), LOSSES[self._loss_name].hessian_bound,
+                              isinstance(self, RegressorMixin), sample_weight, n_features)
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self: _Self, X: ArrayLike, y: ArrayLike, sample_weight: ArrayLike | None = None
@@ -331,6 +332,20 @@ class DPGBClassifier(ClassifierMixin, _BaseDPGB):
     def _loss_name(self):
         return self.loss
 
+    def _encode_y(self, y, fitted_target):
+        """Which records train (a label outside the public classes leaves its record out), their
+        labels as -1 / +1 per output, the classes and what was read from ``y``
+        (``_cells.encode_classes``); ``fitted_target``: a warm start's ``{"classes_": ...}``."""
+        return encode_classes(y, fitted_target.get("classes_", self.classes))
+
+    def _planned_outputs(self):
+        """Trees per boosting stage from the public classes (1 for two, K for K > 2); None when
+        the classes are read from the data (the plan then follows validation)."""
+        if self.classes is None:
+            return None
+        n_classes = check_classes(self.classes).size
+        return 1 if n_classes == 2 else n_classes
+
     @predict_doc("Raw margins ``F(x)``, the sum of the trees' leaf values: the log-odds of "
                  "``classes_[1]`` (``\"logistic\"``), the softmax's logits (``\"softmax\"``) or "
                  "square-loss estimates of ``E[label | x]`` with labels -1 / +1 (``\"square\"``).",
@@ -396,6 +411,17 @@ class DPGBRegressor(RegressorMixin, _BaseDPGB):
                  target_bounds=None, sample_weight_bound=None, warm_start=False, random_state=None,
                  verbose=0, diagnostics=False, n_jobs=None, accountant=None):
         self._store_parameters(locals())
+
+    def _encode_y(self, y, fitted_target):
+        """Which records train (a target that is not a number leaves its record out), the
+        targets scaled into [-1, 1] by the public bounds, and what was read from ``y``
+        (``_cells.encode_targets``); ``fitted_target``: a warm start's
+        ``{"target_bounds_": ...}``."""
+        return encode_targets(y, fitted_target.get("target_bounds_", self.target_bounds))
+
+    def _planned_outputs(self):
+        """One tree per boosting stage."""
+        return 1
 
     @predict_doc("Predicted targets in the units of ``y``, within ``target_bounds_``.",
                  "y_pred : ndarray of shape (n_samples,), dtype=float64")

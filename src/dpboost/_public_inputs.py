@@ -21,8 +21,6 @@ from ._cells import (
     cells_as_numbers,
     check_same_length,
     check_sample_weight,
-    encode_classes,
-    encode_targets,
     pandas_frame,
     record_weights,
 )
@@ -315,13 +313,8 @@ def fit_inputs(estimator, X, y, sample_weight=None, weight_bound=None, previous=
     sample_weight = check_sample_weight(sample_weight, X.shape[0])
     # Records outside the data domain (a label outside the public classes, a missing target)
     # are left out, each by its own value: a per-record decision.
-    public = {} if previous is None else previous.target
-    if hasattr(estimator, "classes"):
-        keep, y_scaled, target, from_y = encode_classes(
-            y, public.get("classes_", estimator.classes))
-    else:
-        keep, y_scaled, target, from_y = encode_targets(
-            y, public.get("target_bounds_", estimator.target_bounds))
+    keep, y_scaled, target, from_y = estimator._encode_y(
+        y, {} if previous is None else previous.target)
     # A boolean index copies X even when it keeps every record: 1x the input's size on top of
     # the fit's 0.25x (1M x 100). The same records either way; nothing emitted depends on it.
     if not keep.all():
@@ -372,13 +365,9 @@ def planned_shape(estimator, X):
     # Arrays and DataFrames state their shape; anything else is planned after validation.
     if len(getattr(X, "shape", ())) != 2:
         return None
-    if not hasattr(estimator, "classes"):
-        n_outputs = 1
-    elif estimator.classes is None:
+    n_outputs = estimator._planned_outputs()
+    if n_outputs is None:
         return None
-    else:
-        n_classes = check_classes(estimator.classes).size
-        n_outputs = 1 if n_classes == 2 else n_classes
     X = pandas_frame(X, schema_only=True)
     n_features = X.shape[1]
     return (n_outputs,
