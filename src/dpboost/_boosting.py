@@ -6,7 +6,7 @@ The only caller of the grower. Everything here is independent of scikit-learn: t
 
 import math
 import sys
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 import numpy as np
 from tqdm import tqdm
@@ -28,6 +28,31 @@ from ._noise import make_noise
 from ._predictor import Forest, predict_binned
 from ._records import POISSON_STREAM, POSITION_STREAM, TreeState
 from ._splitting import add_by_range
+
+
+@dataclass(frozen=True)
+class FitResult:
+    """What :func:`train` releases, and the one source of a fit's fitted attributes.
+
+    Attributes
+    ----------
+    forest : Forest
+        ``previous``'s trees followed by the new ones.
+    ledger : PrivacyLedger
+        Every release, in the plan's order.
+    filtered : ndarray of shape (n_trees,), dtype=float64
+        The exact GDF filtered fraction per tree (NOT private: only stored on request).
+    attributes : dict
+        The fitted public inputs: ``classes_`` or ``target_bounds_`` (public, or released with
+        ``target_bounds="private"``), ``categories_`` (public lists and those released with
+        ``categories="private"``) and ``feature_bounds_`` (the grid's bounds: public, or
+        released with ``feature_bounds="private"``).
+    """
+
+    forest: Forest
+    ledger: PrivacyLedger
+    filtered: np.ndarray
+    attributes: dict
 
 
 def plan_fit(config, loss, n_outputs, n_numeric, n_private_categories=0, previous=None):
@@ -105,16 +130,7 @@ def train(records, inputs, loss, config, plan, n_outputs, n_threads, fit_id=None
 
     Returns
     -------
-    forest : Forest
-        ``previous``'s trees followed by the new ones.
-    ledger : PrivacyLedger
-        Every release, in the plan's order.
-    filtered : ndarray of shape (n_trees,), dtype=float64
-        The exact GDF filtered fraction per tree (NOT private: only stored on request).
-    released : dict
-        Public inputs released by the fit: ``{"target_bounds_": (lower, upper)}`` with
-        ``target_bounds="private"``, ``{"categories_": every column's list}`` with private
-        category lists, else empty (released feature bounds are the forest's grid).
+    result : FitResult
     """
     numeric = inputs.numeric
     noise = make_noise(config.random_state)
@@ -163,7 +179,9 @@ def train(records, inputs, loss, config, plan, n_outputs, n_threads, fit_id=None
                      first_stage=first_stage, progress=progress)
     if previous is not None:
         forest = previous.extended(forest)
-    return forest, ledger, filtered, released
+    attributes = {**inputs.target, "categories_": inputs.categories, **released,
+                  "feature_bounds_": np.column_stack([forest.binner.lower, forest.binner.upper])}
+    return FitResult(forest, ledger, filtered, attributes)
 
 
 def progress_bar(n_trees, ledger, delta):

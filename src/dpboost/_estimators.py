@@ -115,23 +115,21 @@ class _BaseDPGB(BaseEstimator):
                 plan = plan_fit(config, loss, n_outputs, inputs.numeric.size,
                                 len(inputs.observed_categories))
                 spend.reserve(plan.entries)
-            forest, ledger, filtered, released = train(records, inputs, loss, config, plan,
-                                                       n_outputs, n_threads(self.n_jobs),
-                                                       spend.fit_id, previous)
-        spend.commit(ledger.entries)
-        # Fitted attributes are set only now: a fit that raised leaves nothing half-fitted.
-        # Category lists: the public ones and those released with categories="private".
-        self.__dict__.update({**inputs.target, "categories_": inputs.categories, **released})
-        # The grid's bounds: the public ones, or those released with feature_bounds="private".
-        self.feature_bounds_ = np.column_stack([forest.binner.lower, forest.binner.upper])
-        self._forest = forest
+            result = train(records, inputs, loss, config, plan, n_outputs,
+                           n_threads(self.n_jobs), spend.fit_id, previous)
+        spend.commit(result.ledger.entries)
+        # Fitted attributes are set only now, all from the fit's result: a fit that raised
+        # leaves nothing half-fitted.
+        self.__dict__.update(result.attributes)
+        self._forest = result.forest
         # warm_start: the fits compose sequentially (each entry carries its fit's identifier)
-        self.privacy_ledger_ = ([] if previous is None else self.privacy_ledger_) + ledger.entries
+        self.privacy_ledger_ = (([] if previous is None else self.privacy_ledger_)
+                                + result.ledger.entries)
         self.privacy_spent_ = compose(self.privacy_ledger_, float(self.delta))
         self._warm_start_params = warm_start_params(self)
         if self.diagnostics:
             prior = [] if previous is None else getattr(self, "filtered_fraction_", [])
-            self.filtered_fraction_ = np.concatenate([prior, filtered])
+            self.filtered_fraction_ = np.concatenate([prior, result.filtered])
         return self
 
     def _schema(self, X):
