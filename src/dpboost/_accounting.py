@@ -12,6 +12,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ._releases import RELEASES
+
 
 @dataclass(frozen=True)
 class LedgerEntry:
@@ -197,29 +199,9 @@ def accounted_rate(sampling_rate):
 
 
 def _dp_event(entry):
-    """The dp-accounting event of one entry, or None for a non-private one."""
-    import dp_accounting
-
-    if entry.mechanism == "exponential":
-        # An eps-DP exponential mechanism is eps-bounded-range, hence eps^2/8-zCDP
-        # (Cesar & Rogers 2021, Lemma 3.2; docs/privacy.md, Renyi accounting).
-        return dp_accounting.ZCDpEvent(entry.epsilon**2 / 8.0)
-    if entry.mechanism == "laplace":
-        return dp_accounting.LaplaceDpEvent(1.0 / entry.epsilon)
-    if entry.mechanism in ("gaussian", "threshold"):
-        # A threshold release is the Gaussian mechanism on the counts of the values both
-        # neighbours hold (its new values are its delta; docs/privacy.md, Private category lists).
-        return dp_accounting.GaussianDpEvent(entry.noise_multiplier)
-    if entry.mechanism == "uniform":
-        return dp_accounting.NoOpDpEvent()
-    if entry.mechanism == "renyi_filter":
-        # The per-record budget: the curve of filter_trees worst-case trees (Feldman & Zrnic
-        # 2021, Thm. 3.1 applied per record; docs/privacy.md, Individual Renyi filter).
-        tree = dp_accounting.GaussianDpEvent(entry.noise_multiplier)
-        if entry.sampling_rate < 1.0:
-            tree = dp_accounting.PoissonSampledDpEvent(accounted_rate(entry.sampling_rate), tree)
-        return dp_accounting.SelfComposedDpEvent(tree, entry.filter_trees)
-    return None
+    """The dp-accounting event of one entry (its kind's, :data:`~dpboost._releases.RELEASES`),
+    or None for a non-private one."""
+    return RELEASES[entry.mechanism].dp_event(entry)
 
 
 def compose_rdp(entries, delta):
@@ -407,15 +389,10 @@ def zcdp_rho(entries):
     """
     per_tree = {}
     for e in entries:
-        if e.mechanism == "gaussian" and e.sampling_rate == 1.0:
-            rho = 0.5 / e.noise_multiplier**2
-        elif e.mechanism == "exponential" and e.sampling_rate == 1.0:
-            rho = e.epsilon**2 / 8.0
-        elif e.mechanism == "uniform":
-            rho = 0.0
-        else:
-            # Laplace, sampled trees, and an individual filter (bounded at FILTER_ORDERS only,
-            # not at every order as zCDP needs).
+        # inf: Laplace, sampled trees, thresholds, and an individual filter (bounded at
+        # FILTER_ORDERS only, not at every order as zCDP needs).
+        rho = RELEASES[e.mechanism].zcdp_rho(e)
+        if rho == math.inf:
             return math.inf
         key = (e.fit, e.group, e.tree)
         per_tree[key] = per_tree.get(key, 0.0) + rho

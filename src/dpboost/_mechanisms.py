@@ -18,6 +18,8 @@ import math
 
 import numpy as np
 
+from ._releases import RELEASES
+
 
 def noise_scale(entry):
     """The noise scale of a release: the one formula the mechanisms draw with and the planner
@@ -42,14 +44,10 @@ def noise_scale(entry):
         The scale is not a positive normal float while the sensitivity is positive: noise on a
         vanishing (subnormal) or infinite scale is not the distribution it claims to be.
     """
-    if entry.mechanism in ("argmax", "exact", "uniform"):
+    release = RELEASES[entry.mechanism]
+    if release.noiseless:
         return 0.0
-    if entry.mechanism in ("gaussian", "threshold", "renyi_filter"):
-        # A filter's budget is not a release; its scale is that of the leaves it bounds.
-        scale = entry.noise_multiplier * entry.sensitivity
-    else:
-        factor = 2.0 if entry.mechanism == "exponential" else 1.0
-        scale = factor * entry.sensitivity / entry.epsilon
+    scale = release.noise_scale(entry)
     if entry.sensitivity > 0 and not np.finfo(np.float64).tiny <= scale < math.inf:
         raise ValueError(
             f"the {entry.mechanism} release of tree {entry.tree}, level {entry.level} would have "

@@ -14,6 +14,7 @@ import numpy as np
 
 from ._mechanisms import noise_scale
 from ._records import RecordCoins
+from ._releases import RELEASES
 from ._samplers import (
     MAX_MAGNITUDE,
     START,
@@ -166,9 +167,6 @@ class SecureNoise(NoiseSource):
     #: kernels: about 15 per discrete Gaussian, 9 per discrete Laplace, 10 to a few hundred per
     #: exponential-mechanism row); the stream is extended when a release needs more.
     WORDS = {discrete_gaussian_noise: 16, discrete_laplace_noise: 10, exponential_rows: 64}
-    #: The sampler of each planned kind of release (thresholded counts get Gaussian noise).
-    KINDS = {"exponential": "exponential", "laplace": "laplace", "gaussian": "gaussian",
-             "threshold": "gaussian"}
 
     def __init__(self, words=None):
         self.words = _os_words if words is None else words
@@ -253,10 +251,11 @@ class SecureNoise(NoiseSource):
             Names the release, its integer scale and the limit.
         """
         scale = noise_scale(entry)
-        if entry.mechanism not in cls.KINDS or not (scale > 0 and entry.sensitivity > 0):
+        kind = RELEASES[entry.mechanism].draws
+        if kind is None or not (scale > 0 and entry.sensitivity > 0):
             return
         try:
-            cls._lattice_of(cls.KINDS[entry.mechanism], scale, entry.sensitivity, moved)
+            cls._lattice_of(kind, scale, entry.sensitivity, moved)
         except ValueError as error:
             raise ValueError(f"the {entry.mechanism} release of tree {entry.tree}, level "
                              f"{entry.level}: {error}") from None
