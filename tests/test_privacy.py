@@ -73,16 +73,16 @@ def test_pickled_model_holds_only_public_and_released_values(binary, estimator):
 def test_default_random_state_uses_secure_noise_and_differs_between_fits(binary, make_clf,
                                                                          monkeypatch):
     # Rule 5: random_state=None draws every release from the exact samplers and OS randomness.
-    import dpboost._mechanisms as mechanisms
+    import dpboost._noise as noise_module
 
     calls = []
-    original = mechanisms.SecureNoise.exponential
+    original = noise_module.SecureNoise.exponential
 
     def spy(self, utilities, scale, sensitivity):
         calls.append(scale)
         return original(self, utilities, scale, sensitivity)
 
-    monkeypatch.setattr(mechanisms.SecureNoise, "exponential", spy)
+    monkeypatch.setattr(noise_module.SecureNoise, "exponential", spy)
     X, y = binary
     a = make_clf(random_state=None, n_estimators=3, max_depth=2).fit(X, y)
     b = make_clf(random_state=None, n_estimators=3, max_depth=2).fit(X, y)
