@@ -2,15 +2,29 @@
 refused plans, and ledger == plan <= epsilon for every kind of fit."""
 
 import math
+import time
+import warnings
 
 import numpy as np
 import pytest
 
 import dpboost._boosting as boosting_module
+import dpboost._estimators as estimators_module
 from dpboost import DPGBClassifier, DPGBRegressor
-from dpboost._accounting import compose_pure, compose_rdp
+from dpboost._accounting import (
+    LedgerEntry,
+    compose,
+    compose_pure,
+    compose_rdp,
+    ledger_event,
+    rdp_bounds,
+    rdp_epsilon,
+    rdp_orders,
+)
+from dpboost._boosting import plan_fit
 from dpboost._budget import (
     HESSIAN_SKETCH_ROUNDS,
+    MAX_TREES,
     SKETCH_SHARE,
     gain_sensitivity,
     leaf_clip_bound,
@@ -418,3 +432,204 @@ def test_plan_with_hessian_sketch(delta):
     inf = plan_budget(epsilon=np.inf, hessian_sketch_features=4, hessian_sketch_rounds=3,
                       **common)
     assert {e.mechanism for e in inf.hessian_sketches} == {"exact"}
+
+
+# --- Planning time: every public value plans quickly or is refused before any record is read
+
+#: Seconds one public value may take to plan or be refused. Each plans in under 0.5 s on a
+#: quiet 2-core machine (benchmarks/README.md, "Planning time"); six times that keeps a loaded
+#: machine from failing a case by chance, while a planner trap (a bisection that runs all its
+#: steps, a cost per step that grows with the trees) takes from 5 s to minutes.
+PLAN_SECONDS = 3.0
+
+#: The public values swept one at a time (benchmarks/bench_plan_time.py).
+EXTREMES = {
+    "epsilon": [1e-6, 1e-3, 0.01, 0.1, 1.0, 10.0, 100.0, 1e6, 1e300, math.inf],
+    "delta": [1e-300, 1e-12, 1e-5, 0.1, 0.5, 0.999999],
+    "subsample": [1.0, 0.5, 0.3, 0.1, 1e-3, 1e-6, 1e-300, 5e-324],
+    "n_estimators": [1, 200, 1000, 10_000, 100_000],
+    "max_depth": list(range(1, 11)),
+}
+
+#: Values that matter together: the accountant's epsilon jumping past the target at a tiny
+#: sampling rate (also at the smallest delta), the most trees at a small epsilon and at the
+#: greatest depth, the individual Renyi filter, private category lists.
+COMBINED = [
+    {"subsample": 5e-324, "epsilon": 0.1}, {"subsample": 1e-6, "epsilon": 0.01},
+    {"subsample": 1e-6, "epsilon": 0.01, "delta": 1e-300},
+    {"n_estimators": 10_000, "epsilon": 0.01}, {"n_estimators": 10_000, "max_depth": 10},
+    {"renyi_filter": 1e-3, "epsilon": 0.01}, {"renyi_filter": 1.0, "epsilon": 100.0},
+    {"renyi_filter": 0.5, "n_estimators": 10_000},
+    {"categories": "private", "epsilon": 1e300}, {"categories": "private", "delta": 1e-300},
+    {"categories": "private", "n_estimators": 10_000},
+]
+
+#: The three settings of the sweep, with public classes or target bounds (planned before any
+#: record is read).
+SETTINGS = {
+    "classifier": lambda **p: DPGBClassifier(**{"classes": [0, 1], **p}),
+    "regressor": lambda **p: DPGBRegressor(**{"target_bounds": (-1.0, 1.0), **p}),
+    "dpboost_paper": lambda **p: DPGBClassifier.dpboost_paper(**{"classes": [0, 1], **p}),
+}
+
+SWEEP = ([(setting, {name: value}) for setting in SETTINGS
+          for name, values in EXTREMES.items() for value in values]
+         + [(setting, params) for setting in SETTINGS for params in COMBINED
+            if not (setting == "dpboost_paper" and "renyi_filter" in params)])
+
+#: The default run's share of :data:`SWEEP`: the values that were traps (a bisection that ran
+#: all its steps, a cost that grew with the trees), a refusal of each kind, the slowest cases.
+FAST_SWEEP = [
+    ("classifier", {"epsilon": 1e-6}), ("classifier", {"epsilon": 1e300}),
+    ("classifier", {"epsilon": math.inf}), ("classifier", {"delta": 1e-300}),
+    ("classifier", {"delta": 0.999999}), ("classifier", {"n_estimators": 10_000}),
+    ("classifier", {"n_estimators": 100_000}), ("classifier", {"max_depth": 10}),
+    ("classifier", {"subsample": 5e-324, "epsilon": 0.1}),
+    ("classifier", {"subsample": 1e-6, "epsilon": 0.01, "delta": 1e-300}),
+    ("classifier", {"renyi_filter": 1e-3, "epsilon": 0.01}),
+    ("classifier", {"categories": "private", "epsilon": 1e300}),
+    ("classifier", {"categories": "private", "delta": 1e-300}),
+    ("regressor", {"epsilon": 1e-6}), ("regressor", {"epsilon": 1e6}),
+    ("regressor", {"subsample": 0.5}), ("regressor", {"n_estimators": 10_000}),
+    ("regressor", {"renyi_filter": 1.0, "epsilon": 100.0}),
+    ("dpboost_paper", {"epsilon": 1e300}), ("dpboost_paper", {"delta": 0.999999}),
+    ("dpboost_paper", {"n_estimators": 10_000}),
+    ("dpboost_paper", {"categories": "private", "epsilon": 1e300}),
+]
+
+
+def _case_id(case):
+    """``setting-name=value-...``: a sweep case's test id."""
+    setting, params = case
+    return "-".join([setting, *(f"{name}={value!r}" for name, value in params.items())])
+
+
+SLOW_SWEEP = [case for case in SWEEP if case not in FAST_SWEEP]
+
+
+class _RecordRead(Exception):
+    """Raised where a fit would read its first record."""
+
+
+@pytest.fixture(scope="module")
+def accountant_imported():
+    """A small Renyi plan: dp-accounting and scipy imported before the first timed case."""
+    plan_budget(epsilon=1.0, n_estimators=2, max_depth=2, learning_rate=0.1,
+                l2_regularization=1.0, budget_allocation="sequential", trees_per_ensemble=1,
+                leaf_clipping=True, delta=1e-5, leaf_noise="gaussian",
+                split_selection="random", subsample=0.5)
+
+
+def _plan_or_refusal(setting, params, monkeypatch):
+    """``fit`` of ``SETTINGS[setting](**params)`` (feature bounds (-1, 1); one categorical
+    column with private category lists) up to its first read of a record, the planner's memo
+    cleared first: its wall time, the model, and its plan or the ValueError that refused it."""
+    def read(*args, **kwargs):
+        raise _RecordRead
+
+    plans = []
+
+    def spy(*args):
+        plans.append(plan_fit(*args))
+        return plans[-1]
+
+    categorical = params.get("categories") == "private"
+    x = np.linspace(-1.0, 1.0, 10)
+    if categorical:
+        pd = pytest.importorskip("pandas")
+        X = pd.DataFrame({"x": x, "c": pd.Categorical(["a", "b"] * 5)})
+    else:
+        X = np.column_stack([x, -x])
+    model = SETTINGS[setting](feature_bounds=[(-1.0, 1.0)] if categorical else (-1.0, 1.0),
+                              **params)
+    monkeypatch.setattr(type(model), "_records", read)
+    monkeypatch.setattr(estimators_module, "plan_fit", spy)
+    plan_budget.cache_clear()
+    start = time.perf_counter()
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            model.fit(X, np.arange(10) % 2)
+    except _RecordRead:
+        return time.perf_counter() - start, model, plans[0]
+    except ValueError as error:
+        return time.perf_counter() - start, model, error
+    raise AssertionError("the fit read no record")
+
+
+def _check_plan_or_refusal(setting, params, monkeypatch):
+    seconds, model, outcome = _plan_or_refusal(setting, params, monkeypatch)
+    assert seconds < PLAN_SECONDS, (setting, params, seconds)
+    if isinstance(outcome, ValueError):
+        # The refusal names the value that caused it.
+        assert any(f"{name}=" in str(outcome) for name in params), str(outcome)
+    else:
+        assert outcome.epsilon <= model.epsilon
+
+
+@pytest.mark.parametrize("setting, params", FAST_SWEEP, ids=map(_case_id, FAST_SWEEP))
+def test_a_public_value_plans_quickly_or_is_refused(setting, params, monkeypatch,
+                                                   accountant_imported):
+    _check_plan_or_refusal(setting, params, monkeypatch)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("setting, params", SLOW_SWEEP, ids=map(_case_id, SLOW_SWEEP))
+def test_every_public_value_plans_quickly_or_is_refused(setting, params, monkeypatch,
+                                                       accountant_imported):
+    _check_plan_or_refusal(setting, params, monkeypatch)
+
+
+def test_more_trees_than_planned_are_refused(make_plan):
+    with pytest.raises(ValueError, match=r"n_estimators=10001 with 1 trees per boosting stage "
+                                         r".* gives 10001 trees; at most 10000"):
+        make_plan(n_estimators=MAX_TREES + 1)
+    with pytest.raises(ValueError, match=r"n_estimators=4000 with 3 trees .* gives 12000"):
+        make_plan(n_estimators=4000, n_outputs=3)
+    assert len(make_plan(n_estimators=MAX_TREES, trees_per_ensemble=50).trees) == MAX_TREES
+
+
+@pytest.mark.parametrize("params", [
+    {},
+    {"budget_allocation": "sequential", "n_outputs": 3},
+    {"budget_allocation": "parallel", "subsample": 0.3},
+    {"delta": 1e-5},
+    {"delta": 1e-5, "budget_allocation": "sequential", "leaf_noise": "gaussian",
+     "split_selection": "random", "subsample": 0.3, "n_outputs": 2},
+    {"delta": 1e-5, "leaf_noise": "gaussian", "split_selection": "cyclical",
+     "hessian_sketch_features": 4, "hessian_sketch_rounds": 3},
+    {"delta": 1e-5, "leaf_noise": "average", "budget_allocation": "parallel",
+     "sketch_features": 3, "bounds_features": 2},
+    {"delta": 1e-5, "budget_allocation": "sequential", "leaf_noise": "gaussian",
+     "split_selection": "random", "subsample": 0.2, "renyi_filter": 0.5,
+     "categories_features": 2},
+    {"delta": 1e-8, "epsilon": 0.05, "bounds_features": 3, "n_outputs": 2},
+    {"epsilon": 4.0, "subsample": 0.5, "sketch_features": 2, "hessian_sketch_features": 2,
+     "hessian_sketch_rounds": 2, "bounds_features": 2},
+])
+def test_a_plan_composed_from_its_first_tree_is_its_ledgers_epsilon(params, make_plan):
+    # The planner composes a plan from its first tree, as copies of its group; the whole
+    # ledger composes to the same epsilon, bit for bit.
+    plan = make_plan(**params)
+    assert plan.epsilon == compose(plan.entries, plan.delta)
+    assert plan.epsilon <= params.get("epsilon", 1.0)
+
+
+@pytest.mark.parametrize("rate", [1.0, 0.3, 1e-3, 1e-6])
+@pytest.mark.parametrize("noise_multiplier", [0.5, 3.0, 30.0, 300.0, 3000.0])
+@pytest.mark.parametrize("delta", [1e-300, 1e-5, 0.5])
+def test_staged_conversion_brackets_and_ends_at_dp_accountings_epsilon(rate, noise_multiplier,
+                                                                       delta):
+    # A ledger of 50 Gaussian trees on Poisson samples (converted at SAMPLED_ORDERS, in
+    # stages) and one exponential release: every pair of rdp_bounds brackets dp-accounting's
+    # epsilon at all the orders at once, and the last pair is that epsilon, bit for bit.
+    entries = [LedgerEntry(mechanism="gaussian", epsilon=math.inf, sensitivity=1.0, group=t,
+                           tree=t, level=1, n_nodes=2, noise_multiplier=noise_multiplier,
+                           sampling_rate=rate) for t in range(50)]
+    entries.append(LedgerEntry(mechanism="exponential", epsilon=0.01, sensitivity=1.0,
+                               group=-1, tree=-1, level=0, n_nodes=1))
+    orders = rdp_orders(entries)
+    exact = rdp_epsilon(ledger_event(entries), delta, orders)
+    pairs = list(rdp_bounds(entries, delta))
+    assert all(lower <= exact <= upper for lower, upper in pairs)
+    assert pairs[-1] == (exact, exact)

@@ -16,6 +16,7 @@ from ._accounting import (
     LedgerEntry,
     compose,
     deamplify_pure,
+    rdp_bounds,
     rdp_epsilon,
     sampled_gaussian_rdp,
 )
@@ -53,6 +54,13 @@ CATEGORIES_DELTA_SHARE = 0.5
 CATEGORIES_SCOPE = {"group": -1, "tree": -1, "level": -2}
 #: Rounds of the pure-DP planner's shrinking of a tree's epsilon (each doubles the step).
 _MAX_SHRINKS = 128
+#: The Renyi planner's bisection stops once it knows the per-tree rho to this relative
+#: precision, when no rho brings the accountant's epsilon within 1e-3 below the target.
+RHO_PRECISION = 1e-9
+#: Most trees one fit plans (all outputs): the plan and its ledger hold every tree, 30 to 50
+#: microseconds each to plan (benchmarks/README.md, "Planning time"), so this many plan in
+#: about half a second.
+MAX_TREES = 10_000
 #: Ledger scope of the individual Renyi filter's budget (not a release): first in the ledger.
 FILTER_SCOPE = {"group": -1, "tree": -1, "level": -2, "n_nodes": 0}
 #: Individual filter: a record's norm ``c`` is charged at the next point of a grid of
@@ -258,7 +266,8 @@ def categories_release(n_columns, epsilon, delta):
     Raises
     ------
     ValueError
-        ``delta == 0``: the release is not pure DP.
+        ``delta == 0``: the release is not pure DP; epsilon and delta too small for the
+        counts' noise (:func:`category_noise_multiplier`).
     """
     sensitivity = category_count_sensitivity(n_columns)
     if delta == 0:
@@ -270,7 +279,14 @@ def categories_release(n_columns, epsilon, delta):
         return LedgerEntry(mechanism="exact", epsilon=math.inf, sensitivity=sensitivity,
                            n_nodes=n_columns, threshold=0.0, **CATEGORIES_SCOPE)
     value_delta = CATEGORIES_DELTA_SHARE * delta
-    sigma = category_noise_multiplier(CATEGORIES_SHARE * epsilon, delta - value_delta)
+    try:
+        sigma = category_noise_multiplier(CATEGORIES_SHARE * epsilon, delta - value_delta)
+    except ValueError:
+        # The error names the counts' share; the fit's own values are what to change.
+        raise ValueError(f"epsilon={epsilon} with delta={delta} is too small to plan private "
+                         f"category lists: their counts get {CATEGORIES_SHARE:g} of epsilon "
+                         f"at {1 - CATEGORIES_DELTA_SHARE:g} of delta, which no Gaussian noise "
+                         "up to 1e7 times their sensitivity reaches.") from None
     threshold = category_threshold(sigma * sensitivity, sigma, value_delta / n_columns)
     return LedgerEntry(mechanism="threshold", epsilon=math.inf, sensitivity=sensitivity,
                        n_nodes=n_columns, noise_multiplier=sigma, threshold=threshold,
@@ -463,7 +479,14 @@ class BudgetPlan:
             Names the release and its scale (:func:`dpboost._mechanisms.noise_scale`) or its
             integer scale on the secure samplers' lattice (``SecureNoise.check``).
         """
-        entries = self.entries
+        # The trees repeat a few budgets (one; one per position with GLC): the releases of a
+        # budget are checked at its first tree only, which fails first if any of them does.
+        firsts = {}
+        for tb in self.trees:
+            firsts.setdefault(dataclasses.replace(tb, tree=0, group=0, position=0, output=0),
+                              tb.tree)
+        checked = set(firsts.values())
+        entries = [e for e in self.entries if e.tree < 0 or e.tree in checked]
         for e in entries:
             noise_scale(e)
         moved = [(self.categories, 1), (self.bounds, bounds_features),
@@ -478,7 +501,13 @@ class BudgetPlan:
 
     @property
     def entries(self):
-        """The ledger that fitting must produce, as a list of LedgerEntry."""
+        """The ledger that fitting must produce, as a list of LedgerEntry (a new list)."""
+        return list(self._ledger)
+
+    @functools.cached_property
+    def _ledger(self):
+        """:attr:`entries`, built once per plan (a tuple): the planner checks them, ``fit``
+        reserves them, and a memoised plan serves every fit of its setting."""
         private = math.isfinite(self.epsilon)
         out = [e for e in (self.categories, self.filter, self.bounds) if e is not None]
         out += ([] if self.sketch is None else [self.sketch]) + list(self.hessian_sketches)
@@ -498,7 +527,7 @@ class BudgetPlan:
                 group=tb.group, tree=tb.tree, level=self.max_depth, n_nodes=2**self.max_depth,
                 noise_multiplier=tb.leaf_noise_multiplier, sampling_rate=tb.sampling_rate,
                 filtered=tb.filtered))
-        return out
+        return tuple(out)
 
 
 def _read_only(array):
@@ -559,7 +588,8 @@ def plan_budget(*, epsilon, n_estimators, max_depth, learning_rate, l2_regulariz
         (``eps_level = sqrt(8 rho_level)``, bounded range) and the rest to the leaves (Laplace
         ``eps_leaf = sqrt(2 rho_leaf)``, or Gaussian noise multiplier ``1 / sqrt(2 rho_leaf)``),
         with rho the largest, found by bisection, whose accountant epsilon is within 1e-3 below
-        ``epsilon``.
+        ``epsilon`` (where no rho comes that close, as where the accountant's epsilon jumps
+        from 0 past it, the largest within ``epsilon`` to a relative :data:`RHO_PRECISION`).
     leaf_noise : {"laplace", "gaussian", "average"}, default="laplace"
         ``"laplace"``: Laplace on the leaf value (DPBoost). ``"gaussian"``: Gaussian perturbation
         of the leaf's (gradient sum, Hessian sum) with L2 sensitivity ``sqrt(g*^2 + h*^2)``
@@ -633,22 +663,49 @@ def plan_budget(*, epsilon, n_estimators, max_depth, learning_rate, l2_regulariz
     -------
     plan : BudgetPlan
         Memoised (the arguments are public scalars): a search or cross-validation plans each
-        setting once, where the Renyi bisection costs up to a second. The plan is immutable.
+        setting once. The plan is immutable.
+
+    Raises
+    ------
+    ValueError
+        More than :data:`MAX_TREES` trees; an epsilon too small for ``delta`` (or for private
+        category lists); noise scales the samplers cannot draw (:meth:`BudgetPlan.check_scales`);
+        a setting the individual Renyi filter or private category lists rule out.
     """
     arguments = {k: v for k, v in locals().items()
                  if k not in ("bounds_features", "categories_features")}
     arguments["categories"] = (None if not categories_features else
                                categories_release(categories_features, epsilon, delta))
     if not bounds_features:
-        return _plan(**arguments)
-    rest = _plan(**{**arguments, "epsilon": (1.0 - BOUNDS_SHARE) * epsilon})
-    entry = LedgerEntry(mechanism="laplace" if math.isfinite(epsilon) else "exact",
-                        epsilon=BOUNDS_SHARE * epsilon,
-                        sensitivity=bounds_histogram_sensitivity(bounds_features), n_nodes=1,
-                        **BOUNDS_SCOPE)
-    plan = dataclasses.replace(rest, bounds=entry)
-    return dataclasses.replace(plan, epsilon=compose(plan.entries, delta)).check_scales(
-        sketch_features, hessian_sketch_features, bounds_features)
+        plan = _plan(**arguments)
+    else:
+        rest = _plan(**{**arguments, "epsilon": (1.0 - BOUNDS_SHARE) * epsilon})
+        entry = LedgerEntry(mechanism="laplace" if math.isfinite(epsilon) else "exact",
+                            epsilon=BOUNDS_SHARE * epsilon,
+                            sensitivity=bounds_histogram_sensitivity(bounds_features),
+                            n_nodes=1, **BOUNDS_SCOPE)
+        plan = dataclasses.replace(rest, bounds=entry)
+        entries, repeats = _first_tree(plan, len({tb.group for tb in plan.trees}))
+        plan = dataclasses.replace(plan, epsilon=compose(entries, delta, repeats))
+    return plan.check_scales(sketch_features, hessian_sketch_features, bounds_features)
+
+
+def _first_tree(plan, n_groups):
+    """The ledger of ``plan`` with its first tree only, and the ``repeats`` that compose it as
+    the whole plan (``_accounting.compose``).
+
+    Every tree of a plan gets the same budgets and sampling rate, so its ``n_groups`` groups of
+    trees (sequentially composed) release the same events and compose as that many copies of
+    the first tree's group: bit for bit the epsilon of :attr:`BudgetPlan.entries`, without
+    building its ``n_trees (max_depth + 1)`` entries.
+
+    Returns
+    -------
+    entries : list of LedgerEntry
+    repeats : dict
+    """
+    first = dataclasses.replace(plan, trees=plan.trees[:1])
+    return first.entries, {("", plan.trees[0].group): n_groups}
 
 
 def _plan(*, epsilon, n_estimators, max_depth, learning_rate, l2_regularization,
@@ -657,7 +714,7 @@ def _plan(*, epsilon, n_estimators, max_depth, learning_rate, l2_regularization,
           hessian_sketch_rounds, gradient_bound, sample_weight_bound, renyi_filter,
           categories=None):
     """:func:`plan_budget` without private bounds (``categories``: the entry of the private
-    category lists, composed with the rest)."""
+    category lists, composed with the rest), its noise scales not yet checked."""
     n_trees = n_outputs * n_estimators
     weight = 1.0 if sample_weight_bound is None else float(sample_weight_bound)
 
@@ -671,6 +728,11 @@ def _plan(*, epsilon, n_estimators, max_depth, learning_rate, l2_regularization,
     filter_trees = (_filter_trees(renyi_filter, n_trees, leaf_noise, delta, budget_allocation,
                                   split_selection, subsample, sample_weight_bound)
                     if renyi_filter is not None and private else 0)
+    if n_trees > MAX_TREES:
+        raise ValueError(f"n_estimators={n_estimators} with {n_outputs} trees per boosting "
+                         f"stage (one per class of the softmax loss) gives {n_trees} trees; at "
+                         f"most {MAX_TREES} are planned in a fit (the plan and its ledger hold "
+                         "every tree).")
     sketch = None
     if sketch_features:
         sketch = LedgerEntry(mechanism="laplace" if private else "exact",
@@ -710,10 +772,12 @@ def _plan(*, epsilon, n_estimators, max_depth, learning_rate, l2_regularization,
                                         learning_rate)
     n_groups = int(groups.max()) + 1
 
-    def plan_for(epsilon_level, epsilon_leaf, noise_multiplier, sketch_epsilon=math.inf,
-                 sketch_noise_multiplier=0.0):
+    def unpriced(epsilon_level, epsilon_leaf, noise_multiplier, sketch_epsilon=math.inf,
+                 sketch_noise_multiplier=0.0, n_built=n_trees):
+        """The plan at these budgets with its first ``n_built`` trees, its epsilon not yet
+        composed (0)."""
         trees = []
-        for tree in range(n_trees):
+        for tree in range(n_built):
             output, t = divmod(tree, n_estimators)
             if gaussian:
                 # A public bound on the released Newton leaf, g* / h*: post-processing.
@@ -745,13 +809,19 @@ def _plan(*, epsilon, n_estimators, max_depth, learning_rate, l2_regularization,
                                                                        gradient_bound),
                                  noise_multiplier=noise_multiplier, sampling_rate=subsample,
                                  filter_trees=filter_trees, **FILTER_SCOPE)
-        plan = BudgetPlan(trees=tuple(trees), record_shares=shares, max_depth=max_depth,
+        return BudgetPlan(trees=tuple(trees), record_shares=shares, max_depth=max_depth,
                           epsilon=0.0, delta=delta, sketch=sketch,
                           hessian_sketch_trees=sketch_trees,
                           hessian_sketches=hessian_sketches(sketch_epsilon,
                                                             sketch_noise_multiplier),
                           categories=categories, filter=budget)
-        return dataclasses.replace(plan, epsilon=compose(plan.entries, delta))
+
+    def first_tree(*budgets):
+        return _first_tree(unpriced(*budgets, n_built=1), n_outputs * n_groups)
+
+    def spent(*budgets):
+        entries, repeats = first_tree(*budgets)
+        return compose(entries, delta, repeats)
 
     random = split_selection == "random"
     if delta == 0:
@@ -763,10 +833,11 @@ def _plan(*, epsilon, n_estimators, max_depth, learning_rate, l2_regularization,
         for _ in range(_MAX_SHRINKS):
             # A tree on a Poisson sample may spend more on it for the same cost on the data.
             spend = deamplify_pure(epsilon_tree, subsample) if subsample < 1 else epsilon_tree
-            plan = plan_for(spend * selection / max_depth, spend * (1.0 - selection), 0.0,
+            tree_budgets = (spend * selection / max_depth, spend * (1.0 - selection), 0.0,
                             sketch_total / max(n_sketches, 1))
-            if plan.epsilon <= epsilon:
-                return plan.check_scales(sketch_features, hessian_sketch_features)
+            plan_epsilon = spent(*tree_budgets)
+            if plan_epsilon <= epsilon:
+                return dataclasses.replace(unpriced(*tree_budgets), epsilon=plan_epsilon)
             # Floating-point rounding of eps / N_e / (2 depth) summed back (and of the
             # amplification's round trip) can exceed eps by a few ulps; never overspend. The
             # step doubles, so an error of any size is absorbed in a bounded number of rounds.
@@ -776,32 +847,54 @@ def _plan(*, epsilon, n_estimators, max_depth, learning_rate, l2_regularization,
 
     selection_share = 0.0 if random else SELECTION_SHARE
 
-    def plan_for_rho(rho):
+    def budgets(rho):
         rho_leaf = (1.0 - selection_share) * rho
         # The Hessian sketch's releases share SKETCH_SHARE of the zCDP budget of the trees that
         # compose sequentially (one per group and output).
         rho_sketch = (SKETCH_SHARE / (1.0 - SKETCH_SHARE) * n_outputs * n_groups * rho
                       / max(n_sketches, 1))
-        return plan_for(math.sqrt(8.0 * selection_share * rho / max_depth),
-                        math.inf if gaussian else math.sqrt(2.0 * rho_leaf),
-                        1.0 / math.sqrt(2.0 * rho_leaf) if gaussian else 0.0,
-                        math.inf, 1.0 / math.sqrt(2.0 * rho_sketch))
+        return (math.sqrt(8.0 * selection_share * rho / max_depth),
+                math.inf if gaussian else math.sqrt(2.0 * rho_leaf),
+                1.0 / math.sqrt(2.0 * rho_leaf) if gaussian else 0.0,
+                math.inf, 1.0 / math.sqrt(2.0 * rho_sketch))
 
-    # Bisection in log(rho): the accountant's epsilon increases with rho.
+    def settled(rho):
+        # Bounds on the plan's epsilon at rho (rdp_bounds, from its first tree), the first
+        # pair that settles the bisection's comparisons with the target: the steps are those
+        # of the exact epsilon, from fewer Renyi orders where it is far from the target.
+        entries, repeats = first_tree(*budgets(rho))
+        for lower, upper in rdp_bounds(entries, delta, repeats):
+            if lower > epsilon or (upper <= epsilon and (epsilon - lower <= 1e-3
+                                                         or epsilon - upper > 1e-3)):
+                break
+        return lower, upper
+
+    # Bisection in log(rho): the accountant's epsilon increases with rho. The plan's whole
+    # ledger is built once, for the plan returned.
     low, high = 1e-12, 1e6
-    best = plan_for_rho(low)
-    if best.epsilon > epsilon:
-        raise ValueError(f"epsilon={epsilon} is too small to plan with delta={delta}.")
+    lower, upper = settled(low)
+    if lower > epsilon:
+        raise ValueError(f"epsilon={epsilon} is too small to plan with delta={delta}: the "
+                         f"least budget planned (rho=1e-12 zCDP per tree) already spends "
+                         f"{lower:.3g} or more.")
+    best = upper if lower == upper else None
     for _ in range(200):
         mid = math.sqrt(low * high)
-        plan = plan_for_rho(mid)
-        if plan.epsilon <= epsilon:
-            low, best = mid, plan
-            if epsilon - plan.epsilon <= 1e-3:
+        lower, upper = settled(mid)
+        if upper <= epsilon:
+            low, best = mid, (upper if lower == upper else None)
+            if epsilon - lower <= 1e-3:
                 break
         else:
             high = mid
-    return best.check_scales(sketch_features, hessian_sketch_features)
+        # Where the accountant's epsilon jumps from 0 past the target (at a tiny sampling rate
+        # or a delta near 1) or cannot reach it (beyond what the largest rho spends), no rho
+        # comes within 1e-3 below it: stop once rho is known to a relative RHO_PRECISION.
+        if high / low < 1.0 + RHO_PRECISION:
+            break
+    if best is None:
+        best = spent(*budgets(low))
+    return dataclasses.replace(unpriced(*budgets(low)), epsilon=best)
 
 
 def _filter_trees(renyi_filter, n_trees, leaf_noise, delta, budget_allocation, split_selection,
