@@ -633,3 +633,13 @@ def test_staged_conversion_brackets_and_ends_at_dp_accountings_epsilon(rate, noi
     pairs = list(rdp_bounds(entries, delta))
     assert all(lower <= exact <= upper for lower, upper in pairs)
     assert pairs[-1] == (exact, exact)
+
+
+def test_the_regressors_auto_trees_stay_within_the_cap():
+    # 25 trees per feature from epsilon 2 on: 1,000 features would ask for 25,000 trees, which
+    # the planner refuses; "auto" is never refused.
+    from dpboost._auto import resolve_n_estimators
+    from dpboost._budget import MAX_TREES
+
+    assert resolve_n_estimators("auto", 4.0, 1_000, regression=True) == MAX_TREES
+    assert resolve_n_estimators("auto", 4.0, 10, regression=True) == 250

@@ -3,6 +3,7 @@ inputs only (epsilon, the schema's width, the loss), each rule with the benchmar
 
 import math
 
+from ._budget import MAX_TREES
 from ._config import FitConfig
 from ._public_inputs import resolve_weight_bound
 
@@ -96,7 +97,8 @@ def resolve_n_estimators(n_estimators, epsilon, n_features, regression):
     if n_features is None:
         return AUTO_MIN_TREES
     share = min(1.0, epsilon / AUTO_TREES_EPSILON) ** 0.4
-    return max(AUTO_MIN_TREES, round(AUTO_TREES_PER_FEATURE * share * n_features))
+    # At most the planner's cap (above 400 features at epsilon >= 2): "auto" is never refused.
+    return min(MAX_TREES, max(AUTO_MIN_TREES, round(AUTO_TREES_PER_FEATURE * share * n_features)))
 
 
 def resolve_config(params, hessian_bound, regression, sample_weight=None, n_features=None):
