@@ -22,17 +22,10 @@ from dpboost._accounting import (
     rdp_orders,
 )
 from dpboost._boosting import plan_fit
-from dpboost._budget import (
-    HESSIAN_SKETCH_ROUNDS,
-    MAX_TREES,
-    SKETCH_SHARE,
-    gain_sensitivity,
-    leaf_clip_bound,
-    leaf_sensitivity,
-    plan_budget,
-)
+from dpboost._budget import HESSIAN_SKETCH_ROUNDS, MAX_TREES, SKETCH_SHARE, plan_budget
 from dpboost._candidates import HESSIAN_SKETCH_BINS, category_boundaries
 from dpboost._noise import SecureNoise
+from dpboost._sensitivities import gain_sensitivity, leaf_clip_bound, leaf_sensitivity
 
 
 def _fitted(estimator, X, bounds, loss="square", **params):

@@ -18,15 +18,10 @@ from dp_accounting.rdp import RdpAccountant
 from dpboost import DPGBClassifier, DPGBRegressor
 from dpboost._accounting import FILTER_ORDERS, LedgerEntry, compose_rdp, sampled_gaussian_rdp
 from dpboost._boosting import open_budgets, select_records
-from dpboost._budget import (
-    FILTER_GRID,
-    FILTER_SCOPE,
-    FILTER_TICKS,
-    FilterBudget,
-    gaussian_leaf_sensitivity,
-    plan_budget,
-)
+from dpboost._budget import plan_budget
+from dpboost._filter import FILTER_GRID, FILTER_SCOPE, FILTER_TICKS, FilterBudget
 from dpboost._records import Partition, RecordCoins
+from dpboost._sensitivities import gaussian_leaf_sensitivity
 
 DELTA = 1e-6
 

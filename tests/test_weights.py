@@ -11,13 +11,10 @@ import numpy as np
 import pytest
 
 from dpboost import DPGBClassifier, DPGBRegressor, PrivacyAccountant
-from dpboost._budget import (
-    leaf_sensitivity,
-    plan_budget,
-    weighted_leaf_sensitivity,
-)
+from dpboost._budget import plan_budget
 from dpboost._cells import record_weights
 from dpboost._public_inputs import resolve_weight_bound
+from dpboost._sensitivities import leaf_sensitivity, weighted_leaf_sensitivity
 
 PLAN = dict(epsilon=1.0, n_estimators=4, max_depth=3, learning_rate=0.3, l2_regularization=1.0,
             budget_allocation="sequential", trees_per_ensemble=4, leaf_clipping=False)

@@ -12,7 +12,7 @@ import numpy as np
 from tqdm import tqdm
 
 from ._accounting import PrivacyLedger
-from ._budget import FilterBudget, plan_budget
+from ._budget import plan_budget
 from ._candidates import (
     hessian_sketch_candidates,
     initial_binner,
@@ -21,6 +21,7 @@ from ._candidates import (
     private_categories,
 )
 from ._common import G_H_DTYPE, SAMPLE_INDEX_DTYPE, float32_at_most
+from ._filter import FilterBudget
 from ._grower import grow_tree
 from ._loss import scale_target, weight_statistics
 from ._mechanisms import partition_records, poisson_sample
@@ -368,7 +369,7 @@ def select_records(partition, coins, output, tree, position, sampling_rate, boun
     are clipped to ``bound`` (None: not at all, a non-private fit); then gradients and Hessians
     are multiplied by the records' weights, if any.
 
-    With ``renyi_filter`` (a :class:`~dpboost._budget.FilterBudget`; unweighted fits only), a
+    With ``renyi_filter`` (a :class:`~dpboost._filter.FilterBudget`; unweighted fits only), a
     record that passes its position and GDF takes part only if its spent ticks plus this tree's
     cost stay within the budget at every order (Feldman & Zrnic 2021's individual filter); its
     cost is that of its own clipped contribution ``(g, h)`` (``(g, 1)`` without Hessians) to

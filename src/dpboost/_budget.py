@@ -12,17 +12,27 @@ from dataclasses import dataclass
 import numpy as np
 
 from ._accounting import (
-    FILTER_ORDERS,
     LedgerEntry,
     compose,
     deamplify_pure,
     rdp_bounds,
-    rdp_epsilon,
-    sampled_gaussian_rdp,
 )
-from ._common import GRADIENT_BOUND
+from ._common import GRADIENT_BOUND, read_only
+from ._filter import FILTER_SCOPE, filter_tree_count
 from ._mechanisms import noise_scale
 from ._noise import SecureNoise
+from ._sensitivities import (
+    average_leaf_sensitivity,
+    bounds_histogram_sensitivity,
+    gain_sensitivity,
+    gaussian_leaf_sensitivity,
+    hessian_sketch_sensitivity,
+    leaf_clip_bound,
+    leaf_sensitivity,
+    quantile_sketch_sensitivity,
+    weighted_leaf_sensitivity,
+)
+from ._thresholds import categories_release
 
 #: Share of each tree's zCDP budget spent on split selection under Renyi accounting; the rest goes
 #: to the leaves (DP-XGB, "Revisiting differentially private XGBoost", Sec. 4: 0.7 : 0.3).
@@ -42,16 +52,6 @@ HESSIAN_SKETCH_ROUNDS = 5
 BOUNDS_SHARE = 0.1
 #: Ledger scope of the private bounds: released first, sequentially composed.
 BOUNDS_SCOPE = {"group": -1, "tree": -1, "level": -1}
-#: Private category lists (``categories="private"``): the Gaussian noise of the counts is the
-#: noise that alone would cost this share of epsilon (at the Renyi delta); the trees get what
-#: the Renyi composition leaves (docs/privacy.md, Private category lists).
-CATEGORIES_SHARE = 0.1
-#: Share of ``delta`` planned for the thresholds of private category lists: the probability
-#: that a value held by the added record alone is released; the Renyi composition of
-#: everything is converted at the rest, ``(1 - CATEGORIES_DELTA_SHARE) delta``.
-CATEGORIES_DELTA_SHARE = 0.5
-#: Ledger scope of the private category lists: released first of all, sequentially composed.
-CATEGORIES_SCOPE = {"group": -1, "tree": -1, "level": -2}
 #: Rounds of the pure-DP planner's shrinking of a tree's epsilon (each doubles the step).
 _MAX_SHRINKS = 128
 #: The Renyi planner's bisection stops once it knows the per-tree rho to this relative
@@ -61,301 +61,38 @@ RHO_PRECISION = 1e-9
 #: microseconds each to plan (benchmarks/README.md, "Planning time"), so this many plan in
 #: about half a second.
 MAX_TREES = 10_000
-#: Ledger scope of the individual Renyi filter's budget (not a release): first in the ledger.
-FILTER_SCOPE = {"group": -1, "tree": -1, "level": -2, "n_nodes": 0}
-#: Individual filter: a record's norm ``c`` is charged at the next point of a grid of
-#: ``FILTER_GRID`` equal steps in [0, c*] (the divergence grows with c, so rounding up bounds it).
-FILTER_GRID = 1024
-#: Individual filter: a worst-case tree costs ``FILTER_TICKS`` integer ticks at every order;
-#: smaller losses are rounded up to whole ticks, so the budgets are exact integer sums.
-FILTER_TICKS = 2**16
-#: Individual filter: the norm charged is ``c + FILTER_SLACK * noise_multiplier * c*``, above
-#: the L2 shift of a row by one record on the secure noise's lattice, ``c + 2 g`` with the step
-#: ``g <= s 2^-24`` (docs/privacy.md, Secure noise).
-FILTER_SLACK = 2.0**-22
 
 
-def gain_sensitivity(gradient_bound=GRADIENT_BOUND, weight_bound=1.0):
-    """Sensitivity of the split gain, ``3 W g*^2`` (Li et al. 2020, Lemma 1; docs/privacy.md, Split selection).
-
-    Holds under add/remove of one record with ``|g| <= g*`` for every ``lambda >= 0``. With
-    sample weights the gain's sums and denominators are weighted (``sum w g``, ``sum w``) and the
-    bound is ``3 W g*^2`` for weights in ``[0, W]`` (docs/privacy.md, Sample weights): Lemma 1's
-    three terms, ``2 |a A| / (B + w)``, ``a^2 / (B + w)`` and ``w A^2 / (B (B + w))`` with ``a = w g``, ``|A| <= g* (B - lambda)``,
-    are each at most ``w g*^2`` or ``2 w g*^2`` for any real weight sum ``B - lambda >= 0``.
-    """
-    return 3.0 * gradient_bound**2 * weight_bound
 
 
-#: A GLC bound below ``MIN_LEAF_CLIP * g*`` is planned as 0 (the leaf is the constant 0): such a
-#: leaf cannot move a score of order g* in float64, and the noise scale of its release would sink
-#: towards the subnormal range, where Laplace noise is not the distribution it claims to be.
-MIN_LEAF_CLIP = 2.0**-52
 
 
-def leaf_clip_bound(position, learning_rate, gradient_bound=GRADIENT_BOUND):
-    """Geometric leaf clipping threshold ``g* (1 - eta)^t_e`` (Li et al. 2020, Sec. 3.1, GLC).
-
-    ``position`` is the 0-based position of the tree inside its ensemble (docs/privacy.md, Leaves: the authors'
-    code, not Algorithm 2's global index). A bound below ``MIN_LEAF_CLIP * g*`` (``eta = 1``, or
-    many trees at a large eta) is exactly 0: the leaf is released as the constant 0
-    (sensitivity 0, see ``_mechanisms``).
-    """
-    bound = gradient_bound * (1.0 - learning_rate) ** position
-    return bound if bound >= MIN_LEAF_CLIP * gradient_bound else 0.0
 
 
-def leaf_sensitivity(l2_regularization, clip_bound=math.inf, gradient_bound=GRADIENT_BOUND):
-    """Sensitivity of one leaf value.
-
-    ``min(g* / (1 + lambda), 2 * clip_bound)``: Lemma 2 of Li et al. 2020 bounds an unclipped leaf
-    ``-sum g / (n + lambda)`` by ``g* / (1 + lambda)``; a leaf clipped to ``[-c, c]`` moves by
-    at most
-    ``2 c`` (Corollary 2).
-    """
-    return min(gradient_bound / (1.0 + l2_regularization), 2.0 * clip_bound)
 
 
-def gaussian_leaf_sensitivity(hessian_bound, gradient_bound=GRADIENT_BOUND, weight_bound=1.0):
-    """L2 sensitivity of one leaf's (gradient sum, Hessian sum), ``W sqrt(g*^2 + h*^2)``.
-
-    One record adds ``(w g, w h)`` with ``|g| <= g*``, ``0 <= h <= h*`` and its weight ``w`` in
-    ``[0, W]`` (1 without sample weights) to exactly one leaf (DP-XGB, "Revisiting
-    differentially private XGBoost", Sec. 3; docs/privacy.md, Leaves).
-    """
-    return math.hypot(gradient_bound, hessian_bound) * weight_bound
 
 
-def average_leaf_sensitivity(gradient_bound=GRADIENT_BOUND, weight_bound=1.0):
-    """L1 sensitivity of one leaf's (gradient sum, record count), ``W (g* + 1)``.
-
-    One record moves the sum by at most ``w g*`` and the (weighted) count by ``w``, its weight
-    ``w`` in ``[0, W]`` (1 without sample weights) (DP-XGBoost's noisy average, Grislain &
-    Gonzalvez 2021; docs/privacy.md, Leaves).
-    """
-    return (gradient_bound + 1.0) * weight_bound
 
 
-def quantile_sketch_sensitivity(n_features, weight_bound=1.0):
-    """L1 sensitivity of the fine count histograms of ``n_features`` features, ``W n_features``.
-
-    One record adds its weight (1 without sample weights, at most W with them: a weighted
-    quantile sketch) to one fine bin of each feature (none for a missing value) (Grislain &
-    Gonzalvez 2021; docs/privacy.md, Split-candidate sketches).
-    """
-    return float(n_features) * weight_bound
 
 
-def bounds_histogram_sensitivity(n_features):
-    """L1 sensitivity of the count histograms of ``n_features`` features on the public log grid
-    of private bounds, ``n_features``: one record adds 1 to one bin of each feature (none for a
-    missing value; sample weights do not enter these counts, so no weight bound either);
-    docs/privacy.md, Private feature bounds."""
-    return float(n_features)
 
 
-def category_count_sensitivity(n_columns):
-    """L2 sensitivity of the value counts of ``n_columns`` categorical columns on the values
-    both neighbours hold, ``sqrt(n_columns)``.
-
-    One record holds one value per column (or none: missing), so under add/remove it moves the
-    count of at most one value of each column, by 1: a contribution bound of one value per
-    column (Wilson et al. 2020; docs/privacy.md, Private category lists). A value held by the
-    added record alone is not part of this vector: it is the threshold's delta
-    (:func:`new_value_probability`).
-    """
-    return math.sqrt(n_columns)
 
 
-def _lattice_excess(noise_multiplier):
-    """Relative excess of the secure sampler's noise over the planned standard deviation, and
-    the lattice step relative to it, for a one-value row (``SecureNoise.lattice``): the step is
-    at most ``2**-b`` of the scale and the integer scale at most ``scale / step + sigma + 2``."""
-    step = 2.0**-SecureNoise.GAUSSIAN_BITS
-    return (noise_multiplier + 2.0) * step, step
 
 
-def new_value_probability(threshold, noise_std, noise_multiplier):
-    """Bound on the probability that a count of 1 plus the noise exceeds ``threshold``.
-
-    ``P[N(0, s'^2) >= threshold - 1 - g]``, with ``s' = s (1 + (sigma + 2) 2^-24)`` and
-    ``g = s 2^-24``: for numpy's Gaussian (``s' = s``, ``g = 0`` would do) and for the secure
-    sampler's discrete Gaussian ``g Y`` on the lattice ``g Z`` of parameter ``t g <= s'``
-    (``SecureNoise``), whose tail satisfies ``P[Y >= m] <= P[N(0, t^2) >= m - 1]`` for
-    ``m >= 1`` (the sum of ``exp(-k^2 / 2t^2)`` over ``k >= m`` is at most the integral from
-    ``m - 1``, and the normaliser is at least ``sqrt(2 pi) t`` by Poisson summation).
-    ``0.5 erfc(x / sqrt(2))`` is the Gaussian tail.
-
-    Parameters
-    ----------
-    threshold : float
-        Above ``1 + g``.
-    noise_std : float
-        ``s``, the planned standard deviation of each count's noise.
-    noise_multiplier : float
-        ``sigma = s`` over the counts' sensitivity.
-
-    Returns
-    -------
-    probability : float
-    """
-    excess, step = _lattice_excess(noise_multiplier)
-    gap = threshold - 1.0 - step * noise_std
-    return 0.5 * math.erfc(gap / (noise_std * (1.0 + excess) * math.sqrt(2.0)))
 
 
-def category_threshold(noise_std, noise_multiplier, value_delta):
-    """The smallest threshold whose :func:`new_value_probability` is at most ``value_delta``.
-
-    Found by bisection on the tail bound (to a relative 1e-12, the upper end kept), so that a
-    value of count 1 held by the added record alone is released with probability at most
-    ``value_delta`` (Korolova et al. 2009; Wilson et al. 2020).
-
-    Returns
-    -------
-    threshold : float
-    """
-    low = 1.0 + 2.0**-SecureNoise.GAUSSIAN_BITS * noise_std
-    high = low + noise_std
-    while new_value_probability(high, noise_std, noise_multiplier) > value_delta:
-        high = low + 2.0 * (high - low)
-    for _ in range(200):
-        middle = 0.5 * (low + high)
-        if new_value_probability(middle, noise_std, noise_multiplier) > value_delta:
-            low = middle
-        else:
-            high = middle
-        if high - low <= 1e-12 * high:
-            break
-    return high
 
 
-def category_noise_multiplier(epsilon, delta):
-    """Noise multiplier ``sigma`` of the Gaussian mechanism that alone is (epsilon, delta)-DP
-    by dp-accounting's Renyi conversion, to a relative 1e-9 (bisection in log sigma; the
-    conversion decreases with sigma). The categories' counts get ``epsilon =
-    CATEGORIES_SHARE * epsilon`` of the fit."""
-    import dp_accounting
-
-    def cost(sigma):
-        return rdp_epsilon(dp_accounting.GaussianDpEvent(sigma), delta)
-
-    low, high = 1e-3, 1e7
-    if cost(high) > epsilon:
-        raise ValueError(f"epsilon={epsilon} is too small to plan private category lists with "
-                         f"delta={delta}.")
-    for _ in range(200):
-        middle = math.sqrt(low * high)
-        low, high = (middle, high) if cost(middle) > epsilon else (low, middle)
-        if high / low < 1 + 1e-9:
-            break
-    return high
 
 
-def categories_release(n_columns, epsilon, delta):
-    """The ledger entry of the private category lists of ``n_columns`` columns.
-
-    The counts of the observed values of every column get Gaussian noise of multiplier
-    :func:`category_noise_multiplier` (``CATEGORIES_SHARE * epsilon`` at the Renyi delta
-    ``(1 - CATEGORIES_DELTA_SHARE) delta``) on the L2 sensitivity
-    :func:`category_count_sensitivity`; a value is released when its noisy count exceeds the
-    threshold whose :func:`new_value_probability` is ``CATEGORIES_DELTA_SHARE * delta /
-    n_columns`` (a union bound over the at most ``n_columns`` values the added record alone
-    holds). Without noise (``epsilon = inf``) every observed value is released.
-
-    Raises
-    ------
-    ValueError
-        ``delta == 0``: the release is not pure DP; epsilon and delta too small for the
-        counts' noise (:func:`category_noise_multiplier`).
-    """
-    sensitivity = category_count_sensitivity(n_columns)
-    if delta == 0:
-        raise ValueError("categories='private' needs delta > 0: releasing the values seen in "
-                         "the data has a delta of its own (a value held by one record alone "
-                         "clears the threshold with a small probability); set delta, e.g. "
-                         "1e-5, well below 1 / n_samples.")
-    if not math.isfinite(epsilon):
-        return LedgerEntry(mechanism="exact", epsilon=math.inf, sensitivity=sensitivity,
-                           n_nodes=n_columns, threshold=0.0, **CATEGORIES_SCOPE)
-    value_delta = CATEGORIES_DELTA_SHARE * delta
-    try:
-        sigma = category_noise_multiplier(CATEGORIES_SHARE * epsilon, delta - value_delta)
-    except ValueError:
-        # The error names the counts' share; the fit's own values are what to change.
-        raise ValueError(f"epsilon={epsilon} with delta={delta} is too small to plan private "
-                         f"category lists: their counts get {CATEGORIES_SHARE:g} of epsilon "
-                         f"at {1 - CATEGORIES_DELTA_SHARE:g} of delta, which no Gaussian noise "
-                         "up to 1e7 times their sensitivity reaches.") from None
-    threshold = category_threshold(sigma * sensitivity, sigma, value_delta / n_columns)
-    return LedgerEntry(mechanism="threshold", epsilon=math.inf, sensitivity=sensitivity,
-                       n_nodes=n_columns, noise_multiplier=sigma, threshold=threshold,
-                       delta=n_columns * new_value_probability(threshold, sigma * sensitivity,
-                                                               sigma),
-                       **CATEGORIES_SCOPE)
 
 
-def weighted_leaf_sensitivity(l2_regularization, clip_bound=math.inf,
-                              gradient_bound=GRADIENT_BOUND, weight_bound=1.0):
-    """Sensitivity of one Laplace leaf value ``V = -sum w g / (sum w + lambda)`` when every
-    record carries a weight ``w`` in ``[0, W]`` (``sample_weight``; docs/privacy.md, Sample
-    weights).
-
-    Lemma 2 of Li et al. (2020) bounds an unweighted leaf by ``g* / (1 + lambda)`` because a
-    non-empty leaf holds at least one whole record; with real weights the weight sum ``S`` of a
-    leaf can be any number in ``[0, inf)``. Adding a record ``(w, g)`` to a leaf of gradient sum
-    ``A`` (``|A| <= g* S``) and denominator ``B = S + lambda`` gives
-    ``V' - V = -(w g + w V) / (B + w)``, so
-    ``|V' - V| <= w g* (2 S + lambda) / ((S + lambda) (S + lambda + w))``, which increases with
-    ``w``. Over ``S >= 0`` at ``w = W`` its maximum is at ``u = S + lambda =
-    (lambda + sqrt(lambda^2 + 2 lambda W)) / 2`` (the root of ``-2u^2 + 2 lambda u + lambda W``,
-    the derivative's numerator, which is ``>= lambda``), giving
-    ``W g* (2u - lambda) / (u (u + W))``; ``lambda = 0`` gives the trivial ``2 g*`` (both values
-    lie in ``[-g*, g*]``). A leaf clipped to ``[-c, c]`` moves by at most ``2 c``.
-
-    At ``W = 1`` it exceeds ``g* / (1 + lambda)`` (``lambda = 1``: 0.536 g* against 0.5 g*):
-    fractional weights break Lemma 2's integer counts, so a weighted fit uses this bound even
-    when its weights are at most 1.
-
-    Parameters
-    ----------
-    l2_regularization : float
-        lambda >= 0.
-    clip_bound : float, default=inf
-        GLC's ``c``.
-    gradient_bound : float, default=GRADIENT_BOUND
-    weight_bound : float, default=1.0
-        W > 0, the public bound on one record's weight.
-
-    Returns
-    -------
-    sensitivity : float
-    """
-    lam, w = l2_regularization, weight_bound
-    if lam == 0:
-        bound = 2.0 * gradient_bound
-    else:
-        u = (lam + math.sqrt(lam * lam + 2.0 * lam * w)) / 2.0
-        bound = min(w * gradient_bound * (2.0 * u - lam) / (u * (u + w)), 2.0 * gradient_bound)
-    return min(bound, 2.0 * clip_bound)
 
 
-def hessian_sketch_sensitivity(n_features, hessian_bound, norm, weight_bound=1.0):
-    """Sensitivity of the fine Hessian histograms of ``n_features`` features.
-
-    One record adds at most ``W h*`` to one fine bin of each feature (its weight times its
-    Hessian; W = 1 without sample weights): ``W h* n`` in L1 (Laplace, pure DP) and
-    ``W h* sqrt(n)`` in L2 (Gaussian) (DP-TR's adaptive Hessian sketch, Maddock et al. 2022;
-    docs/privacy.md, Split-candidate sketches).
-
-    Parameters
-    ----------
-    n_features : int
-    hessian_bound : float
-    norm : {"l1", "l2"}
-    weight_bound : float, default=1.0
-    """
-    return hessian_bound * (math.sqrt(n_features) if norm == "l2" else n_features) * weight_bound
 
 
 @dataclass(frozen=True)
@@ -530,12 +267,6 @@ class BudgetPlan:
         return tuple(out)
 
 
-def _read_only(array):
-    """``array``, no longer writeable: a memoised plan is shared by every fit of its setting."""
-    array.flags.writeable = False
-    return array
-
-
 def _layout(budget_allocation, n_estimators, trees_per_ensemble, learning_rate):
     """Groups, positions and record shares of the three allocations (Li et al. 2020, Sec. 3.2, 4)."""
     t = np.arange(n_estimators)
@@ -545,10 +276,10 @@ def _layout(budget_allocation, n_estimators, trees_per_ensemble, learning_rate):
         positions = np.arange(trees_per_ensemble)
         decay = (1.0 - learning_rate) ** positions
         shares = learning_rate * decay / (1.0 - (1.0 - learning_rate) ** trees_per_ensemble)
-        return t // trees_per_ensemble, t % trees_per_ensemble, _read_only(shares)
+        return t // trees_per_ensemble, t % trees_per_ensemble, read_only(shares)
     if budget_allocation == "parallel":
         # PARA (Zhao et al. 2018): each tree takes half of the still-unused records.
-        return np.zeros_like(t), t, _read_only(0.5 ** (t + 1.0))
+        return np.zeros_like(t), t, read_only(0.5 ** (t + 1.0))
     # "sequential" (SEQ, Liu et al. 2018): every tree sees every record.
     return t, t, None
 
@@ -725,7 +456,7 @@ def _plan(*, epsilon, n_estimators, max_depth, learning_rate, l2_regularization,
 
     gaussian = leaf_noise == "gaussian"
     private = math.isfinite(epsilon)
-    filter_trees = (_filter_trees(renyi_filter, n_trees, leaf_noise, delta, budget_allocation,
+    filter_trees = (filter_tree_count(renyi_filter, n_trees, leaf_noise, delta, budget_allocation,
                                   split_selection, subsample, sample_weight_bound)
                     if renyi_filter is not None and private else 0)
     if n_trees > MAX_TREES:
@@ -897,113 +628,7 @@ def _plan(*, epsilon, n_estimators, max_depth, learning_rate, l2_regularization,
     return dataclasses.replace(unpriced(*budgets(low)), epsilon=best)
 
 
-def _filter_trees(renyi_filter, n_trees, leaf_noise, delta, budget_allocation, split_selection,
-                  subsample, sample_weight_bound):
-    """The worst-case trees ``k`` of an individual filter's budget, after checking that the
-    filter applies (docs/privacy.md, Individual Renyi filter).
-
-    Raises
-    ------
-    ValueError
-        Names the parameter that rules the filter out: it needs Gaussian leaves under Renyi
-        accounting (``leaf_noise="gaussian"``, ``delta > 0``), every tree on every record
-        (``budget_allocation="sequential"``), data-independent splits on a Poisson sample (the
-        tree is then one sampled Gaussian release), and ``k`` worst-case trees within the
-        integer budgets of :data:`FILTER_TICKS`; not with record weights (a weighted record's
-        contribution is ``w (g, h)``, which the filter's costs do not yet read).
-    """
-    if sample_weight_bound is not None:
-        raise ValueError(f"renyi_filter={renyi_filter!r} cannot be combined with sample_weight "
-                         "or class_weight (sample_weight_bound is set): the filter charges a "
-                         "record for its unweighted (g, h).")
-    if leaf_noise != "gaussian" or delta == 0:
-        raise ValueError(f"renyi_filter={renyi_filter!r} needs leaf_noise='gaussian' and "
-                         f"delta > 0, got leaf_noise={leaf_noise!r}, delta={delta!r}: the "
-                         "filter bounds each record's Renyi loss of Gaussian leaf releases.")
-    if budget_allocation != "sequential":
-        raise ValueError(f"renyi_filter={renyi_filter!r} needs budget_allocation='sequential', "
-                         f"got {budget_allocation!r}: the filter decides per tree which records "
-                         "take part.")
-    if subsample < 1.0 and split_selection != "random":
-        raise ValueError(f"renyi_filter={renyi_filter!r} with subsample={subsample!r} < 1 needs "
-                         f"split_selection='random', got {split_selection!r}: only a tree whose "
-                         "splits are data-independent is accounted as one sampled Gaussian.")
-    k = max(1, round(renyi_filter * n_trees))
-    if (k + 1) * FILTER_TICKS >= 2**31:
-        raise ValueError(f"renyi_filter={renyi_filter!r} with {n_trees} trees gives a budget of "
-                         f"{k} worst-case trees; at most {2**31 // FILTER_TICKS - 2} are supported.")
-    return k
 
 
-@dataclass(frozen=True)
-class FilterBudget:
-    """The individual Renyi filter's arithmetic, from its planned ``"renyi_filter"`` entry.
-
-    A record whose clipped leaf contribution has L2 norm ``c`` (its ``(g, h)``; ``(g, 1)`` for
-    the square loss) costs, in a tree it takes part in, the sampled Gaussian's divergence at
-    noise multiplier ``s / c`` (:func:`~dpboost._accounting.sampled_gaussian_rdp`; ``s`` the
-    noise standard deviation), at every order of :data:`FILTER_ORDERS`. Costs are integer ticks:
-    ``c`` is rounded up to the grid ``c* j / FILTER_GRID`` (plus the lattice slack
-    :data:`FILTER_SLACK`), and the divergence at grid point ``j`` over that of the worst case
-    ``c*`` is rounded up to whole ``1 / FILTER_TICKS``. A worst-case tree costs exactly
-    ``FILTER_TICKS`` at every order, the budget is ``filter_trees * FILTER_TICKS``: a record
-    whose ticks stay within it has spent at most the planned curve at every order, in exact
-    integer arithmetic.
-
-    Attributes
-    ----------
-    ticks : ndarray of shape (FILTER_GRID + 1, len(FILTER_ORDERS)), dtype=int32
-        Cost of grid point ``j`` at each order; row 0 (a record moving nothing) is 0.
-    budget : int
-        ``filter_trees * FILTER_TICKS``.
-    sensitivity : float
-        c*, the worst-case norm (``gaussian_leaf_sensitivity``).
-    slack : float
-        ``FILTER_SLACK * noise_multiplier``, in units of c*.
-    """
-
-    ticks: np.ndarray
-    budget: int
-    sensitivity: float
-    slack: float
-
-    @classmethod
-    def of(cls, entry):
-        """The filter of a planned ``"renyi_filter"`` :class:`LedgerEntry`."""
-        return cls(ticks=filter_ticks(entry.noise_multiplier, entry.sampling_rate),
-                   budget=entry.filter_trees * FILTER_TICKS, sensitivity=entry.sensitivity,
-                   slack=FILTER_SLACK * entry.noise_multiplier)
-
-    def cost(self, norms):
-        """Ticks of records whose contributions have L2 norms ``norms`` (each at most c*).
-
-        Parameters
-        ----------
-        norms : ndarray of shape (n,), dtype=float64
-
-        Returns
-        -------
-        ticks : ndarray of shape (n, len(FILTER_ORDERS)), dtype=int32
-        """
-        # (1 + 2^-40) covers the rounding of the norm and of the division.
-        scaled = (norms / self.sensitivity * (1.0 + 2.0**-40) + self.slack) * FILTER_GRID
-        return self.ticks[np.minimum(np.ceil(scaled), FILTER_GRID).astype(np.intp)]
 
 
-@functools.lru_cache(maxsize=32)
-def filter_ticks(noise_multiplier, sampling_rate):
-    """:attr:`FilterBudget.ticks` of a filter (memoised: public scalars; read-only).
-
-    Grid point ``j`` of ``FILTER_GRID`` is a record of norm ``c* j / FILTER_GRID``, whose noise
-    multiplier is ``noise_multiplier * FILTER_GRID / j``. Its ticks are
-    ``floor(D_j / D_worst * FILTER_TICKS * (1 + 2^-45)) + 1`` (at least the ratio: the floor of a
-    value just below an integer is one less, then one is added back), at most ``FILTER_TICKS``;
-    the worst case (``j = FILTER_GRID``) is exactly ``FILTER_TICKS``.
-    """
-    j = np.arange(1, FILTER_GRID + 1, dtype=np.float64)
-    rdp = sampled_gaussian_rdp(sampling_rate, noise_multiplier * FILTER_GRID / j, FILTER_ORDERS)
-    worst = rdp[-1]
-    ticks = np.minimum(np.floor(rdp / worst * FILTER_TICKS * (1.0 + 2.0**-45)) + 1.0,
-                       FILTER_TICKS)
-    ticks[-1] = FILTER_TICKS
-    return _read_only(np.vstack([np.zeros((1, len(FILTER_ORDERS))), ticks]).astype(np.int32))

@@ -93,6 +93,12 @@ def threads_for(work, n_threads):
     return n_threads if work >= PARALLEL_MIN_WORK else 1
 
 
+def read_only(array):
+    """``array``, no longer writeable: a memoised plan is shared by every fit of its setting."""
+    array.flags.writeable = False
+    return array
+
+
 #: The types a released category keeps; a cell of any other type (a Decimal, a timestamp, a
 #: date, ...) stands in a private list for its text.
 _KEPT_TYPES = (str, bool, int, float)

@@ -134,7 +134,7 @@ class Partition:
         ``_cells.record_weights``); None: an unweighted fit, every record counts 1.
     spent : ndarray of shape (n, len(FILTER_ORDERS)), dtype=int32, or None
         With an individual Renyi filter: every record's losses so far, in the filter's integer
-        ticks at each order (``_budget.FilterBudget``); never read except by the record's own
+        ticks at each order (``_filter.FilterBudget``); never read except by the record's own
         filter decision (``_boosting.select_records``).
     """
 
