@@ -6,15 +6,23 @@ here; each returns a new object per call with the defaults below, any of which a
 overrides.
 """
 
+import os
 from dataclasses import replace
 from types import SimpleNamespace
 
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, settings
 
 import dpboost._boosting as boosting_module
 from dpboost import DPGBClassifier
 from dpboost._budget import plan_budget
+
+# Hypothesis draws the same examples on every run (derandomize: seeded by each test), and a
+# slow data draw on a loaded machine is no failure: a verdict chance alone cannot change.
+settings.register_profile("dpboost", derandomize=True,
+                          suppress_health_check=[HealthCheck.too_slow])
+settings.load_profile("dpboost")
 
 #: DPBoost's setting (``dpboost_paper``) on the public inputs of :func:`binary`, small.
 CLASSIFIER_DEFAULTS = {"feature_bounds": (-1, 1), "classes": [0, 1], "n_estimators": 20,
@@ -106,6 +114,35 @@ def assert_same_model():
                 == [replace(e, fit="") for e in b.privacy_ledger_])
         assert a.privacy_spent_ == b.privacy_spent_
     return check
+
+
+class _SeededOS:
+    """``os`` as dpboost's noise module sees it, but ``urandom`` reads a seeded generator's
+    bytes; ``reads`` lists the byte counts asked for."""
+
+    def __init__(self, seed):
+        self._rng = np.random.default_rng(seed)
+        self.reads = []
+
+    def urandom(self, n):
+        self.reads.append(n)
+        return self._rng.bytes(n)
+
+    def __getattr__(self, name):
+        return getattr(os, name)
+
+
+@pytest.fixture
+def seeded_os_words(monkeypatch):
+    """For tests of the default path (``random_state=None``: ``SecureNoise`` on ``os.urandom``)
+    whose verdict depends on the noise drawn: the noise module's ``os.urandom`` returns seeded
+    bytes, so that the fit takes the user's path (no ``ReproducibleNoiseWarning``) and the
+    verdict is the same on every run. Returns the stand-in (its ``reads``)."""
+    import dpboost._noise as noise_module
+
+    seeded = _SeededOS(0)
+    monkeypatch.setattr(noise_module, "os", seeded)
+    return seeded
 
 
 @pytest.fixture

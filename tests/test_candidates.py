@@ -209,11 +209,12 @@ def test_initial_candidates_restrict_categorical_features_only():
     np.testing.assert_array_equal(by_feature[2], np.arange(7))
 
 
-def test_a_wide_hessian_sketch_at_a_tiny_epsilon_fits():
+def test_a_wide_hessian_sketch_at_a_tiny_epsilon_fits(seeded_os_words):
     # 300 features at epsilon 3e-4: the exact samplers' rounding allowance of a sketch row grew
     # with the square root of all its 300 x 255 cells, so the integer noise scale passed the
     # samplers' limit and fit raised in its middle, after records were read. One record moves
-    # one cell per feature: the allowance counts 300 coordinates.
+    # one cell per feature: the allowance counts 300 coordinates. The default path (the exact
+    # samplers) on seeded bytes: a deterministic verdict.
     rng = np.random.default_rng(0)
     X = rng.uniform(-1, 1, (300, 300))
     reg = DPGBRegressor(epsilon=3e-4, delta=1e-5, n_estimators=50, max_depth=2,

@@ -174,17 +174,24 @@ def test_make_noise():
     assert isinstance(make_noise(None), SecureNoise) and isinstance(make_noise(1), NumpyNoise)
 
 
-# The secure path: exact samplers on a lattice (tests/test_samplers.py tests their laws on seeded
-# words); here through the mechanisms with the operating system's words.
+# The secure path: exact samplers on a lattice (tests/test_samplers.py tests their laws word by
+# word), here through the mechanisms. The words are seeded, so that each test is deterministic
+# like the numpy tests above: only the word source differs from a release's, and
+# test_secure_uniform_and_partition checks that source (os.urandom's bytes as uint64 words) on
+# seeded bytes.
 N_SECURE = 20_000
+
+
+def _seeded_secure(seed):
+    return SecureNoise(words=np.random.default_rng(seed).bit_generator.random_raw)
 
 
 def test_secure_exponential_mechanism_frequencies():
     eps, delta = 0.8, 3.0
     utilities = UTILITIES[:4]
     choice = exponential_mechanism(np.tile(utilities, (N_SECURE, 1)), epsilon=eps,
-                                   sensitivity=delta, noise=SecureNoise(), ledger=PrivacyLedger(),
-                                   scope=SCOPE)
+                                   sensitivity=delta, noise=_seeded_secure(11),
+                                   ledger=PrivacyLedger(), scope=SCOPE)
     counts = np.bincount(choice, minlength=utilities.size)
     assert stats.chisquare(counts, N_SECURE * _exp_probabilities(utilities, eps, delta)
                            ).pvalue > ALPHA
@@ -194,7 +201,7 @@ def test_secure_exponential_mechanism_frequencies():
 
 
 def test_secure_laplace_scale_and_lattice():
-    noise = SecureNoise()
+    noise = _seeded_secure(12)
     values = np.full(N_SECURE, 0.3)
     released = laplace_mechanism(values, epsilon=0.5, sensitivity=0.9, noise=noise,
                                  ledger=PrivacyLedger(), scope=SCOPE)
@@ -205,9 +212,12 @@ def test_secure_laplace_scale_and_lattice():
     assert (np.mod(released, step) == 0).all()
 
 
-def test_secure_uniform_and_partition():
+def test_secure_uniform_and_partition(seeded_os_words):
+    # SecureNoise() reads its words from os.urandom: here seeded bytes in its place, so that the
+    # conversion of the bytes to words is tested and the verdict is deterministic.
     noise = SecureNoise()
     u = noise.uniform(N)
+    assert seeded_os_words.reads == [8 * N]  # one 64-bit word per uniform
     assert ((u >= 0) & (u < 1)).all()
     assert stats.kstest(u, stats.uniform.cdf).pvalue > ALPHA
     assert not np.array_equal(noise.uniform(8), noise.uniform(8))
@@ -218,7 +228,7 @@ def test_secure_uniform_and_partition():
 
 @pytest.mark.parametrize("secure", [False, True])
 def test_gaussian_mechanism_scale_and_ledger(secure):
-    noise = SecureNoise() if secure else make_noise(3)
+    noise = _seeded_secure(13) if secure else make_noise(3)
     n = N_SECURE if secure else N
     values = np.zeros((n // 2, 2))
     ledger = PrivacyLedger()
@@ -252,10 +262,7 @@ def test_uniform_choice_frequencies_and_ledger():
 
 # The secure path far from 0 and at the edges of the samplers' range: the lattice point of a
 # value is exact at any magnitude (no clip), and plans beyond the samplers' integer scales are
-# refused. Seeded words: deterministic tests.
-def _seeded_secure(seed):
-    return SecureNoise(words=np.random.default_rng(seed).bit_generator.random_raw)
-
+# refused.
 
 @pytest.mark.parametrize("kind, law", [("laplace", stats.laplace), ("gaussian", stats.norm)])
 def test_secure_release_of_a_huge_value_is_not_clipped(kind, law):

@@ -32,12 +32,14 @@ def _read(name):
 
 
 @needs_data
-def test_the_default_classifier_meets_the_bar_on_adult():
+def test_the_default_classifier_meets_the_bar_on_adult(seeded_os_words):
     # The bar of the default estimator: on Adult (official split, public schema) the default
     # classifier at epsilon 1 has ROC AUC >= 0.89 and test error <= 0.16, and at epsilon 0.5 it
-    # beats the majority class (0.236). Secure noise (random_state=None), as a user gets it; one fit each.
+    # beats the majority class (0.236). Secure noise (random_state=None), as a user gets it, on
+    # seeded bytes so that the verdict is the same on every run; one fit each.
     # benchmarks/bench_safe_defaults.py measures 5 fits: error 0.153, AUC 0.897 +- 0.002 at
-    # epsilon 1; error 0.156 at epsilon 0.5.
+    # epsilon 1; error 0.156 at epsilon 0.5. On 6 seeds of the bytes: AUC 0.903 to 0.906, error
+    # 0.146 to 0.149 at epsilon 1; error 0.148 to 0.153 at epsilon 0.5.
     (X, y), (X_test, y_test) = _read("adult")
     params = estimator_params("adult", X.columns)
     majority = min(np.mean(y_test), 1 - np.mean(y_test))

@@ -20,7 +20,7 @@ from dpboost import (
     ReproducibleNoiseWarning,
 )
 from dpboost._accounting import PrivacyLedger
-from dpboost._noise import NumpyNoise
+from dpboost._noise import NumpyNoise, SecureNoise
 
 pytestmark = pytest.mark.filterwarnings("ignore::dpboost.ReproducibleNoiseWarning")
 
@@ -276,19 +276,33 @@ def adult_public():
 
 @pytest.mark.slow
 def test_private_search_on_adult_matches_the_default_at_half_the_total(adult_public):
-    # The target set for PrivateSearchCV: a search over epsilon-free shape parameters at total epsilon 2 is at
-    # least as good as the default estimator at epsilon 1 (ROC AUC on the official test split).
+    # The target set for PrivateSearchCV: a search over epsilon-free shape parameters at total
+    # epsilon 2 is at least as good as the default estimator at epsilon 1 (ROC AUC on the
+    # official test split), on average over runs. A single run is no measure of it: the
+    # search's number of trials and their settings are random, and a run that draws one trial of
+    # 50 trees loses 0.015 to the default (seeded runs here: search 0.888 to 0.908, default
+    # 0.903 to 0.906). So 5 runs of each, on the exact samplers with seeded words (the noise of
+    # random_state=None, deterministic): the search's mean may fall short of the default's by 3
+    # standard errors of the difference of the means, sqrt((0.0075**2 + 0.0012**2) / 5) = 0.0034
+    # each (the single-run standard deviations over 6 seeds), 0.010.
     X, y, X_test, y_test, params = adult_public
-    default = DPGBClassifier(epsilon=1.0, **params).fit(X, y)
-    search = PrivateSearchCV(DPGBClassifier(**params),
-                             {"max_depth": [4, 5, 6], "learning_rate": [0.3, 0.5],
-                              "n_estimators": [50, 100, 200]}, epsilon=2.0).fit(X, y)
-    auc_default = roc_auc_score(y_test, default.predict_proba(X_test)[:, 1])
-    auc_search = roc_auc_score(y_test, search.predict_proba(X_test)[:, 1])
-    assert search.privacy_spent_ <= 2.0
-    # One fit each: benchmarks/bench_private_search.py measures the means over 5 fits; the
-    # single-fit standard deviations (about 0.003 each) give the difference 3 sigma = 0.012.
-    assert auc_search >= auc_default - 0.012, (auc_search, auc_default)
+
+    def words(seed):
+        return SecureNoise(words=np.random.default_rng(seed).bit_generator.random_raw)
+
+    def auc(model):
+        return roc_auc_score(y_test, model.predict_proba(X_test)[:, 1])
+
+    space = {"max_depth": [4, 5, 6], "learning_rate": [0.3, 0.5], "n_estimators": [50, 100, 200]}
+    defaults, searches = [], []
+    for seed in range(5):
+        defaults.append(auc(DPGBClassifier(epsilon=1.0, random_state=words(seed), **params)
+                            .fit(X, y)))
+        search = PrivateSearchCV(DPGBClassifier(**params), space, epsilon=2.0,
+                                 random_state=words(100 + seed)).fit(X, y)
+        assert search.privacy_spent_ <= 2.0
+        searches.append(auc(search))
+    assert np.mean(searches) >= np.mean(defaults) - 0.010, (searches, defaults)
 
 
 def test_an_accountant_holds_the_search_and_other_fits(data):
