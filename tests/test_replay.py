@@ -48,6 +48,8 @@ from replay_harness import (
 import dpboost
 import dpboost._boosting
 import dpboost._budget
+import dpboost._filter
+import dpboost._thresholds
 from dpboost import DPGBClassifier, DPGBRegressor
 from dpboost._accounting import FILTER_ORDERS
 
@@ -712,7 +714,7 @@ def test_threshold_checker_flags_two_values_of_one_column_and_a_lost_value():
 def test_replay_flags_category_counts_declared_at_sensitivity_one(monkeypatch, fresh_plans):
     # Negative control: the counts of two columns declared at L2 sensitivity 1 (not sqrt 2);
     # the added record holds a value of each column that D holds, so both counts move.
-    monkeypatch.setattr(dpboost._budget, "category_count_sensitivity", lambda n: 1.0)
+    monkeypatch.setattr(dpboost._thresholds, "category_count_sensitivity", lambda n: 1.0)
     D = _categories_data("binary-softmax")
     row, target = added_record("binary-softmax", "categorical", "typical", "high")
     D_prime = append_record(D, row[:3] + ["red", "round"], target)
@@ -756,7 +758,7 @@ def test_replay_flags_a_filter_that_never_drops(monkeypatch):
     # A filter that charges nothing lets the added record (a worst-case gradient, 0.4, at every
     # tree) join all 5 trees where its budget is 2: check (d) must flag it.
     config = {**FILTER_BASE, "subsample": 1.0}
-    monkeypatch.setattr(dpboost._budget.FilterBudget, "cost",
+    monkeypatch.setattr(dpboost._filter.FilterBudget, "cost",
                         lambda self, norms: np.zeros((norms.size, len(FILTER_ORDERS)), np.int32))
     result = run_config(config, check=False)
     assert any(f.startswith("(d) the added record took part in trees [0, 1, 2, 3, 4]")
