@@ -10,6 +10,9 @@ must flag (``eps_lb > epsilon``), so the audits can fail. Seeds are fixed.
 """
 
 import dataclasses
+import multiprocessing
+import warnings
+from concurrent.futures import ProcessPoolExecutor
 
 import numpy as np
 import pytest
@@ -17,7 +20,7 @@ from scipy import stats
 
 import dpboost._budget as budget_module
 import dpboost._candidates as candidates_module
-from dpboost import DPGBRegressor
+from dpboost import DPGBRegressor, ReproducibleNoiseWarning
 from dpboost._accounting import LedgerEntry, PrivacyLedger, compose_rdp, deamplify_pure
 from dpboost._budget import plan_budget
 from dpboost._candidates import bounds_histograms, fine_histograms
@@ -51,6 +54,17 @@ def _eps_lower_bound(ka, na, kb, nb, alpha, delta=0.0):
     p_high = stats.beta.ppf(1 - alpha / 2, kb + 1, nb - kb) if kb < nb else 1.0
     with np.errstate(divide="ignore", invalid="ignore"):
         return np.log(max(p_low - delta, 0.0) / p_high)
+
+
+def _in_two_processes(function, first, second):
+    """``function(*first)`` and ``function(*second)``, each in a process of its own, so that a
+    long audit's runs use both cores of a 2-core machine. The processes are spawned (a fresh
+    interpreter that imports this module, no state copied), and every run has its own seed, so
+    the results are those of the two calls in this process."""
+    with ProcessPoolExecutor(max_workers=2,
+                             mp_context=multiprocessing.get_context("spawn")) as pool:
+        futures = [pool.submit(function, *first), pool.submit(function, *second)]
+        return [future.result() for future in futures]
 
 
 def audit(ids_d, ids_d2, pilot_fraction=0.3, delta=0.0):
@@ -426,7 +440,7 @@ def _tree_ids(dataset, max_depth, seed, sensitivity_factor=1.0):
 @pytest.mark.parametrize("max_depth", [1, 2])
 def test_audit_whole_tree(max_depth):
     d, d2 = _tiny()
-    eps_lb = audit(_tree_ids(d, max_depth, 6), _tree_ids(d2, max_depth, 7))
+    eps_lb = audit(*_in_two_processes(_tree_ids, (d, max_depth, 6), (d2, max_depth, 7)))
     assert 0.3 < eps_lb <= TREE_EPS
 
 
@@ -434,7 +448,8 @@ def test_audit_whole_tree(max_depth):
 @pytest.mark.parametrize("max_depth", [1, 2])
 def test_audit_flags_whole_tree_with_quartered_sensitivities(max_depth):
     d, d2 = _tiny()
-    eps_lb = audit(_tree_ids(d, max_depth, 6, 0.25), _tree_ids(d2, max_depth, 7, 0.25))
+    eps_lb = audit(*_in_two_processes(_tree_ids, (d, max_depth, 6, 0.25),
+                                      (d2, max_depth, 7, 0.25)))
     assert eps_lb > TREE_EPS
 
 
@@ -443,21 +458,35 @@ def test_audit_flags_whole_tree_with_quartered_sensitivities(max_depth):
 N_FIT = 20_000
 
 
-def _fit_ids(X, y, seed):
+def _fit_ids(X, y, seed, leaf_sensitivity_divisor=1):
+    """The bucketised predictions of ``N_FIT`` fits; the planner's leaf sensitivity divided by
+    ``leaf_sensitivity_divisor`` for their time (1: the library's plan)."""
+    real = budget_module.leaf_sensitivity
+    if leaf_sensitivity_divisor != 1:
+        budget_module.leaf_sensitivity = lambda *a, **k: real(*a, **k) / leaf_sensitivity_divisor
+    plan_budget.cache_clear()  # no plan made before (or after) the change is recalled
     out = np.empty(N_FIT, dtype=np.int64)
-    for r in range(N_FIT):
-        reg = DPGBRegressor.dpboost_paper(epsilon=1.0, n_estimators=3, max_depth=1,
-                                          learning_rate=1.0, budget_allocation="sequential",
-                                          feature_bounds=(0, 1), target_bounds=(-1, 1),
-                                          max_bins=4, random_state=seed * 1_000_003 + r)
-        out[r] = np.digitize(reg.fit(X, y).predict([[1.0, 1.0]])[0], np.linspace(-3, 3, 13))
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ReproducibleNoiseWarning)  # seeded on purpose
+            for r in range(N_FIT):
+                reg = DPGBRegressor.dpboost_paper(
+                    epsilon=1.0, n_estimators=3, max_depth=1, learning_rate=1.0,
+                    budget_allocation="sequential", feature_bounds=(0, 1),
+                    target_bounds=(-1, 1), max_bins=4, random_state=seed * 1_000_003 + r)
+                out[r] = np.digitize(reg.fit(X, y).predict([[1.0, 1.0]])[0],
+                                     np.linspace(-3, 3, 13))
+    finally:
+        budget_module.leaf_sensitivity = real
+        plan_budget.cache_clear()
     return out
 
 
-def _fit_audit():
+def _fit_audit(leaf_sensitivity_divisor=1):
     X, y = np.zeros((20, 2)), np.zeros(20)
     X2, y2 = np.vstack([X, [[1.0, 1.0]]]), np.append(y, 1.0)
-    return audit(_fit_ids(X, y, 1), _fit_ids(X2, y2, 2))
+    return audit(*_in_two_processes(_fit_ids, (X, y, 1, leaf_sensitivity_divisor),
+                                    (X2, y2, 2, leaf_sensitivity_divisor)))
 
 
 @pytest.mark.slow
@@ -466,10 +495,8 @@ def test_audit_whole_fit():
 
 
 @pytest.mark.slow
-def test_audit_flags_whole_fit_with_tenfold_smaller_leaf_sensitivity(monkeypatch, fresh_plans):
-    real = budget_module.leaf_sensitivity
-    monkeypatch.setattr(budget_module, "leaf_sensitivity", lambda *a, **k: real(*a, **k) / 10)
-    assert _fit_audit() > 1.0
+def test_audit_flags_whole_fit_with_tenfold_smaller_leaf_sensitivity():
+    assert _fit_audit(leaf_sensitivity_divisor=10) > 1.0
 
 
 # 5. Private category lists (docs/privacy.md, Private category lists): D' adds a record whose
@@ -533,9 +560,10 @@ def test_audit_flags_a_broken_threshold(secure, broken):
     assert low > entry.delta
 
 
-def _fit_new_category_released(seed, n_fits, epsilon):
+def _fit_new_category_released(seed, fits, epsilon, threshold_shift=0.0):
     """Fits on D' (D: 200 records of categories "a"/"b" in 3 columns; the added record "new"
-    in each) that release a "new" value, out of ``n_fits``."""
+    in each) that release a "new" value, of the fits numbered ``fits`` (a range); the planned
+    threshold moved by ``threshold_shift`` for their time (0: the library's plan)."""
     pd = pytest.importorskip("pandas")
     rng = np.random.default_rng(0)
     frame = pd.DataFrame({f"c{j}": rng.choice(["a", "b"], size=200).astype(object)
@@ -543,15 +571,36 @@ def _fit_new_category_released(seed, n_fits, epsilon):
     frame.loc[200] = ["new"] * N_COLUMNS
     frame["x"] = np.linspace(0, 1, 201)
     y = np.arange(201) % 2
+    real = budget_module.categories_release
+    if threshold_shift:
+        budget_module.categories_release = lambda *a: dataclasses.replace(
+            real(*a), threshold=real(*a).threshold + threshold_shift)
+    plan_budget.cache_clear()  # no plan made before (or after) the change is recalled
     released = 0
-    for r in range(n_fits):
-        reg = DPGBRegressor(epsilon=epsilon, delta=CATEGORIES_DELTA, n_estimators=1, max_depth=1,
-                            feature_bounds={"x": (0, 1)}, target_bounds=(0, 1),
-                            categorical_features=[f"c{j}" for j in range(N_COLUMNS)],
-                            categories="private", random_state=seed * 1_000_003 + r)
-        reg.fit(frame, y)
-        released += any("new" in list(v) for v in reg.categories_.values())
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ReproducibleNoiseWarning)  # seeded on purpose
+            for r in fits:
+                reg = DPGBRegressor(epsilon=epsilon, delta=CATEGORIES_DELTA, n_estimators=1,
+                                    max_depth=1, feature_bounds={"x": (0, 1)},
+                                    target_bounds=(0, 1),
+                                    categorical_features=[f"c{j}" for j in range(N_COLUMNS)],
+                                    categories="private", random_state=seed * 1_000_003 + r)
+                reg.fit(frame, y)
+                released += any("new" in list(v) for v in reg.categories_.values())
+    finally:
+        budget_module.categories_release = real
+        plan_budget.cache_clear()
     return released
+
+
+def _fits_new_category_released(seed, n_fits, epsilon, threshold_shift=0.0):
+    """:func:`_fit_new_category_released` of fits 0 .. n_fits - 1, half in each of two
+    processes."""
+    half = n_fits // 2
+    return sum(_in_two_processes(_fit_new_category_released,
+                                 (seed, range(half), epsilon, threshold_shift),
+                                 (seed, range(half, n_fits), epsilon, threshold_shift)))
 
 
 #: Epsilon of the whole-fit audits: small noise (std about 2), where a count of 1 matters.
@@ -561,21 +610,17 @@ FIT_EPSILON = 20.0
 @pytest.mark.slow
 def test_audit_new_category_through_the_whole_fit():
     n_fits = 3000
-    k = _fit_new_category_released(5, n_fits, FIT_EPSILON)
+    k = _fits_new_category_released(5, n_fits, FIT_EPSILON)
     low, high = _new_value_bounds(k, n_fits)
     assert low <= _categories_entry(FIT_EPSILON).delta < high * 2
 
 
 @pytest.mark.slow
-def test_audit_flags_the_whole_fit_with_a_threshold_without_the_count(monkeypatch, fresh_plans):
-    from dataclasses import replace
-
+def test_audit_flags_the_whole_fit_with_a_threshold_without_the_count():
     # The threshold lowered by the count's 1 while the ledger states the planned delta.
-    real = budget_module.categories_release
-    monkeypatch.setattr(budget_module, "categories_release",
-                        lambda *a: replace(real(*a), threshold=real(*a).threshold - 1.0))
     n_fits = 3000
-    low, _ = _new_value_bounds(_fit_new_category_released(6, n_fits, FIT_EPSILON), n_fits)
+    low, _ = _new_value_bounds(
+        _fits_new_category_released(6, n_fits, FIT_EPSILON, threshold_shift=-1.0), n_fits)
     assert low > _categories_entry(FIT_EPSILON).delta
 # 6. The individual Renyi filter: the added record has a worst-case contribution (g* = 0.5,
 #    h* = 1/4) in each of 9 trees of Gaussian leaf releases; its budget is one worst-case tree.

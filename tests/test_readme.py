@@ -19,7 +19,8 @@ SHARED = ROOT.parent / "shared" / "datasets"
 
 
 @pytest.mark.slow
-def test_readme_python_blocks_run_in_order(monkeypatch, capsys):
+def test_readme_python_blocks_run_in_order(monkeypatch, capsys, seeded_os_words):
+    # The README's fits use the default secure noise: on seeded bytes, the same run every time.
     pytest.importorskip("pandas")
     if not (SHARED / "adult_train.csv.gz").exists():
         pytest.skip(f"the README reads Adult from {SHARED}")

@@ -31,6 +31,7 @@ def _read(name):
     return [(f.drop(columns="target"), f["target"].to_numpy()) for f in frames]
 
 
+@pytest.mark.slow  # two fits of the default estimator on all of Adult
 @needs_data
 def test_the_default_classifier_meets_the_bar_on_adult(seeded_os_words):
     # The bar of the default estimator: on Adult (official split, public schema) the default

@@ -56,6 +56,7 @@ def test_noise_sources_key_the_coins_from_their_draws():
     assert make_noise(3).coins() == make_noise(3).coins()
     assert make_noise(3).coins() != make_noise(4).coins()
     secure = make_noise(None)
+    # Two keys of 32 bytes from os.urandom: equal with probability 2**-256.
     assert secure.coins() != secure.coins() and len(secure.coins().key) == 32
 
 
