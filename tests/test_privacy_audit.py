@@ -19,6 +19,7 @@ import pytest
 from scipy import stats
 
 import dpboost._budget as budget_module
+import dpboost._tree_mechanisms as tree_mechanisms_module
 import dpboost._candidates as candidates_module
 from dpboost import DPGBRegressor, ReproducibleNoiseWarning
 from dpboost._accounting import LedgerEntry, PrivacyLedger, compose_rdp, deamplify_pure
@@ -461,9 +462,9 @@ N_FIT = 20_000
 def _fit_ids(X, y, seed, leaf_sensitivity_divisor=1):
     """The bucketised predictions of ``N_FIT`` fits; the planner's leaf sensitivity divided by
     ``leaf_sensitivity_divisor`` for their time (1: the library's plan)."""
-    real = budget_module.leaf_sensitivity
+    real = tree_mechanisms_module.leaf_sensitivity
     if leaf_sensitivity_divisor != 1:
-        budget_module.leaf_sensitivity = lambda *a, **k: real(*a, **k) / leaf_sensitivity_divisor
+        tree_mechanisms_module.leaf_sensitivity = lambda *a, **k: real(*a, **k) / leaf_sensitivity_divisor
     plan_budget.cache_clear()  # no plan made before (or after) the change is recalled
     out = np.empty(N_FIT, dtype=np.int64)
     try:
@@ -477,7 +478,7 @@ def _fit_ids(X, y, seed, leaf_sensitivity_divisor=1):
                 out[r] = np.digitize(reg.fit(X, y).predict([[1.0, 1.0]])[0],
                                      np.linspace(-3, 3, 13))
     finally:
-        budget_module.leaf_sensitivity = real
+        tree_mechanisms_module.leaf_sensitivity = real
         plan_budget.cache_clear()
     return out
 

@@ -6,6 +6,7 @@ import math
 from ._budget import MAX_TREES
 from ._config import FitConfig
 from ._public_inputs import resolve_weight_bound
+from ._tree_mechanisms import LEAF_RELEASES
 
 
 def resolve_min_child_weight(min_child_weight, leaf_noise, epsilon, hessian_bound,
@@ -20,10 +21,9 @@ def resolve_min_child_weight(min_child_weight, leaf_noise, epsilon, hessian_boun
     """
     if min_child_weight != "auto":
         return float(min_child_weight)
-    if leaf_noise == "laplace" or not math.isfinite(epsilon):
+    if not math.isfinite(epsilon):
         return 0.0
-    per_record = hessian_bound if leaf_noise == "gaussian" else 1.0
-    auto = 200.0 * per_record / float(epsilon)
+    auto = 200.0 * LEAF_RELEASES[leaf_noise].weight_per_record(hessian_bound) / float(epsilon)
     return auto if weight_bound is None else auto * weight_bound
 
 

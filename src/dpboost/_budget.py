@@ -22,17 +22,14 @@ from ._filter import FILTER_SCOPE, filter_tree_count
 from ._mechanisms import noise_scale
 from ._noise import SecureNoise
 from ._sensitivities import (
-    average_leaf_sensitivity,
     bounds_histogram_sensitivity,
     gain_sensitivity,
     gaussian_leaf_sensitivity,
     hessian_sketch_sensitivity,
-    leaf_clip_bound,
-    leaf_sensitivity,
     quantile_sketch_sensitivity,
-    weighted_leaf_sensitivity,
 )
 from ._thresholds import categories_release
+from ._tree_mechanisms import LEAF_RELEASES, SPLIT_SELECTIONS
 
 #: Share of each tree's zCDP budget spent on split selection under Renyi accounting; the rest goes
 #: to the leaves (DP-XGB, "Revisiting differentially private XGBoost", Sec. 4: 0.7 : 0.3).
@@ -229,7 +226,7 @@ class BudgetPlan:
         moved = [(self.categories, 1), (self.bounds, bounds_features),
                  (self.sketch, sketch_features)]
         moved += [(e, hessian_sketch_features) for e in self.hessian_sketches]
-        moved += [(e, 1 if self.trees[e.tree].leaf_noise == "laplace" else 2)
+        moved += [(e, LEAF_RELEASES[self.trees[e.tree].leaf_noise].coordinates)
                   for e in entries if e.tree >= 0]
         for entry, k in moved:
             if entry is not None:
@@ -249,12 +246,12 @@ class BudgetPlan:
         out = [e for e in (self.categories, self.filter, self.bounds) if e is not None]
         out += ([] if self.sketch is None else [self.sketch]) + list(self.hessian_sketches)
         for tb in self.trees:
-            random = tb.split_selection == "random"
+            selection = SPLIT_SELECTIONS[tb.split_selection]
             for level in range(self.max_depth):
                 out.append(LedgerEntry(
-                    mechanism="uniform" if random else "exponential" if private else "argmax",
-                    epsilon=0.0 if random else tb.epsilon_level,
-                    sensitivity=0.0 if random else tb.gain_sensitivity,
+                    mechanism=selection.ledger_mechanism(private),
+                    epsilon=tb.epsilon_level if selection.reads_records else 0.0,
+                    sensitivity=tb.gain_sensitivity if selection.reads_records else 0.0,
                     group=tb.group, tree=tb.tree, level=level, n_nodes=2**level,
                     sampling_rate=tb.sampling_rate))
             gaussian = tb.leaf_noise_multiplier > 0
@@ -448,13 +445,8 @@ def _plan(*, epsilon, n_estimators, max_depth, learning_rate, l2_regularization,
     category lists, composed with the rest), its noise scales not yet checked."""
     n_trees = n_outputs * n_estimators
     weight = 1.0 if sample_weight_bound is None else float(sample_weight_bound)
-
-    def laplace_leaf_sensitivity(clip=math.inf):
-        if sample_weight_bound is None:
-            return leaf_sensitivity(l2_regularization, clip, gradient_bound)
-        return weighted_leaf_sensitivity(l2_regularization, clip, gradient_bound, weight)
-
-    gaussian = leaf_noise == "gaussian"
+    leaves = LEAF_RELEASES[leaf_noise]
+    gaussian = leaves.gaussian
     private = math.isfinite(epsilon)
     filter_trees = (filter_tree_count(renyi_filter, n_trees, leaf_noise, delta, budget_allocation,
                                   split_selection, subsample, sample_weight_bound)
@@ -489,7 +481,8 @@ def _plan(*, epsilon, n_estimators, max_depth, learning_rate, l2_regularization,
             TreeBudget(tree=t, group=t, position=t % n_estimators, output=t // n_estimators,
                        epsilon_level=math.inf, epsilon_leaf=math.inf,
                        gain_sensitivity=gain_sensitivity(gradient_bound, weight),
-                       leaf_sensitivity=laplace_leaf_sensitivity(),
+                       leaf_sensitivity=LEAF_RELEASES["laplace"].value_sensitivity(
+                           math.inf, gradient_bound, l2_regularization, sample_weight_bound),
                        leaf_clip=math.inf, split_selection=split_selection,
                        leaf_noise=leaf_noise, sampling_rate=subsample,
                        gradient_bound=gradient_bound)
@@ -510,20 +503,10 @@ def _plan(*, epsilon, n_estimators, max_depth, learning_rate, l2_regularization,
         trees = []
         for tree in range(n_built):
             output, t = divmod(tree, n_estimators)
-            if gaussian:
-                # A public bound on the released Newton leaf, g* / h*: post-processing.
-                clip = gradient_bound / hessian_bound
-                sensitivity = gaussian_leaf_sensitivity(hessian_bound, gradient_bound, weight)
-            elif leaf_noise == "average":
-                # GLC bounds the released average (post-processing), g* (a mean gradient's bound)
-                # without it; the sensitivity is that of the (sum, count) pair either way.
-                clip = (leaf_clip_bound(int(positions[t]), learning_rate, gradient_bound)
-                        if leaf_clipping else gradient_bound)
-                sensitivity = average_leaf_sensitivity(gradient_bound, weight)
-            else:
-                clip = (leaf_clip_bound(int(positions[t]), learning_rate, gradient_bound)
-                        if leaf_clipping else math.inf)
-                sensitivity = laplace_leaf_sensitivity(clip)
+            clip, sensitivity = leaves.clip_and_sensitivity(
+                int(positions[t]), learning_rate=learning_rate, leaf_clipping=leaf_clipping,
+                gradient_bound=gradient_bound, hessian_bound=hessian_bound,
+                l2_regularization=l2_regularization, weight_bound=sample_weight_bound)
             trees.append(TreeBudget(
                 tree=tree, group=output * n_groups + int(groups[t]),
                 position=int(positions[t]), output=output, epsilon_level=epsilon_level,
@@ -554,7 +537,7 @@ def _plan(*, epsilon, n_estimators, max_depth, learning_rate, l2_regularization,
         entries, repeats = first_tree(*budgets)
         return compose(entries, delta, repeats)
 
-    random = split_selection == "random"
+    random = not SPLIT_SELECTIONS[split_selection].reads_records
     if delta == 0:
         # Algorithm 1: half of a tree's epsilon to its levels, half to its leaves; random splits
         # cost nothing, so their trees give it all to the leaves.

@@ -4,6 +4,8 @@ record is read, and passed down to the planner and the boosting loop, which read
 
 from dataclasses import dataclass
 
+from ._tree_mechanisms import SPLIT_SELECTIONS
+
 
 @dataclass(frozen=True)
 class FitConfig:
@@ -65,4 +67,5 @@ class FitConfig:
     @property
     def cyclical(self):
         """Whether tree t of each output splits on feature ``t mod n_features`` only."""
-        return self.split_selection == "cyclical" or self.interaction_cst == "no_interactions"
+        return (SPLIT_SELECTIONS[self.split_selection].one_feature_per_tree
+                or self.interaction_cst == "no_interactions")

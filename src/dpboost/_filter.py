@@ -12,6 +12,7 @@ from ._accounting import (
     sampled_gaussian_rdp,
 )
 from ._common import read_only
+from ._tree_mechanisms import LEAF_RELEASES, SPLIT_SELECTIONS
 
 #: Ledger scope of the individual Renyi filter's budget (not a release): first in the ledger.
 FILTER_SCOPE = {"group": -1, "tree": -1, "level": -2, "n_nodes": 0}
@@ -52,7 +53,7 @@ def filter_tree_count(renyi_filter, n_trees, leaf_noise, delta, budget_allocatio
         raise ValueError(f"renyi_filter={renyi_filter!r} cannot be combined with sample_weight "
                          "or class_weight (sample_weight_bound is set): the filter charges a "
                          "record for its unweighted (g, h).")
-    if leaf_noise != "gaussian" or delta == 0:
+    if not LEAF_RELEASES[leaf_noise].gaussian or delta == 0:
         raise ValueError(f"renyi_filter={renyi_filter!r} needs leaf_noise='gaussian' and "
                          f"delta > 0, got leaf_noise={leaf_noise!r}, delta={delta!r}: the "
                          "filter bounds each record's Renyi loss of Gaussian leaf releases.")
@@ -60,7 +61,7 @@ def filter_tree_count(renyi_filter, n_trees, leaf_noise, delta, budget_allocatio
         raise ValueError(f"renyi_filter={renyi_filter!r} needs budget_allocation='sequential', "
                          f"got {budget_allocation!r}: the filter decides per tree which records "
                          "take part.")
-    if subsample < 1.0 and split_selection != "random":
+    if subsample < 1.0 and SPLIT_SELECTIONS[split_selection].reads_records:
         raise ValueError(f"renyi_filter={renyi_filter!r} with subsample={subsample!r} < 1 needs "
                          f"split_selection='random', got {split_selection!r}: only a tree whose "
                          "splits are data-independent is accounted as one sampled Gaussian.")

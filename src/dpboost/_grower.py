@@ -35,6 +35,7 @@ from ._mechanisms import (
 )
 from ._predictor import Tree
 from ._splitting import compute_gains, partition_level, range_sums
+from ._tree_mechanisms import LEAF_RELEASES, SPLIT_SELECTIONS
 
 
 def grow_tree(records, *, budget, n_features, max_depth, n_bins, l2_regularization, noise,
@@ -100,7 +101,8 @@ def grow_tree(records, *, budget, n_features, max_depth, n_bins, l2_regularizati
         candidates = (own if candidates is None
                       else candidates[boundary_feature(candidates, n_bins) == feature])
     feature_weights = None
-    if candidates is not None and budget.split_selection == "random":
+    selection = SPLIT_SELECTIONS[budget.split_selection]
+    if candidates is not None and not selection.reads_records:
         # Random splits pick a feature uniformly, then one of its candidates: a feature's share
         # does not depend on how many candidates it has (categories, sketch).
         of_feature = boundary_feature(candidates, n_bins)
@@ -109,7 +111,7 @@ def grow_tree(records, *, budget, n_features, max_depth, n_bins, l2_regularizati
     for level in range(max_depth):
         n_nodes = 2**level
         level_scope = {**scope, "level": level}
-        if budget.split_selection == "random":
+        if not selection.reads_records:
             n_choices = 2 * (n_features * n_boundaries if candidates is None
                              else candidates.size)
             choice = uniform_choice(n_nodes, n_choices, noise=noise, ledger=ledger,
@@ -135,10 +137,10 @@ def grow_tree(records, *, budget, n_features, max_depth, n_bins, l2_regularizati
 
     n_leaves = 2**max_depth
     leaf_scope = {**scope, "level": max_depth, "filtered": budget.filtered}
-    newton = budget.leaf_noise == "gaussian"
+    leaves = LEAF_RELEASES[budget.leaf_noise]
     # (gradient sum, weight) per leaf: the count, or the Hessian sum of Newton leaves.
-    leaf_sum, weight = records.reduce(leaf_statistics, newton).T
-    if budget.leaf_noise == "laplace":
+    leaf_sum, weight = records.reduce(leaf_statistics, leaves.newton).T
+    if not leaves.releases_weight:
         denominator = weight + l2_regularization
         # Eq. 4, V = -sum g / (n + lambda); an empty leaf with lambda = 0 has value 0, not 0/0.
         value = np.divide(-leaf_sum, denominator, out=np.zeros(n_leaves), where=denominator > 0)
@@ -164,21 +166,13 @@ def grow_tree(records, *, budget, n_features, max_depth, n_bins, l2_regularizati
                                      sensitivity=budget.leaf_sensitivity, noise=noise,
                                      ledger=ledger, scope=leaf_scope)
     value = -released[:, 0] / np.maximum(released[:, 1] + l2_regularization,
-                                         denominator_floor(budget.leaf_noise, l2_regularization))
+                                         leaves.denominator_floor(l2_regularization))
     value[released[:, 1] < min_child_weight] = 0.0
     # The public clip bound applies to the released value: post-processing. Adding 0.0 turns a
     # -0.0 (a bound of 0 keeps the sign of what it clips) into 0.0.
     leaf_value = np.clip(value, -budget.leaf_clip, budget.leaf_clip) + 0.0
     leaf_value = monotone_leaves(split_feature, leaf_value, monotonic_cst)
     return Tree(split_feature, split_bin, missing_left, leaf_value, released)
-
-
-def denominator_floor(leaf_noise, l2_regularization):
-    """The least denominator of a leaf value from released (G, H): DP-XGB's
-    ``-G~ / max(H~ + lambda, lambda)`` for Newton leaves (``"gaussian"``, lambda > 0); a
-    non-empty leaf's count is at least 1, so the noisy average's (``"average"``) is floored at
-    ``1 + lambda``."""
-    return l2_regularization if leaf_noise == "gaussian" else 1.0 + l2_regularization
 
 
 def monotone_leaves(split_feature, leaf_value, monotonic_cst):

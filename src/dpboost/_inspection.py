@@ -9,7 +9,7 @@ from collections import defaultdict
 import numpy as np
 
 from ._accounting import FILTER_ORDERS
-from ._grower import denominator_floor
+from ._tree_mechanisms import LEAF_RELEASES
 
 
 def split_count_importances(split_feature, n_features):
@@ -38,7 +38,7 @@ def released_split_values(forest, l2_regularization, floor):
     below it (``Forest.node_statistics``: post-processing, no exact statistic is read). Gain of
     a split (XGBoost's, Chen & Guestrin 2016, Eq. 7, without the 1/2 and gamma):
     ``S(left) + S(right) - S(node)`` with ``S = G^2 / max(H + lambda, floor)``, the leaves'
-    denominator (``_grower.denominator_floor``: DP-XGB's), not clipped (noise can make it
+    denominator (``denominator_floor`` of ``_tree_mechanisms.LEAF_RELEASES``: DP-XGB's), not clipped (noise can make it
     negative); cover: the node's released weight.
 
     Returns
@@ -68,7 +68,7 @@ def released_importances(forest, l2_regularization, floor, n_features, importanc
     forest : Forest
         With finite ``leaf_statistics`` (Gaussian or averaged leaves).
     l2_regularization, floor : float
-        The leaves' lambda and least denominator (``_grower.denominator_floor``).
+        The leaves' lambda and least denominator (``denominator_floor`` of ``_tree_mechanisms.LEAF_RELEASES``).
     n_features : int
     importance_type : {"gain", "cover"}
 
@@ -99,7 +99,7 @@ def feature_importance(forest, importance_type, l2_regularization, leaf_noise, n
     importance_type : {"gain", "cover", "split"}
         ``"split"``: :func:`split_count_importances`; ``"gain"`` and ``"cover"``:
         :func:`released_importances` with the leaves' own least denominator
-        (``_grower.denominator_floor``).
+        (``denominator_floor`` of ``_tree_mechanisms.LEAF_RELEASES``).
     l2_regularization : float
     leaf_noise : {"laplace", "gaussian", "average"}
     n_features : int
@@ -124,7 +124,7 @@ def feature_importance(forest, importance_type, l2_regularization, leaf_noise, n
                          "statistics; Laplace leaves (leaf_noise='laplace') release only "
                          "their values: use importance_type='split'.")
     l2 = float(l2_regularization)
-    return released_importances(forest, l2, denominator_floor(leaf_noise, l2), n_features,
+    return released_importances(forest, l2, LEAF_RELEASES[leaf_noise].denominator_floor(l2), n_features,
                                 importance_type)
 
 

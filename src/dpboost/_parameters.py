@@ -12,6 +12,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from ._accountant import PrivacyAccountant
 from ._common import MAX_BINS
 from ._noise import NoiseSource
+from ._tree_mechanisms import LEAF_RELEASES, SPLIT_SELECTIONS
 
 #: Deepest tree allowed: histograms of the last level hold ``2**(max_depth - 1)`` nodes.
 MAX_DEPTH = 10
@@ -20,10 +21,10 @@ MAX_DEPTH = 10
 PARAMETER_CONSTRAINTS = {
     "epsilon": [Interval(Real, 0, None, closed="right")],
     "delta": [Interval(Real, 0, 1, closed="left")],
-    "leaf_noise": [StrOptions({"laplace", "gaussian", "average"})],
+    "leaf_noise": [StrOptions(set(LEAF_RELEASES))],
     "min_child_weight": [Interval(Real, 0, None, closed="left"), StrOptions({"auto"})],
     "subsample": [Interval(Real, 0, 1, closed="right"), StrOptions({"auto"})],
-    "split_selection": [StrOptions({"exponential", "cyclical", "random"})],
+    "split_selection": [StrOptions(set(SPLIT_SELECTIONS))],
     "interaction_cst": [None, StrOptions({"no_interactions"})],
     "monotonic_cst": ["array-like", dict, None],
     "gradient_bound": [Interval(Real, 0, None, closed="neither")],
@@ -53,14 +54,15 @@ PARAMETER_CONSTRAINTS = {
 
 def check_mechanisms(leaf_noise, delta, l2_regularization, min_child_weight=0.0):
     """Combinations the planner cannot honour, refused before any budget is spent."""
-    if min_child_weight > 0 and leaf_noise == "laplace":
+    leaves = LEAF_RELEASES[leaf_noise]
+    if min_child_weight > 0 and not leaves.releases_weight:
         raise ValueError(f"min_child_weight={min_child_weight} needs leaf_noise='gaussian' or "
                          "'average': it is decided on a released weight, and leaf_noise='laplace' "
                          "releases none (an exact count would leak).")
-    if leaf_noise == "gaussian" and delta == 0:
+    if leaves.gaussian and delta == 0:
         raise ValueError("leaf_noise='gaussian' needs delta > 0: the Gaussian mechanism is not "
                          "pure DP (set delta, e.g. 1e-5, well below 1 / n_samples).")
-    if leaf_noise == "gaussian" and l2_regularization == 0:
+    if leaves.newton and l2_regularization == 0:
         raise ValueError("leaf_noise='gaussian' needs l2_regularization > 0: the released leaf "
                          "-G / max(H + lambda, lambda) divides by lambda.")
 
