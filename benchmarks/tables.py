@@ -8,8 +8,9 @@ and epsilon of the paper-reproduction scripts). Running it twice changes nothing
 write. No option: print results/tables.md; ``--quick``: the same from the ``*_quick`` results.
 
 The tables quote the CSVs; which rows and columns a table shows, their labels and the rounding
-are this module's (one function per table). Only the two "Main job" tables of the README are
-hand-written: they quote results/demo_*.txt, the output of ``python -m dpboost demo``, not a CSV.
+are this module's (one function per table). The README's other tables are hand-written from the
+results file named beside them (the main job's quote results/demo_*.txt, the output of
+``python -m dpboost demo``).
 """
 
 import argparse
@@ -112,18 +113,27 @@ def safe_defaults():
 
 
 def fit_time():
+    """One row per dataset; every time and ratio as "1 thread / 2 threads"."""
     rows = _results("fit_time")
     by = {(r["dataset"], r["threads"], r["method"]): r for r in rows}
+    threads = list(dict.fromkeys(r["threads"] for r in rows))
     lines = []
-    for dataset, threads in dict.fromkeys((r["dataset"], r["threads"]) for r in rows):
-        dp, np_ = by[(dataset, threads, "DPBoost")], by[(dataset, threads, "NP")]
-        lines.append([dataset, f"{int(dp['n_samples']):,} × {dp['n_features']}", threads,
-                      f"{float(dp['dpboost_ms_per_tree']):.2f}",
-                      f"{float(np_['dpboost_ms_per_tree']):.2f}",
-                      f"{1e3 * float(dp['hgb_fit_s']) / int(dp['trees']):.2f}",
-                      f"{float(dp['ratio_vs_hgb']):.2f}", f"{float(np_['ratio_vs_hgb']):.2f}"])
-    return markdown(["dataset", "rows × features", "threads", "DPBoost ms/tree", "NP ms/tree",
-                     "HGB ms/tree", "DPBoost / HGB", "NP / HGB"], lines)
+    for dataset in dict.fromkeys(r["dataset"] for r in rows):
+        dp = [by[(dataset, t, "DPBoost")] for t in threads]
+        np_ = [by[(dataset, t, "NP")] for t in threads]
+
+        def cells(runs, f):
+            return " / ".join(f"{f(r):.2f}" for r in runs)
+
+        lines.append([dataset, f"{int(dp[0]['n_samples']):,} × {dp[0]['n_features']}",
+                      cells(dp, lambda r: float(r["dpboost_ms_per_tree"])),
+                      cells(np_, lambda r: float(r["dpboost_ms_per_tree"])),
+                      cells(dp, lambda r: 1e3 * float(r["hgb_fit_s"]) / int(r["trees"])),
+                      cells(dp, lambda r: float(r["ratio_vs_hgb"])),
+                      cells(np_, lambda r: float(r["ratio_vs_hgb"]))])
+    return markdown([f"dataset ({' / '.join(threads)} threads)", "rows × features",
+                     "DPBoost ms/tree", "NP ms/tree", "HGB ms/tree", "DPBoost / HGB", "NP / HGB"],
+                    lines)
 
 
 def defaults_max_bins():
@@ -245,11 +255,13 @@ def ablation_exact():
 
 
 def peers():
+    """The DP-XGB blocks and DP-EBM per dataset and epsilon, the non-private HGB in the first row
+    of each dataset (the DPBoost setting's rows are those of :func:`error_vs_epsilon`; every
+    method is in results/tables.md)."""
     rows = _results("peers_subset")
     error, auc, rmse = (_stats(rows, ["dataset", "method", "epsilon"], c)
                         for c in ("error", "auc", "rmse"))
-    label = {"dpboost DPBoost": "dpboost, DPBoost setting",
-             "dpboost DP-XGB blocks": "dpboost, DP-XGB blocks"}
+    label = {"dpboost DP-XGB blocks": "dpboost, DP-XGB blocks"}
 
     def cell(key):
         if key in rmse:
@@ -259,16 +271,14 @@ def peers():
     lines = []
     for d in dict.fromkeys(r["dataset"] for r in rows):
         metric = "RMSE" if (d, "HGB (non-private)", math.inf) in rmse else "error / AUC"
-        methods = list(dict.fromkeys(r["method"] for r in rows if r["dataset"] == d))
-        for m in methods[1:] + methods[:1]:  # HGB, run first, last
-            if m.startswith("HGB"):
-                lines.append([d, metric, m, f"{cell((d, m, math.inf))} (no privacy)", "", "",
-                              ""])
-            else:
-                lines.append([d, metric, label.get(m, m),
-                              *(cell((d, m, e)) for e in PAPER_EPSILONS)])
-    return markdown(["dataset", "metric", "method", *(f"eps {e:g}" for e in PAPER_EPSILONS)],
-                    lines, empty="|  |")
+        hgb = cell((d, "HGB (non-private)", math.inf))
+        methods = [m for m in dict.fromkeys(r["method"] for r in rows if r["dataset"] == d)
+                   if m in ("dpboost DP-XGB blocks", "DP-EBM")]
+        for i, m in enumerate(methods):
+            lines.append([d, metric, label.get(m, m),
+                          *(cell((d, m, e)) for e in PAPER_EPSILONS), hgb if i == 0 else ""])
+    return markdown(["dataset", "metric", "method", *(f"eps {e:g}" for e in PAPER_EPSILONS),
+                     "HGB (non-private)"], lines)
 
 
 def _grid_label(config):
@@ -293,112 +303,9 @@ def blocks_grid_ranks():
          for label, t in zip(labels, sequential + [eoe, paper])])
 
 
-def _scores(name, columns, k_digits=1):
-    """Mean scores at eps 0.5 / 1 / 4 per dataset of results/<name>.csv (``bench_blocks_grid``'s
-    score table); ``columns``: header -> configuration."""
-    table = bench_blocks_grid.score_table(_results(name), k_digits)
-    return markdown(["dataset (metric) at eps 0.5 / 1 / 4", *columns],
-                    [[f"{d} ({m.upper()})", *(cells[c] for c in columns.values())]
-                     for (d, m), cells in table.items()])
-
-
-def blocks_grid_scores():
-    return _scores("blocks_grid", k_digits=0, columns={
-        "exponential / sequential": "exponential / sequential / 50x6 lr0.1",
-        "cyclical / sequential": "cyclical / sequential / 50x6 lr0.1",
-        "random / sequential": "random / sequential / 50x6 lr0.1",
-        "exponential / eoe": "exponential / eoe / 50x6 lr0.1",
-        "DPBoost paper (pure DP)": "DPBoost paper (pure DP)"})
-
-
-def _candidate_label(config):
-    """"random 100x6 lr0.3 l1 mcw50/eps sketch" -> "random 100 × 6, 0.3, λ 1, mcw 50/ε,
-    sketch"."""
-    if config.startswith("preset"):
-        return "today's preset: exponential 50 × 6, 0.1, λ 0.1"
-    m = re.fullmatch(r"(\w+) (\d+)x(\d+) lr([\d.]+) l([\d.]+) mcw(\S+)( sketch)?", config)
-    selection, trees, depth, lr, l2, mcw, sketch = m.groups()
-    return (f"{selection} {trees} × {depth}, {lr}, λ {l2}, mcw {mcw.replace('/eps', '/ε')}"
-            + (", sketch" if sketch else ""))
-
-
-#: What the README says of some candidates besides their name.
-CANDIDATE_NOTES = {"random 100x6 lr0.3 l1 mcw20": "(Table 1's winner)",
-                   "exponential 50x6 lr0.1 l0.1 mcw20": "(preset + mcw)"}
-
-
-def candidates_ranks():
-    rows = _results("blocks_grid_candidates")
-    ranks = {task: {t["config"]: t for t in bench_blocks_grid.rank_table(rows, task)}
-             for task in (None, "classification", "regression")}
-    picks = {task: min(ranks[task], key=lambda c: ranks[task][c]["mean_rank"])
-             for task in ("classification", "regression")}
-    pick_note = {picks["classification"]: "(classifier pick)",
-                 picks["regression"]: "(regressor pick)"}
-    lines = []
-    for config, t in ranks[None].items():
-        note = pick_note.get(config) or CANDIDATE_NOTES.get(config)
-        label = bold(_candidate_label(config), config in pick_note)
-        lines.append([label + (f" {note}" if note else ""), f"{t['mean_rank']:.2f}",
-                      t["worst_rank"],
-                      *(bold(f"{ranks[task][config]['mean_rank']:.2f}", picks[task] == config)
-                        for task in ("classification", "regression"))])
-    return markdown(["candidate (split selection, trees × depth, learning rate, λ, mcw)",
-                     "mean rank", "worst rank", "classification", "regression"], lines)
-
-
-def candidates_scores():
-    return _scores("blocks_grid_candidates", {
-        "today's preset": "preset (exponential 50x6 lr0.1 l0.1)",
-        "preset + mcw 20": "exponential 50x6 lr0.1 l0.1 mcw20",
-        "cyclical 50×6, 0.3, λ 1, mcw 20": "cyclical 50x6 lr0.3 l1 mcw20",
-        "random 100×6, 0.3, λ 1, mcw 0": "random 100x6 lr0.3 l1 mcw0",
-        "random 100×6, 0.3, λ 1, mcw 20": "random 100x6 lr0.3 l1 mcw20",
-        "same + sketch": "random 100x6 lr0.3 l1 mcw20 sketch",
-        "**random 100×6, 0.3, λ 1, mcw 50/ε**": "random 100x6 lr0.3 l1 mcw50/eps",
-        "**random 100×6, 0.1, λ 1, mcw 200/ε**": "random 100x6 lr0.1 l1 mcw200/eps"})
-
-
 #: The datasets of DP-XGB's Table 1 as the README names them.
 TABLE1_NAMES = {"adult": "Adult", "magic": "MagicTelescope", "electricity": "Electricity",
                 "house_16H": "House_16H", "california": "California"}
-
-
-def candidates_table1():
-    stats = _stats(_results("blocks_grid_candidates_table1"), ["dataset", "config"], "auc")
-    columns = {"today's preset": "preset (exponential 50x6 lr0.1 l0.1)",
-               "random 100×6, 0.3, λ 1, mcw 20": "random 100x6 lr0.3 l1 mcw20",
-               "**mcw 50/ε**": "random 100x6 lr0.3 l1 mcw50/eps",
-               "mcw 100/ε": "random 100x6 lr0.3 l1 mcw100/eps"}
-    lines = []
-    for d, name in TABLE1_NAMES.items():
-        best = max(columns.values(), key=lambda c: stats[(d, c)]["mean"])
-        greedy, overall = bench_table1.THEIRS[d]
-        lines.append([name, *(bold(pm(stats[(d, c)], 4), c == best) for c in columns.values()),
-                      f"{greedy[1]:.4f} / {overall[1]:.4f}"])
-    return markdown(["dataset", *columns, "theirs: best greedy / best overall"], lines)
-
-
-def candidates_hessian():
-    table = bench_blocks_grid.score_table(_results("blocks_grid_candidates_configs"))
-    means = _stats(_results("blocks_grid_candidates_configs"),
-                   ["dataset", "config", "epsilon"], lambda r: bench_blocks_grid.metric_of(r)[1])
-    lines = []
-    for (d, metric), cells in table.items():
-        pick = ("random 100x6 lr0.3 l1 mcw50/eps" if metric == "auc"
-                else "random 100x6 lr0.1 l1 mcw200/eps")
-        # bold: the sketch better at every epsilon, in the numbers as shown
-        def shown(config, e, metric=metric, d=d):
-            v = means[(d, config, e)]["mean"]
-            if metric == "auc":
-                return round(v, 3)
-            return -(round(v / 1000, 1) if v >= 1000 else round(v, 2))
-
-        better = all(shown(pick + " hessian", e) > shown(pick, e) for e in (0.5, 1.0, 4.0))
-        lines.append([f"{d} ({metric.upper()})", cells[pick],
-                      bold(cells[pick + " hessian"], better)])
-    return markdown(["dataset (metric) at eps 0.5 / 1 / 4", "picks, equal-width grid",
-                     "picks + Hessian sketch"], lines)
 
 
 def multiclass():
@@ -420,29 +327,6 @@ def multiclass():
 def _config_label(config):
     """"cyclical 50x6 mcw20" -> "cyclical 50×6 mcw 20"."""
     return re.sub(r"mcw(\d)", r"mcw \1", re.sub(r"(\d)x(\d)", r"\1×\2", config))
-
-
-def table1():
-    rows = _results("table1")
-    stats = _stats(rows, ["dataset", "config"], "auc")
-    delta = {(r["dataset"], r["config"]): float(r["delta"]) for r in rows}
-    lines = []
-    for d, name in TABLE1_NAMES.items():
-        greedy, overall = bench_table1.THEIRS[d]
-        variants = [c for (dd, c) in stats if dd == d and delta[(d, c)] <= bench_table1.DELTA
-                    and not c.startswith(("HGB", "DPBoost", "preset"))]
-        best = max(variants, key=lambda c: stats[(d, c)]["mean"])
-        lines.append([name, f"{greedy[0]} {greedy[1]:.4f} ± {greedy[2]:.4f}",
-                      f"{overall[0]} {overall[1]:.4f} ± {overall[2]:.4f}",
-                      pm(stats[(d, "preset recommended()")], 4),
-                      f"{_config_label(best)}: {bold(pm(stats[(d, best)], 4))}",
-                      pm(stats[(d, "random 100x6 mcw20, delta=1/n")], 4),
-                      pm(stats[(d, "DPBoost paper (defaults)")]),
-                      f"{stats[(d, 'HGB (non-private)')]['mean']:.4f}"])
-    return markdown(["dataset", "theirs: best greedy", "theirs: best overall",
-                     "ours: `recommended()`", "ours: best of 6 (delta 1e-5)",
-                     "ours: random 100×6 mcw 20 at their delta 1 / n_train", "DPBoost setting",
-                     "HGB (non-private)"], lines)
 
 
 def table1_hessian():
@@ -518,21 +402,6 @@ def compile_startup():
     return markdown(["setting (2,000 × 10 unless stated)", "cold: import s", "first fit s",
                      "first predict s", "compile s", "kernels compiled", "warm: import s",
                      "fit s", "import + fit s"], lines)
-
-
-def compile_kernels():
-    rows = [r for r in _results("compile_kernels") if r["depth"] == "0"
-            and (r["run"] == "cold" or r["run"] == "after default")]
-    runs = [key for key in COMPILE_RUNS if any((r["setting"], r["rows"], r["run"]) == key
-                                               for r in rows)]
-    kernels = list(dict.fromkeys(r["kernel"].removeprefix("dpboost.") for r in rows))
-    seconds = {}
-    for r in rows:
-        key = (r["kernel"].removeprefix("dpboost."), (r["setting"], r["rows"], r["run"]))
-        seconds[key] = min(seconds.get(key, math.inf), float(r["seconds"]))
-    return markdown(["kernel (s, with the kernels it calls)"] + [COMPILE_RUNS[k] for k in runs],
-                    [[f"`{k}`"] + [f"{seconds[(k, run)]:.2f}" if (k, run) in seconds else "–"
-                                   for run in runs] for k in kernels])
 
 
 def compile_floors():
@@ -627,12 +496,14 @@ def _rmse_cell(t):
 
 def regression():
     """Every shared regression set: RMSE mean ± std over folds per method and epsilon; the
-    default in bold where it is at or below DP-EBM's mean."""
+    default in bold where it is at or below DP-EBM's mean; the non-private HGB's RMSE beside the
+    dataset's name."""
     rows = _results("regression")
     stats = _stats(rows, ["dataset", "method", "epsilon"], "rmse")
     lines = []
     for dataset in dict.fromkeys(r["dataset"] for r in rows):
         n = stats[(dataset, "dpboost default", bench_regression.EPSILONS[0])]["n"]
+        ceiling = amount(stats[(dataset, "HGB (non-private)", math.inf)]["mean"])
         for method in ("dpboost default", "previous default", "DP-EBM"):
             cells = []
             for e in bench_regression.EPSILONS:
@@ -640,49 +511,17 @@ def regression():
                 cells.append("" if t is None else bold(
                     _rmse_cell(t), method == "dpboost default" and ebm is not None
                     and t["mean"] <= ebm["mean"]))
-            lines.append([f"{dataset} ({n} folds)", method] + cells)
-        ceiling = stats[(dataset, "HGB (non-private)", math.inf)]
-        lines.append([f"{dataset} ({n} folds)", f"HGB, non-private: {amount(ceiling['mean'])}"]
-                     + [""] * len(bench_regression.EPSILONS))
+            lines.append([f"{dataset} ({n} folds; HGB {ceiling})", method] + cells)
     return markdown(["dataset", "method"] + [f"eps {e:g}" for e in bench_regression.EPSILONS],
                     lines)
-
-
-def regression_decomposition():
-    """The tuning split: RMSE mean ± std over seeds of each variant per dataset and epsilon."""
-    rows = _results("regression_decomposition")
-    stats = _stats(rows, ["dataset", "variant", "epsilon"], "rmse")
-    lines = [[dataset, variant] + [_rmse_cell(stats[(dataset, variant, e)])
-                                   if (dataset, variant, e) in stats else ""
-                                   for e in bench_regression.EPSILONS]
-             for dataset, variant in dict.fromkeys((r["dataset"], r["variant"]) for r in rows)]
-    return markdown(["dataset", "variant"] + [f"eps {e:g}" for e in bench_regression.EPSILONS],
-                    lines)
-
-
-def renyi_filter():
-    """The individual Renyi filter on the tuning set: ROC AUC mean per setting and epsilon, and
-    the mean fraction of sampled records the filter (or GDF) left out of a tree."""
-    lines, epsilons = [], None
-    for grid in ("more_trees", "same_trees"):
-        rows = _results(f"filter_{grid}")
-        auc = _stats(rows, ["method", "epsilon"], "auc")
-        out = _stats(rows, ["method"], "left_out")
-        epsilons = sorted({key[1] for key in auc})
-        for m in dict.fromkeys(r["method"] for r in rows):
-            lines.append([m] + [f"{auc[(m, e)]['mean']:.3f} ± {auc[(m, e)]['std']:.3f}"
-                                for e in epsilons] + [f"{100 * out[(m,)]['mean']:.0f} %"])
-    return markdown(["setting"] + [_eps(e) for e in epsilons] + ["left out per tree"], lines)
 
 
 #: name -> function returning the markdown of README.md's ``<!-- table:name -->`` block.
 TABLES = {f.__name__: f for f in (
     safe_defaults, fit_time, defaults_max_bins, secure_noise, secure_samplers, error_vs_epsilon,
     error_vs_epsilon_rmse, convergence, ablation_filtered, ablation_glc, ablation_exact, peers,
-    blocks_grid_ranks, blocks_grid_scores, candidates_ranks, candidates_scores,
-    candidates_table1, candidates_hessian, multiclass, table1, table1_hessian, fit,
-    compile_startup, compile_kernels, compile_floors, frontier, speed_goals, frontier_abalone,
-    regression, regression_decomposition, renyi_filter)}
+    blocks_grid_ranks, multiclass, table1_hessian, fit, compile_startup, compile_floors,
+    frontier, speed_goals, frontier_abalone, regression)}
 
 _BLOCK = re.compile(r"(<!-- table:(\w+) -->\n)(.*?)(<!-- /table:\2 -->)", re.S)
 
