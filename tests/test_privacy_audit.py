@@ -650,3 +650,50 @@ def test_audit_flags_a_broken_individual_filter(broken):
     eps_lb = audit(_filter_ids(np.zeros(FILTER_TREES, bool), 5), _filter_ids(taken, 6),
                    delta=GAUSS_DELTA)
     assert eps_lb > _filter_claim()
+
+
+# The domain report's counts: D and D' (one more record: a missing cell, a value above its
+# bounds, a label outside the classes) as the library counts them, released by the Laplace
+# mechanism at the L1 sensitivity the planner claims (delta = 0). The record moves one count of
+# every group (2 columns, the target, the records): the event is a bucket of the moved counts'
+# sum.
+def _domain_statistics():
+    from dpboost._domain import domain_counts, domain_layout
+
+    layout = domain_layout(2, {}, {}, False, False, False)
+    bounds = np.array([[-1.0, 1.0], [-1.0, 1.0]])
+
+    def counts(X, y):
+        return domain_counts(X, X, y, np.isin(y, [0, 1]), layout, bounds, None).ravel()
+
+    X, y = np.zeros((20, 2)), np.zeros(20)
+    d = counts(X, y)
+    d2 = counts(np.vstack([X, [np.nan, 5.0]]), np.append(y, 7.0))
+    moved = np.flatnonzero(d != d2)
+    assert moved.size == len(layout)  # one count of each group, from 0 (or 20) by 1
+    claimed = plan_budget(epsilon=1.0, n_estimators=1, max_depth=1, learning_rate=0.1,
+                          l2_regularization=0.1, budget_allocation="sequential",
+                          trees_per_ensemble=1, leaf_clipping=True,
+                          domain_groups=len(layout)).domain
+    assert claimed.mechanism == "laplace"
+    return d[moved], d2[moved], claimed.sensitivity
+
+
+def _sum_ids(statistics, reference, sensitivity, seed, n=200_000):
+    released = laplace_mechanism(np.tile(statistics, (n, 1)), epsilon=EPS,
+                                 sensitivity=sensitivity, noise=make_noise(seed),
+                                 ledger=PrivacyLedger(), scope=SCOPE)
+    total = released.sum(axis=1) - np.sum(reference)
+    return np.digitize(total, np.linspace(-16, 20, 37))
+
+
+def test_audit_domain_report():
+    d, d2, sensitivity = _domain_statistics()
+    eps_lb = audit(_sum_ids(d, d, sensitivity, 3), _sum_ids(d2, d, sensitivity, 4))
+    assert 0.2 < eps_lb <= EPS
+
+
+def test_audit_flags_a_domain_report_with_per_group_sensitivity():
+    # sensitivity 1, as if a record moved one count of the whole report: the true loss is 4 eps
+    d, d2, _ = _domain_statistics()
+    assert audit(_sum_ids(d, d, 1.0, 3), _sum_ids(d2, d, 1.0, 4)) > EPS

@@ -32,6 +32,7 @@ from ._sensitivities import (
     quantile_sketch_sensitivity,
     weighted_leaf_sensitivity,
 )
+from ._domain import domain_release
 from ._thresholds import categories_release
 
 #: Share of each tree's zCDP budget spent on split selection under Renyi accounting; the rest goes
@@ -177,6 +178,8 @@ class BudgetPlan:
         category lists.
     categories : LedgerEntry or None, default=None
         The private category lists' release (``categories="private"``), made first.
+    domain : LedgerEntry or None, default=None
+        The domain report's release (``domain_report=True``, ``_domain.domain_release``).
     filter : LedgerEntry or None, default=None
         The individual Renyi filter's per-record budget (``renyi_filter``), a
         ``"renyi_filter"`` entry declared before the trees; None without a filter.
@@ -193,8 +196,10 @@ class BudgetPlan:
     bounds: object = None
     categories: object = None
     filter: object = None
+    domain: object = None
 
-    def check_scales(self, sketch_features=0, hessian_sketch_features=0, bounds_features=0):
+    def check_scales(self, sketch_features=0, hessian_sketch_features=0, bounds_features=0,
+                     domain_groups=0):
         """Refuse a plan with a noise scale that is not a positive normal float, or that the
         exact samplers cannot draw.
 
@@ -204,9 +209,10 @@ class BudgetPlan:
 
         Parameters
         ----------
-        sketch_features, hessian_sketch_features, bounds_features : int, default=0
+        sketch_features, hessian_sketch_features, bounds_features, domain_groups : int, default=0
             Columns of the quantile sketch's, the Hessian sketch's and the private bounds'
-            histograms: one record moves one count of each, as many coordinates of the
+            histograms, groups of the domain report's counts: one record moves one count of
+            each, as many coordinates of the
             release's row (``SecureNoise.check``). A leaf moves its whole row (1 value, or 2
             statistics), the categories' counts one value per row.
 
@@ -227,6 +233,7 @@ class BudgetPlan:
         for e in entries:
             noise_scale(e)
         moved = [(self.categories, 1), (self.bounds, bounds_features),
+                 (self.domain, domain_groups),
                  (self.sketch, sketch_features)]
         moved += [(e, hessian_sketch_features) for e in self.hessian_sketches]
         moved += [(e, 1 if self.trees[e.tree].leaf_noise == "laplace" else 2)
@@ -246,7 +253,8 @@ class BudgetPlan:
         """:attr:`entries`, built once per plan (a tuple): the planner checks them, ``fit``
         reserves them, and a memoised plan serves every fit of its setting."""
         private = math.isfinite(self.epsilon)
-        out = [e for e in (self.categories, self.filter, self.bounds) if e is not None]
+        out = [e for e in (self.categories, self.domain, self.filter, self.bounds)
+               if e is not None]
         out += ([] if self.sketch is None else [self.sketch]) + list(self.hessian_sketches)
         for tb in self.trees:
             random = tb.split_selection == "random"
@@ -290,7 +298,8 @@ def plan_budget(*, epsilon, n_estimators, max_depth, learning_rate, l2_regulariz
                 leaf_noise="laplace", hessian_bound=1.0, split_selection="exponential",
                 subsample=1.0, sketch_features=0, hessian_sketch_features=0,
                 hessian_sketch_rounds=1, bounds_features=0, gradient_bound=GRADIENT_BOUND,
-                categories_features=0, sample_weight_bound=None, renyi_filter=None):
+                categories_features=0, sample_weight_bound=None, renyi_filter=None,
+                domain_groups=0):
     """Plan every mechanism's epsilon, noise and sensitivity.
 
     Parameters
@@ -389,6 +398,11 @@ def plan_budget(*, epsilon, n_estimators, max_depth, learning_rate, l2_regulariz
         ``delta > 0``, ``budget_allocation="sequential"``, and random splits when
         ``subsample < 1`` (a sampled tree is accounted as one sampled Gaussian only when its
         splits are data-independent). None: worst-case accounting of every release.
+    domain_groups : int, default=0
+        Groups of the domain report's counts (``domain_report=True``: the columns of X plus
+        2; 0: no report). One release (``_domain.domain_release``: Gaussian at ``delta > 0``,
+        Laplace at ``delta = 0``, of ``DOMAIN_SHARE`` of epsilon) composed with the trees as
+        the private category lists' are.
 
     Returns
     -------
@@ -404,9 +418,11 @@ def plan_budget(*, epsilon, n_estimators, max_depth, learning_rate, l2_regulariz
         a setting the individual Renyi filter or private category lists rule out.
     """
     arguments = {k: v for k, v in locals().items()
-                 if k not in ("bounds_features", "categories_features")}
+                 if k not in ("bounds_features", "categories_features", "domain_groups")}
     arguments["categories"] = (None if not categories_features else
                                categories_release(categories_features, epsilon, delta))
+    arguments["domain"] = (None if not domain_groups else
+                           domain_release(domain_groups, epsilon, delta))
     if not bounds_features:
         plan = _plan(**arguments)
     else:
@@ -418,7 +434,8 @@ def plan_budget(*, epsilon, n_estimators, max_depth, learning_rate, l2_regulariz
         plan = dataclasses.replace(rest, bounds=entry)
         entries, repeats = _first_tree(plan, len({tb.group for tb in plan.trees}))
         plan = dataclasses.replace(plan, epsilon=compose(entries, delta, repeats))
-    return plan.check_scales(sketch_features, hessian_sketch_features, bounds_features)
+    return plan.check_scales(sketch_features, hessian_sketch_features, bounds_features,
+                             domain_groups)
 
 
 def _first_tree(plan, n_groups):
@@ -443,9 +460,10 @@ def _plan(*, epsilon, n_estimators, max_depth, learning_rate, l2_regularization,
           budget_allocation, trees_per_ensemble, leaf_clipping, n_outputs, delta, leaf_noise,
           hessian_bound, split_selection, subsample, sketch_features, hessian_sketch_features,
           hessian_sketch_rounds, gradient_bound, sample_weight_bound, renyi_filter,
-          categories=None):
-    """:func:`plan_budget` without private bounds (``categories``: the entry of the private
-    category lists, composed with the rest), its noise scales not yet checked."""
+          categories=None, domain=None):
+    """:func:`plan_budget` without private bounds (``categories``, ``domain``: the entries
+    of the private category lists and of the domain report, composed with the rest), its
+    noise scales not yet checked."""
     n_trees = n_outputs * n_estimators
     weight = 1.0 if sample_weight_bound is None else float(sample_weight_bound)
 
@@ -497,7 +515,7 @@ def _plan(*, epsilon, n_estimators, max_depth, learning_rate, l2_regularization,
         return BudgetPlan(trees=trees, record_shares=None, max_depth=max_depth, epsilon=math.inf,
                           sketch=sketch, hessian_sketch_trees=sketch_trees,
                           hessian_sketches=hessian_sketches(math.inf, 0.0),
-                          categories=categories)
+                          categories=categories, domain=domain)
 
     groups, positions, shares = _layout(budget_allocation, n_estimators, trees_per_ensemble,
                                         learning_rate)
@@ -545,7 +563,7 @@ def _plan(*, epsilon, n_estimators, max_depth, learning_rate, l2_regularization,
                           hessian_sketch_trees=sketch_trees,
                           hessian_sketches=hessian_sketches(sketch_epsilon,
                                                             sketch_noise_multiplier),
-                          categories=categories, filter=budget)
+                          categories=categories, filter=budget, domain=domain)
 
     def first_tree(*budgets):
         return _first_tree(unpriced(*budgets, n_built=1), n_outputs * n_groups)
@@ -560,7 +578,9 @@ def _plan(*, epsilon, n_estimators, max_depth, learning_rate, l2_regularization,
         # cost nothing, so their trees give it all to the leaves.
         selection = 0.0 if random else 0.5
         sketch_total = SKETCH_SHARE * epsilon if sketch or n_sketches else 0.0
-        epsilon_tree = (epsilon - sketch_total) / (n_outputs * n_groups)
+        # The domain report's Laplace release is composed sequentially with the rest.
+        domain_total = 0.0 if domain is None else domain.epsilon
+        epsilon_tree = (epsilon - sketch_total - domain_total) / (n_outputs * n_groups)
         for _ in range(_MAX_SHRINKS):
             # A tree on a Poisson sample may spend more on it for the same cost on the data.
             spend = deamplify_pure(epsilon_tree, subsample) if subsample < 1 else epsilon_tree

@@ -323,7 +323,8 @@ class DPGBClassifier(ClassifierMixin, _BaseDPGB):
                  interaction_cst="no_interactions", monotonic_cst=None, feature_bounds=None,
                  categorical_features="from_dtype", categories=None, classes=None,
                  class_weight=None, sample_weight_bound=None, warm_start=False, random_state=None,
-                 verbose=0, diagnostics=False, n_jobs=None, accountant=None):
+                 verbose=0, diagnostics=False, domain_report=False, n_jobs=None,
+                 accountant=None):
         self._store_parameters(locals())
 
     @property
@@ -407,7 +408,8 @@ class DPGBRegressor(RegressorMixin, _BaseDPGB):
                  split_candidates="hessian", interaction_cst="no_interactions", monotonic_cst=None,
                  feature_bounds=None, categorical_features="from_dtype", categories=None,
                  target_bounds=None, sample_weight_bound=None, warm_start=False, random_state=None,
-                 verbose=0, diagnostics=False, n_jobs=None, accountant=None):
+                 verbose=0, diagnostics=False, domain_report=False, n_jobs=None,
+                 accountant=None):
         self._store_parameters(locals())
 
     def _encode_y(self, y, fitted_target):

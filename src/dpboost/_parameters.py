@@ -44,6 +44,7 @@ PARAMETER_CONSTRAINTS = {
     "random_state": ["random_state", np.random.Generator, NoiseSource],
     "verbose": ["verbose"],
     "diagnostics": ["boolean"],
+    "domain_report": ["boolean"],
     "n_jobs": [Integral, None],
     "accountant": [PrivacyAccountant, None],
     "sample_weight_bound": [Interval(Real, 0, None, closed="neither"), None],
