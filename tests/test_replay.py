@@ -805,3 +805,20 @@ def test_replay_flags_a_domain_report_declared_per_column(monkeypatch, fresh_pla
                     probe=probe_set(config["data"]), check=False)
     assert any("exceeds the declared sensitivity 1.0" in f for f in result.failures), \
         result.failures
+
+
+def test_replay_flags_private_bounds_that_forget_the_target_weight(monkeypatch, fresh_plans):
+    # Negative control: the bounds' histograms declared as if the target weighed 1 like a
+    # feature; the added record (far values, a far target) moves every column's counts.
+    import dpboost._budget as budget
+
+    real = budget.bounds_histogram_sensitivity
+    monkeypatch.setattr(budget, "bounds_histogram_sensitivity",
+                        lambda n, norm="l1", target=False: real(n + target, norm))
+    config = dict(FAST[0], task="regression", data="numeric", bounds="private", delta=1e-5,
+                  leaf_noise="gaussian", l2_regularization=0.1)
+    make = estimator_factory(config)
+    D, D_prime = neighbours("regression", "numeric", "far", "high")
+    result = replay(make, D, D_prime, probe=probe_set("numeric"), check=False)
+    assert any("exceeds the declared sensitivity 2.0" in f for f in result.failures), \
+        result.failures

@@ -100,8 +100,8 @@ def plan_fit(config, loss, n_outputs, n_numeric, n_private_categories=0, previou
         gradient_bound=config.gradient_bound,
         sample_weight_bound=config.weight_bound,
         renyi_filter=config.renyi_filter,
-        bounds_features=fresh * (n_numeric * config.private_feature_bounds
-                                 + config.private_target_bounds),
+        bounds_features=fresh * n_numeric * config.private_feature_bounds,
+        bounds_target=fresh and config.private_target_bounds,
         categories_features=fresh * n_private_categories,
         domain_groups=fresh * config.domain_groups)
 

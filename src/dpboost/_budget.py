@@ -33,7 +33,7 @@ from ._sensitivities import (
     weighted_leaf_sensitivity,
 )
 from ._domain import domain_release
-from ._thresholds import categories_release
+from ._thresholds import categories_release, category_noise_multiplier
 
 #: Share of each tree's zCDP budget spent on split selection under Renyi accounting; the rest goes
 #: to the leaves (DP-XGB, "Revisiting differentially private XGBoost", Sec. 4: 0.7 : 0.3).
@@ -299,7 +299,7 @@ def plan_budget(*, epsilon, n_estimators, max_depth, learning_rate, l2_regulariz
                 subsample=1.0, sketch_features=0, hessian_sketch_features=0,
                 hessian_sketch_rounds=1, bounds_features=0, gradient_bound=GRADIENT_BOUND,
                 categories_features=0, sample_weight_bound=None, renyi_filter=None,
-                domain_groups=0):
+                domain_groups=0, bounds_target=False):
     """Plan every mechanism's epsilon, noise and sensitivity.
 
     Parameters
@@ -370,10 +370,17 @@ def plan_budget(*, epsilon, n_estimators, max_depth, learning_rate, l2_regulariz
         leaf and GLC bounds scale with it (Li et al. 2020, Lemmas 1-2; DP-XGB).
     bounds_features : int, default=0
         Number of features whose bounds are released privately (``feature_bounds="private"``;
-        0: none). One Laplace release of ``BOUNDS_SHARE * epsilon`` and L1 sensitivity
-        ``bounds_features`` comes first; everything else is planned with the remaining
-        ``(1 - BOUNDS_SHARE) epsilon`` (sequential composition: the total stays within epsilon,
-        also by Renyi composition, whose conversion never exceeds the sum).
+        0: none), with the target's if ``bounds_target`` (``target_bounds="private"``), the
+        columns weighted by ``_sensitivities.bounds_column_weights``. ``delta > 0``: one
+        Gaussian release of L2 sensitivity ``bounds_histogram_sensitivity(..., "l2")`` whose
+        noise alone costs ``BOUNDS_SHARE * epsilon`` at delta (:func:`_bounds_release`),
+        composed with the trees as the private category lists are. ``delta = 0``: one Laplace
+        release of ``BOUNDS_SHARE * epsilon`` and the L1 sensitivity comes first; everything
+        else is planned with the remaining ``(1 - BOUNDS_SHARE) epsilon`` (sequential
+        composition: the total stays within epsilon, also by Renyi composition, whose
+        conversion never exceeds the sum).
+    bounds_target : bool, default=False
+        Whether the target's bounds are released with them (``target_bounds="private"``).
     categories_features : int, default=0
         Number of categorical columns whose category lists are released privately
         (``categories="private"``; 0: none). One thresholded Gaussian release comes first
@@ -418,24 +425,55 @@ def plan_budget(*, epsilon, n_estimators, max_depth, learning_rate, l2_regulariz
         a setting the individual Renyi filter or private category lists rule out.
     """
     arguments = {k: v for k, v in locals().items()
-                 if k not in ("bounds_features", "categories_features", "domain_groups")}
+                 if k not in ("bounds_features", "categories_features", "domain_groups",
+                              "bounds_target")}
     arguments["categories"] = (None if not categories_features else
                                categories_release(categories_features, epsilon, delta))
     arguments["domain"] = (None if not domain_groups else
                            domain_release(domain_groups, epsilon, delta))
-    if not bounds_features:
+    n_bounds = bounds_features + bounds_target
+    if not n_bounds:
         plan = _plan(**arguments)
+    elif delta > 0 and math.isfinite(epsilon):
+        # Gaussian counts: L2 sensitivity sqrt(d), and tails light enough that a few hundred
+        # records stand out of the noise (docs/privacy.md, Private feature bounds).
+        plan = _plan(**arguments, bounds=_bounds_release(bounds_features, bounds_target, epsilon,
+                                                         delta))
     else:
         rest = _plan(**{**arguments, "epsilon": (1.0 - BOUNDS_SHARE) * epsilon})
         entry = LedgerEntry(mechanism="laplace" if math.isfinite(epsilon) else "exact",
                             epsilon=BOUNDS_SHARE * epsilon,
-                            sensitivity=bounds_histogram_sensitivity(bounds_features),
+                            sensitivity=bounds_histogram_sensitivity(bounds_features, "l1",
+                                                                     bounds_target),
                             n_nodes=1, **BOUNDS_SCOPE)
         plan = dataclasses.replace(rest, bounds=entry)
         entries, repeats = _first_tree(plan, len({tb.group for tb in plan.trees}))
         plan = dataclasses.replace(plan, epsilon=compose(entries, delta, repeats))
-    return plan.check_scales(sketch_features, hessian_sketch_features, bounds_features,
+    return plan.check_scales(sketch_features, hessian_sketch_features, n_bounds,
                              domain_groups)
+
+
+def _bounds_release(n_features, target, epsilon, delta):
+    """The Gaussian release of the private bounds' histograms of ``n_features`` features and
+    the target if ``target`` (``delta > 0``): the noise multiplier that alone is ``(BOUNDS_SHARE epsilon, delta)``-DP
+    (``_thresholds.category_noise_multiplier``), composed with the trees by Renyi accounting.
+
+    Raises
+    ------
+    ValueError
+        epsilon and delta too small for the histograms' noise.
+    """
+    try:
+        sigma = category_noise_multiplier(BOUNDS_SHARE * epsilon, delta)
+    except ValueError:
+        raise ValueError(f"epsilon={epsilon} with delta={delta} is too small for private "
+                         f"bounds: their histograms get {BOUNDS_SHARE:g} of epsilon, which no "
+                         "Gaussian noise up to 1e7 times their sensitivity reaches; pass "
+                         "public bounds.") from None
+    return LedgerEntry(mechanism="gaussian", epsilon=math.inf,
+                       sensitivity=bounds_histogram_sensitivity(n_features, "l2", target),
+                       n_nodes=1,
+                       noise_multiplier=sigma, **BOUNDS_SCOPE)
 
 
 def _first_tree(plan, n_groups):
@@ -460,10 +498,10 @@ def _plan(*, epsilon, n_estimators, max_depth, learning_rate, l2_regularization,
           budget_allocation, trees_per_ensemble, leaf_clipping, n_outputs, delta, leaf_noise,
           hessian_bound, split_selection, subsample, sketch_features, hessian_sketch_features,
           hessian_sketch_rounds, gradient_bound, sample_weight_bound, renyi_filter,
-          categories=None, domain=None):
-    """:func:`plan_budget` without private bounds (``categories``, ``domain``: the entries
-    of the private category lists and of the domain report, composed with the rest), its
-    noise scales not yet checked."""
+          categories=None, domain=None, bounds=None):
+    """:func:`plan_budget` without the Laplace private bounds (``categories``, ``domain``,
+    ``bounds``: the entries of the private category lists, of the domain report and of the
+    Gaussian private bounds, composed with the rest), its noise scales not yet checked."""
     n_trees = n_outputs * n_estimators
     weight = 1.0 if sample_weight_bound is None else float(sample_weight_bound)
 
@@ -515,7 +553,7 @@ def _plan(*, epsilon, n_estimators, max_depth, learning_rate, l2_regularization,
         return BudgetPlan(trees=trees, record_shares=None, max_depth=max_depth, epsilon=math.inf,
                           sketch=sketch, hessian_sketch_trees=sketch_trees,
                           hessian_sketches=hessian_sketches(math.inf, 0.0),
-                          categories=categories, domain=domain)
+                          categories=categories, domain=domain, bounds=bounds)
 
     groups, positions, shares = _layout(budget_allocation, n_estimators, trees_per_ensemble,
                                         learning_rate)
@@ -563,7 +601,8 @@ def _plan(*, epsilon, n_estimators, max_depth, learning_rate, l2_regularization,
                           hessian_sketch_trees=sketch_trees,
                           hessian_sketches=hessian_sketches(sketch_epsilon,
                                                             sketch_noise_multiplier),
-                          categories=categories, filter=budget, domain=domain)
+                          categories=categories, filter=budget, domain=domain,
+                          bounds=bounds)
 
     def first_tree(*budgets):
         return _first_tree(unpriced(*budgets, n_built=1), n_outputs * n_groups)
