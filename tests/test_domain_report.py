@@ -195,3 +195,42 @@ def test_dask_refuses_the_report():
 def test_sensitivity_counts_every_group():
     assert domain_count_sensitivity(5, "l1") == 5.0
     assert domain_count_sensitivity(5, "l2") == math.sqrt(5)
+
+
+# --- delta against the number of records ----------------------------------------------------
+
+def test_a_delta_above_1e_4_warns_from_the_parameter_alone():
+    X, y = _frame(200)
+    params = dict(feature_bounds={"a": (0, 1)}, categories={"b": ["x", "y"]},
+                  classes=["no", "yes"], **SMALL)
+    with pytest.warns(UserWarning, match=r"delta=0.001 exceeds 0.0001"):
+        DPGBClassifier(delta=1e-3, **params).fit(X, y)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        DPGBClassifier(delta=1e-5, **params).fit(X, y)
+    assert not [w for w in caught if "delta=" in str(w.message)]
+
+
+def test_the_report_compares_delta_with_the_released_number_of_records():
+    X, y = _frame(20_000)
+    params = dict(feature_bounds={"a": (0, 1)}, categories={"b": ["x", "y"]},
+                  classes=["no", "yes"], domain_report=True, **SMALL)
+    with pytest.warns(UserWarning, match=r"delta=1e-05 is not well below 1 / n_samples: the "
+                                         r"released number of records is about 2e\+04"):
+        DPGBClassifier(delta=1e-5, **params).fit(X, y)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        DPGBClassifier(delta=1e-7, **params).fit(X, y)
+    assert not [w for w in caught if "1 / n_samples" in str(w.message)]
+
+
+@pytest.mark.parametrize("columns", [["a"], ["b"], ["b", "a"]])
+def test_predict_on_other_columns_names_them(columns):
+    X, y = _frame(200)
+    for categories in ({"b": ["x", "y"]}, "private"):
+        model = DPGBClassifier(feature_bounds={"a": (0, 1)}, categories=categories,
+                               classes=["no", "yes"], **SMALL).fit(X, y)
+        with pytest.raises(ValueError, match="feature names|Feature names"):
+            model.predict(X[columns])
+    with pytest.raises(ValueError, match="X has 1 features, but DPGBClassifier is expecting 2"):
+        model.predict(X[["a"]].to_numpy())

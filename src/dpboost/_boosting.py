@@ -144,7 +144,7 @@ def train(records, inputs, loss, config, plan, n_outputs, n_threads, fit_id=None
     if plan.domain is not None:
         # The domain report first: its counts were taken at the record boundary.
         released["domain_report_"] = release_domain_report(
-            *inputs.domain, plan.domain, noise, ledger)
+            *inputs.domain, plan.domain, noise, ledger, config.delta)
     if plan.categories is not None:
         # Category lists released from the data first (docs/privacy.md, Private category
         # lists); the grid of a column spans its released list.

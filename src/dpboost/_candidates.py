@@ -214,9 +214,9 @@ BOUNDS_RESOLUTIONS = (1, 2, 4, 8)
 #: Probability, for the noise of one fit's released histograms (every column, group and
 #: resolution), that some group holding no record is taken as significant.
 BOUNDS_FALSE_POSITIVE = 1e-4
-#: A plan whose noise needs more records than this in one bin to locate a column warns
+#: A plan whose noise needs more records than this in one decade to locate a column warns
 #: before the release (:func:`private_bounds`).
-BOUNDS_RECORDS_WARNING = 1000
+BOUNDS_RECORDS_WARNING = 10_000
 #: Bins next to a located region tested together by the growth of :func:`located_bounds`.
 GROWTH = 2
 
@@ -420,7 +420,7 @@ def private_bounds(records, numeric, target, release, noise, ledger):
     weights = bounds_column_weights(n_features, target,
                                     "l2" if release.mechanism == "gaussian" else "l1")
     needed = bounds_thresholds(release, n_features + target)
-    if needed[1] / weights[0] > BOUNDS_RECORDS_WARNING:
+    if needed[max(BOUNDS_RESOLUTIONS)] / weights[0] > BOUNDS_RECORDS_WARNING:
         # From the plan alone, before any record is counted.
         target_note = (f" (the target: {needed[1] / weights[-1]:.0f})"
                        if target and n_features else "")

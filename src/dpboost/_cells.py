@@ -170,6 +170,21 @@ def pandas_frame(X, schema_only=False):
     return table.to_pandas(types_mapper=_schema_dtype)
 
 
+def check_columns(estimator, X):
+    """``X`` (a polars or pyarrow table as a pandas one) after scikit-learn's checks of its
+    columns against the fitted ones (``feature_names_in_``: names missing, unseen or out of
+    order; ``n_features_in_``), as HistGradientBoosting: before any cell is coded by a
+    column's position. Column names and counts are schema (public). Anything without a
+    two-dimensional ``shape`` (a 1-d array, a list) is left to ``validate_data``'s own
+    messages ("Reshape your data")."""
+    from sklearn.utils.validation import validate_data
+
+    X = pandas_frame(X)
+    if hasattr(X, "iloc") or len(getattr(X, "shape", ())) == 2:
+        validate_data(estimator, X, skip_check_array=True, reset=False)
+    return X
+
+
 def cells_as_numbers(X, categories, typed=()):
     """``X`` (a polars or pyarrow table as a pandas one, :func:`pandas_frame`) with categorical
     cells as their codes in the public ``categories`` (``typed``: see

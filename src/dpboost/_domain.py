@@ -36,6 +36,9 @@ CELLS = 4
 #: this many standard deviations of its noise.
 WARN_SHARE = 0.05
 SIGNIFICANCE = 5.0
+#: ``delta`` times the released number of records above this warns: delta must be well below
+#: 1 / n (docs/privacy.md, Public inputs).
+DELTA_RECORDS = 0.1
 #: Share of epsilon the report's noise alone would cost (at the fit's delta); the trees get
 #: what the composition leaves.
 DOMAIN_SHARE = 0.05
@@ -213,7 +216,7 @@ def domain_counts(raw, encoded, y, keep, layout, bounds, target_bounds):
     return counts
 
 
-def release_domain_report(layout, counts, names, entry, noise, ledger):
+def release_domain_report(layout, counts, names, entry, noise, ledger, delta=0.0):
     """Release the domain report's counts (``plan.domain``) and warn from the released values.
 
     Parameters
@@ -228,6 +231,9 @@ def release_domain_report(layout, counts, names, entry, noise, ledger):
         :func:`domain_count_sensitivity`.
     noise, ledger
         As the mechanisms'.
+    delta : float, default=0.0
+        The fit's delta: it warns when not below :data:`DELTA_RECORDS` over the released
+        number of records.
 
     Returns
     -------
@@ -243,6 +249,12 @@ def release_domain_report(layout, counts, names, entry, noise, ledger):
               for g, (label, kinds) in enumerate(zip(labels, layout))}
     warn_domain(report, noise_scale(entry) * (1.0 if entry.mechanism == "gaussian"
                                               else math.sqrt(2.0)))
+    records = report[RECORDS][RECORDS]
+    if delta > 0 and delta * max(records, 1.0) > DELTA_RECORDS:
+        warnings.warn(f"delta={delta:g} is not well below 1 / n_samples: the released number of "
+                      f"records is about {records:.2g}, so delta n is above {DELTA_RECORDS:g} "
+                      "(docs/privacy.md, Public inputs); lower delta.", UserWarning,
+                      stacklevel=4)
     return report
 
 

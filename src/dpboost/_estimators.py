@@ -19,7 +19,7 @@ from ._accounting import compose
 from ._auto import resolve_config
 from ._boosting import plan_fit, train
 from ._categories import released_category_columns
-from ._cells import cells_as_numbers, encode_classes, encode_targets
+from ._cells import cells_as_numbers, check_columns, encode_classes, encode_targets
 from ._docstrings import CLASSIFIER, REGRESSOR, TO_XGBOOST_JSON, predict_doc
 from ._export import estimator_to_xgboost, xgboost_link
 from ._inspection import feature_importance, privacy_report, releases_statistics, tree_text
@@ -289,6 +289,7 @@ class _BaseDPGB(BaseEstimator):
     def _binned(self, X):
         """``X`` checked against the fit and binned on its grid (row-major)."""
         check_is_fitted(self)
+        X = check_columns(self, X)
         typed = released_category_columns(
             self.categories, self.categories_,
             lambda: getattr(self, "feature_names_in_", range(self.n_features_in_)))

@@ -19,6 +19,7 @@ from ._categories import (
 )
 from ._cells import (
     cells_as_numbers,
+    check_columns,
     check_same_length,
     check_sample_weight,
     check_value_types,
@@ -304,7 +305,7 @@ def fit_inputs(estimator, X, y, sample_weight=None, weight_bound=None, previous=
         Facts of the parameters and the schema only (see the estimators' ``fit``).
     """
     warn_reproducible_noise(estimator.random_state)
-    X = pandas_frame(X)
+    X = pandas_frame(X) if previous is None else check_columns(estimator, X)
     if previous is None:
         lists, derived = public_categories(X, estimator.categorical_features,
                                            estimator.categories, estimator.feature_bounds)
