@@ -177,3 +177,22 @@ def test_private_target_bounds_are_released_with_the_feature_bounds():
     public = DPGBRegressor(epsilon=2.0, feature_bounds=(-1, 1), target_bounds="private",
                            n_estimators=2, random_state=0).fit(X, y)
     assert public.privacy_ledger_[0].sensitivity == 1.0  # the target alone
+
+
+def test_groups_do_not_reach_across_zero():
+    # The groups of 2 to 8 bins stop at the two bins around 0: a column of zeros (and no
+    # negative value) keeps 0 as its lower bound.
+    from dpboost._accounting import LedgerEntry
+    from dpboost._candidates import bounds_groups, located_bounds
+
+    for k in (1, 2, 4, 8):
+        starts, stops = bounds_groups(k)
+        assert (stops > starts).all() and (starts[1:] >= stops[:-1]).all()
+        assert not ((starts < 145) & (stops > 145)).any()  # no group holds 0's bin and another
+    entry = LedgerEntry(mechanism="gaussian", epsilon=math.inf, sensitivity=1.0,
+                        noise_multiplier=10.0, n_nodes=1, group=-1, tree=-1, level=-1)
+    released = np.zeros((1, BOUNDS_EDGES.size - 1))
+    released[0, 145] = 1e5  # [0, 1e-6): the zeros
+    released[0, np.searchsorted(BOUNDS_EDGES, 100.0)] = 1e4
+    bounds, located = located_bounds(released, entry)
+    assert located[0] and bounds[0, 0] == 0.0

@@ -352,8 +352,10 @@ def located_bounds(released, release):
     near = {m: sum_threshold(release, m, BOUNDS_FALSE_POSITIVE / (2 * GROWTH * n_columns))
             for m in range(1, GROWTH + 1)}
     significant = np.zeros(released.shape, dtype=bool)
+    cumulative = np.zeros((n_columns, n_bins + 1))
+    np.cumsum(released, axis=1, out=cumulative[:, 1:])
     for k, (starts, stops) in groups.items():
-        sums = np.add.reduceat(released, starts, axis=1)
+        sums = cumulative[:, stops] - cumulative[:, starts]
         for f in range(n_columns):
             for g in np.flatnonzero(sums[f] > thresholds[k]):
                 # A group is tested only while no finer group of it is significant: the mass
@@ -365,8 +367,7 @@ def located_bounds(released, release):
     starts, stops = groups[reach]
     for f in range(n_columns):
         if not located[f]:
-            sums = np.add.reduceat(released[f], starts)
-            g = int(np.argmax(sums))
+            g = int(np.argmax(cumulative[f, stops] - cumulative[f, starts]))
             bounds[f] = BOUNDS_EDGES[starts[g]], BOUNDS_EDGES[stops[g]]
             continue
         bins = np.flatnonzero(significant[f])
