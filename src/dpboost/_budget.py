@@ -18,6 +18,7 @@ from ._accounting import (
     rdp_bounds,
 )
 from ._common import GRADIENT_BOUND, read_only
+from ._domain import domain_release
 from ._filter import FILTER_SCOPE, filter_tree_count
 from ._mechanisms import noise_scale
 from ._noise import SecureNoise
@@ -32,7 +33,6 @@ from ._sensitivities import (
     quantile_sketch_sensitivity,
     weighted_leaf_sensitivity,
 )
-from ._domain import domain_release
 from ._thresholds import categories_release, category_noise_multiplier
 
 #: Share of each tree's zCDP budget spent on split selection under Renyi accounting; the rest goes

@@ -26,13 +26,13 @@ from ._common import (
 )
 from ._histogram import all_rows_histograms
 from ._loss import weight_statistics
-from ._sensitivities import bounds_column_weights
 from ._mechanisms import (
     gaussian_mechanism,
     laplace_mechanism,
     noise_scale,
     threshold_mechanism,
 )
+from ._sensitivities import bounds_column_weights
 
 #: Fine grid of the sketch, in fine bins per final bin: a quantile lands within 1/8 of a grid
 #: bin, while the Laplace noise summed into one quantile's cumulative count stays small.
@@ -46,7 +46,7 @@ HESSIAN_SKETCH_BINS = 255
 SKETCH_UNIFORM_SHARE = 0.1
 
 
-def _release(statistics, entry, noise, ledger):
+def release_rows(statistics, entry, noise, ledger):
     """``statistics`` released as one node of shape (1, n_columns, n_bins) (a record moves one
     count of every column's histogram, hence the planned entry's sensitivity over the whole
     array, and one coordinate per column: the exact samplers' rounding allowance counts the
@@ -432,7 +432,7 @@ def private_bounds(records, numeric, target, release, noise, ledger):
                       "fewer records, pass public bounds (docs/privacy.md, Private feature "
                       "bounds).", UserWarning, stacklevel=5)
     counts = records.reduce(bounds_counts, numeric, target)
-    released = _release(counts * np.array(weights)[:, None], release, noise, ledger)
+    released = release_rows(counts * np.array(weights)[:, None], release, noise, ledger)
     bounds, located = located_bounds(released, release)
     names = [f"column {j}" for j in ([] if numeric is None else numeric)] + (
         ["the target"] if target else [])
@@ -560,7 +560,7 @@ def initial_binner(records, bounds, numeric, max_bins, plan, noise, ledger):
         return binner
     lower, upper = bounds[numeric, 0], bounds[numeric, 1]
     counts = records.reduce(sketch_counts, numeric, lower, upper, SKETCH_RESOLUTION * max_bins)
-    released = _release(counts, plan.sketch, noise, ledger)
+    released = release_rows(counts, plan.sketch, noise, ledger)
     thresholds = binner.thresholds()
     thresholds[numeric] = sketch_thresholds(released, lower, upper,
                                             max_bins)
@@ -634,7 +634,7 @@ def hessian_sketch_candidates(records, output, numeric, candidates, max_bins, re
         Ascending boundary indices.
     """
     n_bins = HESSIAN_SKETCH_BINS
-    released = _release(records.reduce(hessian_counts, output, numeric), release, noise, ledger)
+    released = release_rows(records.reduce(hessian_counts, output, numeric), release, noise, ledger)
     # A Laplace variable's standard deviation is sqrt(2) times its scale.
     noise_std = noise_scale(release) * (1.0 if release.mechanism == "gaussian"
                                         else math.sqrt(2.0))

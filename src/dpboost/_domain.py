@@ -241,9 +241,9 @@ def release_domain_report(layout, counts, names, entry, noise, ledger, delta=0.0
         ``{column: {kind: released count}}``, the columns by name (or index), then
         ``"target"`` and ``"records"``: what ``domain_report_`` holds.
     """
-    from ._candidates import _release
+    from ._candidates import release_rows
 
-    released = _release(counts[0], entry, noise, ledger)
+    released = release_rows(counts[0], entry, noise, ledger)
     labels = list(names) + ["target", RECORDS]
     report = {label: {kind: float(released[g, i]) for i, kind in enumerate(kinds)}
               for g, (label, kinds) in enumerate(zip(labels, layout))}
