@@ -300,3 +300,23 @@ def test_a_category_below_the_threshold_appears_in_no_output(estimator, capsys,
         emitted.append(model.to_xgboost_json())
     assert not any(secret in text for text in emitted)
     assert not any("SECRET" in text for text in emitted)
+
+
+def test_the_domain_report_releases_noisy_counts_only(neighbours):
+    # Given the same noise, neighbours give the same report, warnings and ledger (the replay
+    # harness checks this transcript by transcript); here: no exact count appears, every count
+    # of the report is off its exact value, and the warning quotes rounded shares only.
+    X, y = neighbours[0]
+    X = X.copy()
+    X[:1000, 0] = 5.0  # above the bounds
+    with pytest.warns(UserWarning, match=r"about \d+% of the records") as caught:
+        model = DPGBClassifier(feature_bounds=(-1, 1), classes=[0, 1], n_estimators=3,
+                               max_depth=2, domain_report=True, random_state=0).fit(X, y)
+    report = model.domain_report_
+    exact = {"records": 1500.0, "above": 1000.0}
+    assert report["records"]["records"] != exact["records"]
+    assert report["0"]["above bounds"] != exact["above"]
+    assert all(float(v).is_integer() is False for kinds in report.values()
+               for v in kinds.values())
+    for w in caught:
+        assert "1500" not in str(w.message) and "1000" not in str(w.message)

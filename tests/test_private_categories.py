@@ -80,10 +80,10 @@ def test_the_plan_composes_everything_at_delta_minus_the_thresholds():
                        subsample=0.3, categories_features=4, bounds_features=2)
     first, second = plan.entries[:2]
     assert first == plan.categories and first.mechanism == "threshold"
-    assert second == plan.bounds and second.mechanism == "laplace"
+    assert second == plan.bounds and second.mechanism == "gaussian"
     # Independent: dp-accounting on every release, converted at delta - the threshold's delta.
     events = [dp_accounting.GaussianDpEvent(first.noise_multiplier),
-              dp_accounting.LaplaceDpEvent(1 / second.epsilon)]
+              dp_accounting.GaussianDpEvent(second.noise_multiplier)]
     for e in plan.entries[2:]:
         if e.mechanism == "gaussian":
             events.append(dp_accounting.PoissonSampledDpEvent(

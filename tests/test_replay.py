@@ -763,3 +763,62 @@ def test_replay_flags_a_filter_that_never_drops(monkeypatch):
     result = run_config(config, check=False)
     assert any(f.startswith("(d) the added record took part in trees [0, 1, 2, 3, 4]")
                for f in result.failures), result.failures
+
+
+# ------------------------------------------------------------------------------------------------
+# The domain report: one more release, of counts the added record moves in every group
+# ------------------------------------------------------------------------------------------------
+
+#: Configurations of the covering set (categorical data among them) and documented records
+#: outside the data domain (a label outside the classes, a text cell, a non-numeric target).
+DOMAIN_CASES = [(c, None) for c in FAST[:6:2]] + [
+    (dict(FAST[0], task=task, data=kind, budget_allocation="sequential"), (row, target))
+    for _, task, kind, row, target in (DOCUMENTED[2], DOCUMENTED[12], DOCUMENTED[14])]
+
+
+@pytest.mark.parametrize("config, record", DOMAIN_CASES,
+                         ids=[f"domain-{i}" for i in range(len(DOMAIN_CASES))])
+def test_replay_domain_report(config, record):
+    make = estimator_factory(config)
+    D = make_data(config["task"], config["data"])
+    D_prime = (append_record(D, *record) if record is not None else
+               neighbours(config["task"], config["data"], config["features"],
+                          config["label"])[1])
+    result = replay(lambda noise: make(noise).set_params(domain_report=True), D, D_prime,
+                    probe=probe_set(config["data"]), extra_coin=config["coin"])
+    domain = [c for c in result.calls_d if c.entry is not None and c.entry.level == -3]
+    assert len(domain) == 1 and domain[0].drawn
+    assert result.estimator_d.domain_report_ == result.estimator_dp.domain_report_
+
+
+def test_replay_flags_a_domain_report_declared_per_column(monkeypatch, fresh_plans):
+    # Negative control: the counts declared at the sensitivity of one group, as if a record
+    # moved one count of the whole report; the added record moves one count of every group.
+    import dpboost._domain as domain
+
+    monkeypatch.setattr(domain, "domain_count_sensitivity", lambda n, norm: 1.0)
+    config = FAST[0]
+    make = estimator_factory(config)
+    D = make_data(config["task"], config["data"])
+    D_prime = append_record(D, *DOCUMENTED[12][3:])
+    result = replay(lambda noise: make(noise).set_params(domain_report=True), D, D_prime,
+                    probe=probe_set(config["data"]), check=False)
+    assert any("exceeds the declared sensitivity 1.0" in f for f in result.failures), \
+        result.failures
+
+
+def test_replay_flags_private_bounds_that_forget_the_target_weight(monkeypatch, fresh_plans):
+    # Negative control: the bounds' histograms declared as if the target weighed 1 like a
+    # feature; the added record (far values, a far target) moves every column's counts.
+    import dpboost._budget as budget
+
+    real = budget.bounds_histogram_sensitivity
+    monkeypatch.setattr(budget, "bounds_histogram_sensitivity",
+                        lambda n, norm="l1", target=False: real(n + target, norm))
+    config = dict(FAST[0], task="regression", data="numeric", bounds="private", delta=1e-5,
+                  leaf_noise="gaussian", l2_regularization=0.1)
+    make = estimator_factory(config)
+    D, D_prime = neighbours("regression", "numeric", "far", "high")
+    result = replay(make, D, D_prime, probe=probe_set("numeric"), check=False)
+    assert any("exceeds the declared sensitivity 2.0" in f for f in result.failures), \
+        result.failures

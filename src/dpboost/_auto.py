@@ -149,7 +149,9 @@ def resolve_config(params, hessian_bound, regression, sample_weight=None, n_feat
         weight_bound=weight_bound,
         private_feature_bounds=_is_private(params["feature_bounds"]),
         private_target_bounds=_is_private(params.get("target_bounds")),
-        random_state=params["random_state"], verbose=params["verbose"])
+        random_state=params["random_state"], verbose=params["verbose"],
+        domain_groups=(n_features + 2 if params.get("domain_report") and n_features is not None
+                       else 0))
 
 
 def _is_private(value):

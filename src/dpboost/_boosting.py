@@ -21,6 +21,7 @@ from ._candidates import (
     private_categories,
 )
 from ._common import G_H_DTYPE, SAMPLE_INDEX_DTYPE, float32_at_most
+from ._domain import release_domain_report
 from ._filter import FilterBudget
 from ._grower import grow_tree
 from ._loss import scale_target, weight_statistics
@@ -99,9 +100,10 @@ def plan_fit(config, loss, n_outputs, n_numeric, n_private_categories=0, previou
         gradient_bound=config.gradient_bound,
         sample_weight_bound=config.weight_bound,
         renyi_filter=config.renyi_filter,
-        bounds_features=fresh * (n_numeric * config.private_feature_bounds
-                                 + config.private_target_bounds),
-        categories_features=fresh * n_private_categories)
+        bounds_features=fresh * n_numeric * config.private_feature_bounds,
+        bounds_target=fresh and config.private_target_bounds,
+        categories_features=fresh * n_private_categories,
+        domain_groups=fresh * config.domain_groups)
 
 
 def train(records, inputs, loss, config, plan, n_outputs, n_threads, fit_id=None,
@@ -139,6 +141,10 @@ def train(records, inputs, loss, config, plan, n_outputs, n_threads, fit_id=None
     bounds, released = inputs.feature_bounds, {}
     if previous is not None:
         binner = previous.binner  # the first fit's released grid: never read again
+    if plan.domain is not None:
+        # The domain report first: its counts were taken at the record boundary.
+        released["domain_report_"] = release_domain_report(
+            *inputs.domain, plan.domain, noise, ledger, config.delta)
     if plan.categories is not None:
         # Category lists released from the data first (docs/privacy.md, Private category
         # lists); the grid of a column spans its released list.

@@ -18,6 +18,7 @@ from ._accounting import (
     rdp_bounds,
 )
 from ._common import GRADIENT_BOUND, read_only
+from ._domain import domain_release
 from ._filter import FILTER_SCOPE, filter_tree_count
 from ._mechanisms import noise_scale
 from ._noise import SecureNoise
@@ -28,7 +29,7 @@ from ._sensitivities import (
     hessian_sketch_sensitivity,
     quantile_sketch_sensitivity,
 )
-from ._thresholds import categories_release
+from ._thresholds import categories_release, category_noise_multiplier
 from ._tree_mechanisms import LEAF_RELEASES, SPLIT_SELECTIONS
 
 #: Share of each tree's zCDP budget spent on split selection under Renyi accounting; the rest goes
@@ -174,6 +175,8 @@ class BudgetPlan:
         category lists.
     categories : LedgerEntry or None, default=None
         The private category lists' release (``categories="private"``), made first.
+    domain : LedgerEntry or None, default=None
+        The domain report's release (``domain_report=True``, ``_domain.domain_release``).
     filter : LedgerEntry or None, default=None
         The individual Renyi filter's per-record budget (``renyi_filter``), a
         ``"renyi_filter"`` entry declared before the trees; None without a filter.
@@ -190,8 +193,10 @@ class BudgetPlan:
     bounds: object = None
     categories: object = None
     filter: object = None
+    domain: object = None
 
-    def check_scales(self, sketch_features=0, hessian_sketch_features=0, bounds_features=0):
+    def check_scales(self, sketch_features=0, hessian_sketch_features=0, bounds_features=0,
+                     domain_groups=0):
         """Refuse a plan with a noise scale that is not a positive normal float, or that the
         exact samplers cannot draw.
 
@@ -201,9 +206,10 @@ class BudgetPlan:
 
         Parameters
         ----------
-        sketch_features, hessian_sketch_features, bounds_features : int, default=0
+        sketch_features, hessian_sketch_features, bounds_features, domain_groups : int, default=0
             Columns of the quantile sketch's, the Hessian sketch's and the private bounds'
-            histograms: one record moves one count of each, as many coordinates of the
+            histograms, groups of the domain report's counts: one record moves one count of
+            each, as many coordinates of the
             release's row (``SecureNoise.check``). A leaf moves its whole row (1 value, or 2
             statistics), the categories' counts one value per row.
 
@@ -224,6 +230,7 @@ class BudgetPlan:
         for e in entries:
             noise_scale(e)
         moved = [(self.categories, 1), (self.bounds, bounds_features),
+                 (self.domain, domain_groups),
                  (self.sketch, sketch_features)]
         moved += [(e, hessian_sketch_features) for e in self.hessian_sketches]
         moved += [(e, LEAF_RELEASES[self.trees[e.tree].leaf_noise].coordinates)
@@ -243,7 +250,8 @@ class BudgetPlan:
         """:attr:`entries`, built once per plan (a tuple): the planner checks them, ``fit``
         reserves them, and a memoised plan serves every fit of its setting."""
         private = math.isfinite(self.epsilon)
-        out = [e for e in (self.categories, self.filter, self.bounds) if e is not None]
+        out = [e for e in (self.categories, self.domain, self.filter, self.bounds)
+               if e is not None]
         out += ([] if self.sketch is None else [self.sketch]) + list(self.hessian_sketches)
         for tb in self.trees:
             selection = SPLIT_SELECTIONS[tb.split_selection]
@@ -287,7 +295,8 @@ def plan_budget(*, epsilon, n_estimators, max_depth, learning_rate, l2_regulariz
                 leaf_noise="laplace", hessian_bound=1.0, split_selection="exponential",
                 subsample=1.0, sketch_features=0, hessian_sketch_features=0,
                 hessian_sketch_rounds=1, bounds_features=0, gradient_bound=GRADIENT_BOUND,
-                categories_features=0, sample_weight_bound=None, renyi_filter=None):
+                categories_features=0, sample_weight_bound=None, renyi_filter=None,
+                domain_groups=0, bounds_target=False):
     """Plan every mechanism's epsilon, noise and sensitivity.
 
     Parameters
@@ -358,10 +367,17 @@ def plan_budget(*, epsilon, n_estimators, max_depth, learning_rate, l2_regulariz
         leaf and GLC bounds scale with it (Li et al. 2020, Lemmas 1-2; DP-XGB).
     bounds_features : int, default=0
         Number of features whose bounds are released privately (``feature_bounds="private"``;
-        0: none). One Laplace release of ``BOUNDS_SHARE * epsilon`` and L1 sensitivity
-        ``bounds_features`` comes first; everything else is planned with the remaining
-        ``(1 - BOUNDS_SHARE) epsilon`` (sequential composition: the total stays within epsilon,
-        also by Renyi composition, whose conversion never exceeds the sum).
+        0: none), with the target's if ``bounds_target`` (``target_bounds="private"``), the
+        columns weighted by ``_sensitivities.bounds_column_weights``. ``delta > 0``: one
+        Gaussian release of L2 sensitivity ``bounds_histogram_sensitivity(..., "l2")`` whose
+        noise alone costs ``BOUNDS_SHARE * epsilon`` at delta (:func:`_bounds_release`),
+        composed with the trees as the private category lists are. ``delta = 0``: one Laplace
+        release of ``BOUNDS_SHARE * epsilon`` and the L1 sensitivity comes first; everything
+        else is planned with the remaining ``(1 - BOUNDS_SHARE) epsilon`` (sequential
+        composition: the total stays within epsilon, also by Renyi composition, whose
+        conversion never exceeds the sum).
+    bounds_target : bool, default=False
+        Whether the target's bounds are released with them (``target_bounds="private"``).
     categories_features : int, default=0
         Number of categorical columns whose category lists are released privately
         (``categories="private"``; 0: none). One thresholded Gaussian release comes first
@@ -386,6 +402,11 @@ def plan_budget(*, epsilon, n_estimators, max_depth, learning_rate, l2_regulariz
         ``delta > 0``, ``budget_allocation="sequential"``, and random splits when
         ``subsample < 1`` (a sampled tree is accounted as one sampled Gaussian only when its
         splits are data-independent). None: worst-case accounting of every release.
+    domain_groups : int, default=0
+        Groups of the domain report's counts (``domain_report=True``: the columns of X plus
+        2; 0: no report). One release (``_domain.domain_release``: Gaussian at ``delta > 0``,
+        Laplace at ``delta = 0``, of ``DOMAIN_SHARE`` of epsilon) composed with the trees as
+        the private category lists' are.
 
     Returns
     -------
@@ -401,21 +422,55 @@ def plan_budget(*, epsilon, n_estimators, max_depth, learning_rate, l2_regulariz
         a setting the individual Renyi filter or private category lists rule out.
     """
     arguments = {k: v for k, v in locals().items()
-                 if k not in ("bounds_features", "categories_features")}
+                 if k not in ("bounds_features", "categories_features", "domain_groups",
+                              "bounds_target")}
     arguments["categories"] = (None if not categories_features else
                                categories_release(categories_features, epsilon, delta))
-    if not bounds_features:
+    arguments["domain"] = (None if not domain_groups else
+                           domain_release(domain_groups, epsilon, delta))
+    n_bounds = bounds_features + bounds_target
+    if not n_bounds:
         plan = _plan(**arguments)
+    elif delta > 0 and math.isfinite(epsilon):
+        # Gaussian counts: L2 sensitivity sqrt(d), and tails light enough that a few hundred
+        # records stand out of the noise (docs/privacy.md, Private feature bounds).
+        plan = _plan(**arguments, bounds=_bounds_release(bounds_features, bounds_target, epsilon,
+                                                         delta))
     else:
         rest = _plan(**{**arguments, "epsilon": (1.0 - BOUNDS_SHARE) * epsilon})
         entry = LedgerEntry(mechanism="laplace" if math.isfinite(epsilon) else "exact",
                             epsilon=BOUNDS_SHARE * epsilon,
-                            sensitivity=bounds_histogram_sensitivity(bounds_features),
+                            sensitivity=bounds_histogram_sensitivity(bounds_features, "l1",
+                                                                     bounds_target),
                             n_nodes=1, **BOUNDS_SCOPE)
         plan = dataclasses.replace(rest, bounds=entry)
         entries, repeats = _first_tree(plan, len({tb.group for tb in plan.trees}))
         plan = dataclasses.replace(plan, epsilon=compose(entries, delta, repeats))
-    return plan.check_scales(sketch_features, hessian_sketch_features, bounds_features)
+    return plan.check_scales(sketch_features, hessian_sketch_features, n_bounds,
+                             domain_groups)
+
+
+def _bounds_release(n_features, target, epsilon, delta):
+    """The Gaussian release of the private bounds' histograms of ``n_features`` features and
+    the target if ``target`` (``delta > 0``): the noise multiplier that alone is ``(BOUNDS_SHARE epsilon, delta)``-DP
+    (``_thresholds.category_noise_multiplier``), composed with the trees by Renyi accounting.
+
+    Raises
+    ------
+    ValueError
+        epsilon and delta too small for the histograms' noise.
+    """
+    try:
+        sigma = category_noise_multiplier(BOUNDS_SHARE * epsilon, delta)
+    except ValueError:
+        raise ValueError(f"epsilon={epsilon} with delta={delta} is too small for private "
+                         f"bounds: their histograms get {BOUNDS_SHARE:g} of epsilon, which no "
+                         "Gaussian noise up to 1e7 times their sensitivity reaches; pass "
+                         "public bounds.") from None
+    return LedgerEntry(mechanism="gaussian", epsilon=math.inf,
+                       sensitivity=bounds_histogram_sensitivity(n_features, "l2", target),
+                       n_nodes=1,
+                       noise_multiplier=sigma, **BOUNDS_SCOPE)
 
 
 def _first_tree(plan, n_groups):
@@ -440,9 +495,10 @@ def _plan(*, epsilon, n_estimators, max_depth, learning_rate, l2_regularization,
           budget_allocation, trees_per_ensemble, leaf_clipping, n_outputs, delta, leaf_noise,
           hessian_bound, split_selection, subsample, sketch_features, hessian_sketch_features,
           hessian_sketch_rounds, gradient_bound, sample_weight_bound, renyi_filter,
-          categories=None):
-    """:func:`plan_budget` without private bounds (``categories``: the entry of the private
-    category lists, composed with the rest), its noise scales not yet checked."""
+          categories=None, domain=None, bounds=None):
+    """:func:`plan_budget` without the Laplace private bounds (``categories``, ``domain``,
+    ``bounds``: the entries of the private category lists, of the domain report and of the
+    Gaussian private bounds, composed with the rest), its noise scales not yet checked."""
     n_trees = n_outputs * n_estimators
     weight = 1.0 if sample_weight_bound is None else float(sample_weight_bound)
     leaves = LEAF_RELEASES[leaf_noise]
@@ -490,7 +546,7 @@ def _plan(*, epsilon, n_estimators, max_depth, learning_rate, l2_regularization,
         return BudgetPlan(trees=trees, record_shares=None, max_depth=max_depth, epsilon=math.inf,
                           sketch=sketch, hessian_sketch_trees=sketch_trees,
                           hessian_sketches=hessian_sketches(math.inf, 0.0),
-                          categories=categories)
+                          categories=categories, domain=domain, bounds=bounds)
 
     groups, positions, shares = _layout(budget_allocation, n_estimators, trees_per_ensemble,
                                         learning_rate)
@@ -528,7 +584,8 @@ def _plan(*, epsilon, n_estimators, max_depth, learning_rate, l2_regularization,
                           hessian_sketch_trees=sketch_trees,
                           hessian_sketches=hessian_sketches(sketch_epsilon,
                                                             sketch_noise_multiplier),
-                          categories=categories, filter=budget)
+                          categories=categories, filter=budget, domain=domain,
+                          bounds=bounds)
 
     def first_tree(*budgets):
         return _first_tree(unpriced(*budgets, n_built=1), n_outputs * n_groups)
@@ -543,7 +600,9 @@ def _plan(*, epsilon, n_estimators, max_depth, learning_rate, l2_regularization,
         # cost nothing, so their trees give it all to the leaves.
         selection = 0.0 if random else 0.5
         sketch_total = SKETCH_SHARE * epsilon if sketch or n_sketches else 0.0
-        epsilon_tree = (epsilon - sketch_total) / (n_outputs * n_groups)
+        # The domain report's Laplace release is composed sequentially with the rest.
+        domain_total = 0.0 if domain is None else domain.epsilon
+        epsilon_tree = (epsilon - sketch_total - domain_total) / (n_outputs * n_groups)
         for _ in range(_MAX_SHRINKS):
             # A tree on a Poisson sample may spend more on it for the same cost on the data.
             spend = deamplify_pure(epsilon_tree, subsample) if subsample < 1 else epsilon_tree

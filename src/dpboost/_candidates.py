@@ -11,6 +11,7 @@ else here is post-processing of released values and public inputs.
 """
 
 import math
+import warnings
 from dataclasses import replace
 
 import numpy as np
@@ -31,6 +32,7 @@ from ._mechanisms import (
     noise_scale,
     threshold_mechanism,
 )
+from ._sensitivities import bounds_column_weights
 
 #: Fine grid of the sketch, in fine bins per final bin: a quantile lands within 1/8 of a grid
 #: bin, while the Laplace noise summed into one quantile's cumulative count stays small.
@@ -44,7 +46,7 @@ HESSIAN_SKETCH_BINS = 255
 SKETCH_UNIFORM_SHARE = 0.1
 
 
-def _release(statistics, entry, noise, ledger):
+def release_rows(statistics, entry, noise, ledger):
     """``statistics`` released as one node of shape (1, n_columns, n_bins) (a record moves one
     count of every column's histogram, hence the planned entry's sensitivity over the whole
     array, and one coordinate per column: the exact samplers' rounding allowance counts the
@@ -204,14 +206,25 @@ def category_boundaries(binner, feature, n_categories):
 #: The public grid of private feature bounds: 0 and +-10^(k/8) for k = -48 .. 96, i.e. 8 edges
 #: per decade from 1e-6 to 1e12 on either side (values beyond +-1e12 count in the end bins).
 BOUNDS_EDGES = np.concatenate([-np.logspace(12, -6, 145), [0.0], np.logspace(-6, 12, 145)])
-#: Quantiles of the released mass that become a feature's bounds.
-BOUNDS_QUANTILES = (0.005, 0.995)
+#: Fine bins of the grid on either side of 0 (18 decades of 8), and the two bins around 0.
+_SIDE_BINS = 144
+#: Resolutions of the significance tests of the released histograms, in fine bins per group
+#: (a factor of 10^(1/8) up to a decade): a few records per fine bin add up in a coarser group.
+BOUNDS_RESOLUTIONS = (1, 2, 4, 8)
+#: Probability, for the noise of one fit's released histograms (every column, group and
+#: resolution), that some group holding no record is taken as significant.
+BOUNDS_FALSE_POSITIVE = 1e-4
+#: A plan whose noise needs more records than this in one decade to locate a column warns
+#: before the release (:func:`private_bounds`).
+BOUNDS_RECORDS_WARNING = 10_000
+#: Bins next to a located region tested together by the growth of :func:`located_bounds`.
+GROWTH = 2
 
 
 def bounds_histograms(X):
     """Exact counts of every column of ``X`` on :data:`BOUNDS_EDGES` (sensitive: released only
-    through the Laplace mechanism). NaN is not counted; values beyond the grid count in its end
-    bins.
+    through the Laplace or Gaussian mechanism). NaN is not counted; values beyond the grid
+    count in its end bins.
 
     Returns
     -------
@@ -235,16 +248,155 @@ def bounds_counts(partition, numeric, target):
     return bounds_histograms(np.column_stack(columns))
 
 
+def bounds_groups(k):
+    """The groups of ``k`` adjacent fine bins of :data:`BOUNDS_EDGES` tested at resolution
+    ``k``: aligned on decades on either side of 0; the two bins around 0 alone (``k = 1``).
+
+    Returns
+    -------
+    starts, stops : ndarray of dtype=int64
+        Group ``i`` is fine bins ``starts[i] .. stops[i] - 1``.
+    """
+    starts = np.arange(0, _SIDE_BINS, k)
+    centre = np.array([_SIDE_BINS, _SIDE_BINS + 1] if k == 1 else [], dtype=np.int64)
+    starts = np.concatenate([starts, centre, starts + _SIDE_BINS + 2])
+    return starts, np.minimum(starts + np.where(np.isin(starts, centre), 1, k),
+                              BOUNDS_EDGES.size - 1)
+
+
+def sum_threshold(release, k, probability):
+    """A threshold that the noise summed over ``k`` released counts exceeds with probability at
+    most ``probability``: public (the plan's noise), so the test is post-processing.
+
+    Gaussian noise of standard deviation ``s``: ``z s sqrt(k)``, ``z`` the standard normal's
+    upper ``probability`` quantile. Laplace noise of scale ``b``: the Chernoff bound
+    ``P[S >= t] <= exp(-lambda t) / (1 - lambda^2 b^2)^k`` at its best ``lambda =
+    (sqrt(k^2 b^2 + t^2) - k b) / (t b)`` (from the Laplace moment generating function
+    ``1 / (1 - lambda^2 b^2)``), solved for ``t`` by bisection. The exact samplers' lattice
+    noise has these tails up to a relative ``2^-24`` of its scale (``_noise.SecureNoise``).
+
+    Returns
+    -------
+    threshold : float
+    """
+    from statistics import NormalDist
+
+    scale = noise_scale(release)
+    if release.mechanism == "gaussian":
+        return -NormalDist().inv_cdf(probability) * scale * math.sqrt(k)
+
+    def log_tail(t):
+        lam = (math.hypot(k * scale, t) - k * scale) / (t * scale)
+        return -lam * t - k * math.log1p(-(lam * scale) ** 2)
+
+    low, high = 0.0, scale
+    while log_tail(high) > math.log(probability):
+        high *= 2.0
+    for _ in range(100):
+        middle = 0.5 * (low + high)
+        low, high = (middle, high) if log_tail(middle) > math.log(probability) else (low, middle)
+    return high
+
+
+def bounds_thresholds(release, n_columns):
+    """The significance thresholds of :func:`located_bounds`, by the number of bins summed
+    (1 to a decade): :func:`sum_threshold` at :data:`BOUNDS_FALSE_POSITIVE` over every group
+    of every resolution of the ``n_columns`` columns (a union bound). Public: the plan's.
+
+    Returns
+    -------
+    thresholds : dict of int -> float
+    """
+    n_tests = n_columns * sum(bounds_groups(k)[0].size for k in BOUNDS_RESOLUTIONS)
+    return {m: sum_threshold(release, m, BOUNDS_FALSE_POSITIVE / n_tests)
+            for m in range(1, max(BOUNDS_RESOLUTIONS) + 1)}
+
+
+def located_bounds(released, release):
+    """Bounds from released histograms on :data:`BOUNDS_EDGES` (post-processing only).
+
+    1. Significance, from fine to coarse: a group of ``k`` adjacent fine bins
+       (:func:`bounds_groups`, ``k`` in :data:`BOUNDS_RESOLUTIONS`) none of whose bins is
+       significant yet is significant when its released sum exceeds :func:`sum_threshold`,
+       set so that the noise alone makes any group of the release significant with
+       probability at most :data:`BOUNDS_FALSE_POSITIVE` (a union bound over the groups): a
+       few records per fine bin add up in a coarser group, and a decade is not taken for the
+       records next to a finer significant group.
+    2. Growth: from the outermost significant bins outward, the fewest of the next ``m = 1 ..
+       GROWTH`` bins join while their released sum exceeds the threshold of ``m`` bins at the
+       false-positive probability :data:`BOUNDS_FALSE_POSITIVE` over ``2 GROWTH`` tests per
+       column (a tail next to the data, tested against far fewer alternatives).
+
+    A column's bounds are the outer edges of its significant bins, as the approximate bounds
+    of Google's differential-privacy library (outermost bins whose noisy count clears a
+    threshold): records beyond them are clipped into the end bins. A column without a
+    significant group is not located: its bounds are the decade of the largest released sum,
+    and ``located`` says so.
+
+    Parameters
+    ----------
+    released : ndarray of shape (n_columns, len(BOUNDS_EDGES) - 1), dtype=float64
+    release : LedgerEntry
+        The planned release (its noise: :func:`sum_threshold`).
+
+    Returns
+    -------
+    bounds : ndarray of shape (n_columns, 2), dtype=float64
+        ``lower < upper``, both edges of the grid.
+    located : ndarray of shape (n_columns,), dtype=bool
+    """
+    n_columns, n_bins = released.shape
+    groups = {k: bounds_groups(k) for k in BOUNDS_RESOLUTIONS}
+    thresholds = bounds_thresholds(release, n_columns)
+    reach = max(BOUNDS_RESOLUTIONS)
+    near = {m: sum_threshold(release, m, BOUNDS_FALSE_POSITIVE / (2 * GROWTH * n_columns))
+            for m in range(1, GROWTH + 1)}
+    significant = np.zeros(released.shape, dtype=bool)
+    cumulative = np.zeros((n_columns, n_bins + 1))
+    np.cumsum(released, axis=1, out=cumulative[:, 1:])
+    for k, (starts, stops) in groups.items():
+        sums = cumulative[:, stops] - cumulative[:, starts]
+        for f in range(n_columns):
+            for g in np.flatnonzero(sums[f] > thresholds[k]):
+                # A group is tested only while no finer group of it is significant: the mass
+                # next to a located region is growth's (below), not a reason for a decade.
+                if not significant[f, starts[g]:stops[g]].any():
+                    significant[f, starts[g]:stops[g]] = True
+    located = significant.any(axis=1)
+    bounds = np.empty((n_columns, 2))
+    starts, stops = groups[reach]
+    for f in range(n_columns):
+        if not located[f]:
+            g = int(np.argmax(cumulative[f, stops] - cumulative[f, starts]))
+            bounds[f] = BOUNDS_EDGES[starts[g]], BOUNDS_EDGES[stops[g]]
+            continue
+        bins = np.flatnonzero(significant[f])
+        low, high = bins[0], bins[-1]
+        while True:  # the lower tail: the fewest bins below that pass together
+            grown = [m for m in range(1, min(GROWTH, low) + 1)
+                     if released[f, low - m:low].sum() > near[m]]
+            if not grown:
+                break
+            low -= min(grown)
+        while True:
+            grown = [m for m in range(1, min(GROWTH, n_bins - 1 - high) + 1)
+                     if released[f, high + 1:high + 1 + m].sum() > near[m]]
+            if not grown:
+                break
+            high += min(grown)
+        bounds[f] = BOUNDS_EDGES[low], BOUNDS_EDGES[high + 1]
+    return bounds, located
+
+
 def private_bounds(records, numeric, target, release, noise, ledger):
     """Feature bounds from a released histogram on the public log grid (``feature_bounds=
     "private"``; docs/privacy.md, Private feature bounds).
 
     The counts of every column on :data:`BOUNDS_EDGES` are released at once (``release``:
-    Laplace, L1 sensitivity the number of columns). Post-processing: each released count is
-    lowered by the noise floor ``b log(n_counts)`` (b the Laplace scale: about the largest of
-    the noise values alone) and clipped at 0; the bounds are the outer edges of the bins holding
-    the :data:`BOUNDS_QUANTILES` of what remains. A column whose released mass is all below the
-    floor gets the whole grid.
+    Gaussian of L2 sensitivity ``sqrt(n_columns)`` with ``delta > 0``, else Laplace of L1
+    sensitivity ``n_columns``); the bounds are :func:`located_bounds` of the released counts,
+    and a column whose bounds the release could not locate warns (from the released values
+    only), naming it.
 
     Parameters
     ----------
@@ -264,19 +416,32 @@ def private_bounds(records, numeric, target, release, noise, ledger):
     bounds : ndarray of shape (n_columns, 2), dtype=float64
         ``lower < upper``, both edges of the grid.
     """
+    n_features = 0 if numeric is None else numeric.size
+    # Weighted counts (the target's weigh more), tested against the same noise.
+    weights = bounds_column_weights(n_features, target,
+                                    "l2" if release.mechanism == "gaussian" else "l1")
+    needed = bounds_thresholds(release, n_features + target)
+    if needed[max(BOUNDS_RESOLUTIONS)] / weights[0] > BOUNDS_RECORDS_WARNING:
+        # From the plan alone, before any record is counted.
+        target_note = (f" (the target: {needed[1] / weights[-1]:.0f})"
+                       if target and n_features else "")
+        warnings.warn(f"private bounds: this budget locates a column only where about "
+                      f"{needed[1] / weights[0]:.0f} of its records{target_note} share one bin "
+                      f"of the grid (a factor 10^(1/8)), or about "
+                      f"{needed[max(BOUNDS_RESOLUTIONS)] / weights[0]:.0f} a decade; with "
+                      "fewer records, pass public bounds (docs/privacy.md, Private feature "
+                      "bounds).", UserWarning, stacklevel=5)
     counts = records.reduce(bounds_counts, numeric, target)
-    released = _release(counts, release, noise, ledger)
-    floor = noise_scale(release) * math.log(counts.size)
-    mass = np.maximum(released - floor, 0.0)
-    cumulative = np.cumsum(mass, axis=1)
-    bounds = np.empty((counts.shape[0], 2))
-    for f in range(counts.shape[0]):
-        total = cumulative[f, -1]
-        if not total > 0:
-            bounds[f] = BOUNDS_EDGES[0], BOUNDS_EDGES[-1]
-            continue
-        low, high = (np.searchsorted(cumulative[f], q * total) for q in BOUNDS_QUANTILES)
-        bounds[f] = BOUNDS_EDGES[low], BOUNDS_EDGES[max(high, low) + 1]
+    released = release_rows(counts * np.array(weights)[:, None], release, noise, ledger)
+    bounds, located = located_bounds(released, release)
+    names = [f"column {j}" for j in ([] if numeric is None else numeric)] + (
+        ["the target"] if target else [])
+    for name, (lower, upper) in zip(np.array(names)[~located], bounds[~located]):
+        warnings.warn(f"private bounds: the budget could not locate the bounds of {name} (no "
+                      "group of its released histogram is above the noise); it takes the "
+                      f"decade of its largest released count, [{lower:.3g}, {upper:.3g}], "
+                      "which may miss the data. Pass public bounds, or raise epsilon "
+                      "(docs/privacy.md, Private feature bounds).", UserWarning, stacklevel=5)
     return bounds
 
 
@@ -395,7 +560,7 @@ def initial_binner(records, bounds, numeric, max_bins, plan, noise, ledger):
         return binner
     lower, upper = bounds[numeric, 0], bounds[numeric, 1]
     counts = records.reduce(sketch_counts, numeric, lower, upper, SKETCH_RESOLUTION * max_bins)
-    released = _release(counts, plan.sketch, noise, ledger)
+    released = release_rows(counts, plan.sketch, noise, ledger)
     thresholds = binner.thresholds()
     thresholds[numeric] = sketch_thresholds(released, lower, upper,
                                             max_bins)
@@ -469,7 +634,7 @@ def hessian_sketch_candidates(records, output, numeric, candidates, max_bins, re
         Ascending boundary indices.
     """
     n_bins = HESSIAN_SKETCH_BINS
-    released = _release(records.reduce(hessian_counts, output, numeric), release, noise, ledger)
+    released = release_rows(records.reduce(hessian_counts, output, numeric), release, noise, ledger)
     # A Laplace variable's standard deviation is sqrt(2) times its scale.
     noise_std = noise_scale(release) * (1.0 if release.mechanism == "gaussian"
                                         else math.sqrt(2.0))

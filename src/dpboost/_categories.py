@@ -132,6 +132,11 @@ def resolve_categorical(X, categorical_features, categories, feature_bounds=None
             values = observed_values(column, typed=True)
         elif j in given:
             values = list(given[j])
+            # The column's declared dtype (the whole array's for numpy) against its list.
+            from ._cells import check_value_types, declared_kind  # _cells imports this module
+
+            check_value_types(declared_kind(column if hasattr(X, "iloc") else X), values,
+                              f"categories[{columns[j]!r}]", f"column {columns[j]!r}")
         elif str(getattr(column, "dtype", "")) == "category":
             # pandas builds a category dtype's list from the values unless the user declared
             # it, and the code cannot tell which: only ``categories`` counts as public.

@@ -170,6 +170,21 @@ def pandas_frame(X, schema_only=False):
     return table.to_pandas(types_mapper=_schema_dtype)
 
 
+def check_columns(estimator, X):
+    """``X`` (a polars or pyarrow table as a pandas one) after scikit-learn's checks of its
+    columns against the fitted ones (``feature_names_in_``: names missing, unseen or out of
+    order; ``n_features_in_``), as HistGradientBoosting: before any cell is coded by a
+    column's position. Column names and counts are schema (public). Anything without a
+    two-dimensional ``shape`` (a 1-d array, a list) is left to ``validate_data``'s own
+    messages ("Reshape your data")."""
+    from sklearn.utils.validation import validate_data
+
+    X = pandas_frame(X)
+    if hasattr(X, "iloc") or len(getattr(X, "shape", ())) == 2:
+        validate_data(estimator, X, skip_check_array=True, reset=False)
+    return X
+
+
 def cells_as_numbers(X, categories, typed=()):
     """``X`` (a polars or pyarrow table as a pandas one, :func:`pandas_frame`) with categorical
     cells as their codes in the public ``categories`` (``typed``: see
@@ -298,6 +313,48 @@ def record_weights(sample_weight, sample_weight_bound, class_weight, class_codes
         factor = np.array([class_weight.get(c, 1.0) for c in classes.tolist()])
         weights = weights * factor[class_codes]
     return np.clip(weights.astype(np.float32), 0.0, float32_at_most(weight_bound))
+
+
+def declared_kind(values):
+    """``"text"``, ``"number"`` or None: what a container's declared dtype says its cells are.
+
+    Read from the dtype of a numpy array or a pandas column alone (numpy ``U`` / ``S`` and
+    pandas ``str`` / ``string`` are text; booleans, integers and floats are numbers); None for
+    an object dtype (any cell may be anything) and for a container without a dtype (a list,
+    whose dtype numpy would infer from its values: one record's value must not decide it).
+    """
+    dtype = getattr(values, "dtype", None)
+    if dtype is None:
+        return None
+    if getattr(dtype, "kind", None) in ("U", "S") or str(dtype) in ("str", "string") or (
+            str(dtype).startswith("string[")):
+        return "text"
+    if getattr(dtype, "kind", None) in ("b", "i", "u", "f"):
+        return "number"
+    return None
+
+
+def check_value_types(kind, values, parameter, what):
+    """Refuse a public list whose values cannot be spelled as the cells' declared ``kind``
+    (:func:`declared_kind`): a text column or ``y`` with a list holding no text, a numeric one
+    with a list holding text. A schema fact (the dtype) against a public one (the list): no
+    record is read, and the message quotes neither.
+
+    Raises
+    ------
+    ValueError
+        Names ``parameter``, the dtype's kind and the rule.
+    """
+    texts = [isinstance(v, (str, bytes, np.str_, np.bytes_)) for v in values]
+    if kind == "text" and not any(texts):
+        raise ValueError(f"{parameter} holds no text value but {what} has a text dtype: no "
+                         "cell could match, and every record would be treated as outside the "
+                         f"list. Spell {parameter} as the data (text values for a text "
+                         f"dtype), or give {what} the dtype of the list's values.")
+    if kind == "number" and any(texts):
+        raise ValueError(f"{parameter} holds text but {what} has a numeric dtype: no cell "
+                         f"could match it. Spell {parameter} as the data's numbers, or give "
+                         f"{what} a text dtype.")
 
 
 def check_same_length(X, y):

@@ -37,6 +37,9 @@ class FitConfig:
     random_state : None, int, Generator, RandomState or NoiseSource
         The source of the fit's noise (``_noise.make_noise``).
     verbose : int
+    domain_groups : int, default=0
+        Groups of the domain report's counts (``domain_report=True``: the columns of ``X``
+        plus 2, from the schema); 0: no report.
     """
 
     epsilon: float
@@ -63,6 +66,7 @@ class FitConfig:
     private_target_bounds: bool
     random_state: object
     verbose: int
+    domain_groups: int = 0
 
     @property
     def cyclical(self):

@@ -201,6 +201,17 @@ default="from_dtype"
     diagnostics : bool, default=False
         Store ``filtered_fraction_``, the exact GDF filtered fraction per tree. It is a statistic
         of the private data and is not differentially private: it emits a PrivacyLeakWarning.
+    domain_report : bool, default=False
+        Release, before anything else, noisy counts of the records each public input treats
+        apart, per column: cells missing, not a number (numeric) or not in the column's list
+        (categorical), values below or above public bounds; labels not in ``classes`` or
+        targets that are not numbers (records left out), targets outside public
+        ``target_bounds``; and the number of records. One Gaussian release (``delta > 0``) or
+        Laplace release (``delta = 0``) whose noise alone costs 5 % of epsilon
+        (``_domain.DOMAIN_SHARE``), composed with the rest; in the ledger (level -3). Stored
+        in ``domain_report_``; a UserWarning names each count above 5 % of the released
+        records that its noise cannot explain (docs/privacy.md, Domain report). Not with
+        ``dpboost.dask`` nor on a ``warm_start`` fit's added trees.
     n_jobs : int or None, default=None
         Threads of the Numba kernels in ``fit`` and ``predict``: None or -1 for all cores (as
         scikit-learn's HistGradientBoosting), -2 for all but one, ... The model does not depend on it.
@@ -241,6 +252,9 @@ ATTRIBUTES = """
     filtered_fraction_ : ndarray of shape (n_estimators_,), dtype=float64
         Only with ``diagnostics=True``: fraction of each tree's sampled records removed by GDF
         or by the individual filter (``renyi_filter``).
+    domain_report_ : dict
+        Only with ``domain_report=True``: ``{column: {kind: released count}}`` (columns by
+        name or index, then ``"target"`` and ``"records"``), noisy counts (may be negative).
 """
 
 CLASSIFIER = ("""Differentially private gradient-boosted trees for classification.

@@ -19,7 +19,7 @@ from ._accounting import compose
 from ._auto import resolve_config
 from ._boosting import plan_fit, train
 from ._categories import released_category_columns
-from ._cells import cells_as_numbers, encode_classes, encode_targets
+from ._cells import cells_as_numbers, check_columns, encode_classes, encode_targets
 from ._docstrings import CLASSIFIER, REGRESSOR, TO_XGBOOST_JSON, predict_doc
 from ._export import estimator_to_xgboost, xgboost_link
 from ._inspection import feature_importance, privacy_report, releases_statistics, tree_text
@@ -289,6 +289,7 @@ class _BaseDPGB(BaseEstimator):
     def _binned(self, X):
         """``X`` checked against the fit and binned on its grid (row-major)."""
         check_is_fitted(self)
+        X = check_columns(self, X)
         typed = released_category_columns(
             self.categories, self.categories_,
             lambda: getattr(self, "feature_names_in_", range(self.n_features_in_)))
@@ -323,7 +324,8 @@ class DPGBClassifier(ClassifierMixin, _BaseDPGB):
                  interaction_cst="no_interactions", monotonic_cst=None, feature_bounds=None,
                  categorical_features="from_dtype", categories=None, classes=None,
                  class_weight=None, sample_weight_bound=None, warm_start=False, random_state=None,
-                 verbose=0, diagnostics=False, n_jobs=None, accountant=None):
+                 verbose=0, diagnostics=False, domain_report=False, n_jobs=None,
+                 accountant=None):
         self._store_parameters(locals())
 
     @property
@@ -407,7 +409,8 @@ class DPGBRegressor(RegressorMixin, _BaseDPGB):
                  split_candidates="hessian", interaction_cst="no_interactions", monotonic_cst=None,
                  feature_bounds=None, categorical_features="from_dtype", categories=None,
                  target_bounds=None, sample_weight_bound=None, warm_start=False, random_state=None,
-                 verbose=0, diagnostics=False, n_jobs=None, accountant=None):
+                 verbose=0, diagnostics=False, domain_report=False, n_jobs=None,
+                 accountant=None):
         self._store_parameters(locals())
 
     def _encode_y(self, y, fitted_target):

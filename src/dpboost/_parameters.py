@@ -45,6 +45,7 @@ PARAMETER_CONSTRAINTS = {
     "random_state": ["random_state", np.random.Generator, NoiseSource],
     "verbose": ["verbose"],
     "diagnostics": ["boolean"],
+    "domain_report": ["boolean"],
     "n_jobs": [Integral, None],
     "accountant": [PrivacyAccountant, None],
     "sample_weight_bound": [Interval(Real, 0, None, closed="neither"), None],
@@ -65,6 +66,27 @@ def check_mechanisms(leaf_noise, delta, l2_regularization, min_child_weight=0.0)
     if leaves.newton and l2_regularization == 0:
         raise ValueError("leaf_noise='gaussian' needs l2_regularization > 0: the released leaf "
                          "-G / max(H + lambda, lambda) divides by lambda.")
+    warn_large_delta(delta)
+
+
+#: A delta above this warns (:func:`warn_large_delta`).
+DELTA_WARNING = 1e-4
+
+
+def warn_large_delta(delta):
+    """Warn (UserWarning) when ``delta`` exceeds :data:`DELTA_WARNING`: an (epsilon, delta)
+    guarantee allows a total failure with probability delta, e.g. the release of ``delta n``
+    whole records of ``n``, so delta must be well below ``1 / n`` (Dwork & Roth 2014, Sec.
+    2.3); ``1e-4`` is already ``1 / n`` at 10,000 records. A public parameter against a fixed
+    value (the record count is private: ``domain_report=True`` compares delta with its
+    released count)."""
+    if delta > DELTA_WARNING:
+        import warnings
+
+        warnings.warn(f"delta={delta:g} exceeds {DELTA_WARNING:g}: (epsilon, delta)-DP allows a "
+                      "failure with probability delta (e.g. delta n of n records released "
+                      "whole), so delta must be well below 1 / n_samples; use 1e-5 or less "
+                      "(docs/privacy.md, Public inputs).", UserWarning, stacklevel=4)
 
 
 #: DPBoost's setting (Li et al. 2020, Sec. 5), the estimators' ``dpboost_paper()`` (and

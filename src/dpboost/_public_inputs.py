@@ -19,11 +19,15 @@ from ._categories import (
 )
 from ._cells import (
     cells_as_numbers,
+    check_columns,
     check_same_length,
     check_sample_weight,
+    check_value_types,
+    declared_kind,
     pandas_frame,
     record_weights,
 )
+from ._domain import domain_counts, domain_layout
 from ._parameters import check_class_weight, check_classes, check_feature_bounds, unusable_widths
 from ._warnings import data_dependent, warn_diagnostics, warn_reproducible_noise
 
@@ -51,6 +55,11 @@ class PublicInputs:
         in the order of the codes of ``X``; read only by the fit's release of the lists
         (``_candidates.private_categories``), which replaces those columns' empty entry in
         ``categories`` and their placeholder rows ``(-0.5, 0.5)`` in ``feature_bounds``.
+    domain : tuple or None, default=None
+        With ``domain_report=True``: ``(layout, counts, names)``, the report's public layout
+        (``_domain.domain_layout``), its PRIVATE exact counts (``_domain.domain_counts``),
+        read only by the fit's release (``_domain.release_domain_report``), and the columns'
+        names (or indices) as text.
     """
 
     feature_bounds: np.ndarray
@@ -60,6 +69,7 @@ class PublicInputs:
     data_derived: tuple
     monotonic_cst: object = None
     observed_categories: dict = field(default_factory=dict)
+    domain: object = None
 
 
 def public_categories(X, categorical_features, categories, feature_bounds=None):
@@ -295,7 +305,7 @@ def fit_inputs(estimator, X, y, sample_weight=None, weight_bound=None, previous=
         Facts of the parameters and the schema only (see the estimators' ``fit``).
     """
     warn_reproducible_noise(estimator.random_state)
-    X = pandas_frame(X)
+    X = pandas_frame(X) if previous is None else check_columns(estimator, X)
     if previous is None:
         lists, derived = public_categories(X, estimator.categorical_features,
                                            estimator.categories, estimator.feature_bounds)
@@ -306,8 +316,11 @@ def fit_inputs(estimator, X, y, sample_weight=None, weight_bound=None, previous=
     private = typed if previous is None else ()
     # An empty training set is a dataset like any other (its neighbour holds one record):
     # fit releases noise only, never raises for it.
+    raw = X
     X = validate_data(estimator, cells_as_numbers(X, lists, typed=typed), dtype=np.float64,
                       ensure_all_finite=False, ensure_min_samples=0, reset=previous is None)
+    encoded = X
+    check_target_dtype(y, estimator, {} if previous is None else previous.target)
     y = column_or_1d(y, warn=True)
     check_same_length(X, y)
     sample_weight = check_sample_weight(sample_weight, X.shape[0])
@@ -346,8 +359,43 @@ def fit_inputs(estimator, X, y, sample_weight=None, weight_bound=None, previous=
                                       getattr(estimator, "feature_names_in_", None))
     public_lists = {j: np.empty(0, dtype=object) if j in observed else v
                     for j, v in lists.items()}
+    domain = None
+    if getattr(estimator, "domain_report", False) and previous is None:
+        target_bounds = target.get("target_bounds_")
+        layout = domain_layout(X.shape[1], lists, observed,
+                               isinstance(estimator.feature_bounds, str),
+                               not hasattr(estimator, "classes"), isinstance(target_bounds, str))
+        names = getattr(estimator, "feature_names_in_", range(X.shape[1]))
+        domain = (layout, domain_counts(raw, encoded, y, keep, layout, bounds, target_bounds),
+                  [str(name) for name in names])
     return X, y_scaled, PublicInputs(bounds, public_lists, numeric, target,
-                                     derived + from_y + from_X, monotonic, observed), weights
+                                     derived + from_y + from_X, monotonic, observed,
+                                     domain), weights
+
+
+def check_target_dtype(y, estimator, fitted_target):
+    """Refuse a ``y`` whose declared dtype (:func:`~dpboost._cells.declared_kind`) no public
+    label or target can match: text labels with classes that hold no text (or numbers with
+    classes that hold text), a text regression target. Schema facts only (the dtype, the
+    parameters): a ``y`` of object dtype or a list is not judged here (its records are, one by
+    one, and ``domain_report`` counts them).
+
+    Raises
+    ------
+    ValueError
+        Names ``classes`` or ``y`` and the rule; quotes no label.
+    """
+    kind = declared_kind(y)
+    if not hasattr(estimator, "classes"):
+        if kind == "text":
+            raise ValueError("y has a text dtype: a regression target must be numbers (each "
+                             "target that is not a number leaves its record out, here every "
+                             "one). Convert y to a numeric dtype.")
+        return
+    classes = fitted_target.get("classes_", estimator.classes)
+    if classes is not None:
+        check_value_types(kind, np.asarray(classes, dtype=object).ravel().tolist(), "classes",
+                          "y")
 
 
 def planned_shape(estimator, X):

@@ -79,12 +79,31 @@ def quantile_sketch_sensitivity(n_features, weight_bound=1.0):
     return float(n_features) * weight_bound
 
 
-def bounds_histogram_sensitivity(n_features):
-    """L1 sensitivity of the count histograms of ``n_features`` features on the public log grid
-    of private bounds, ``n_features``: one record adds 1 to one bin of each feature (none for a
-    missing value; sample weights do not enter these counts, so no weight bound either);
-    docs/privacy.md, Private feature bounds."""
-    return float(n_features)
+def bounds_column_weights(n_features, target, norm):
+    """Weights of the columns' counts in the private bounds' release: 1 for each of the
+    ``n_features`` features, then, if ``target``, ``n_features`` (L1) or ``sqrt(n_features)``
+    (L2) for the target (1 alone). The target then gets as much of the release as the features
+    together: its bounds scale every leaf, the features' only place the bins (docs/privacy.md,
+    Private feature bounds).
+
+    Returns
+    -------
+    weights : list of float
+        One per released column, the target last.
+    """
+    weight = max(float(n_features) if norm == "l1" else math.sqrt(n_features), 1.0)
+    return [1.0] * n_features + [weight] * bool(target)
+
+
+def bounds_histogram_sensitivity(n_features, norm="l1", target=False):
+    """Sensitivity of the weighted count histograms of ``n_features`` features (and the
+    target, if ``target``) on the public log grid of private bounds: one record adds its
+    column's weight (:func:`bounds_column_weights`) to one bin of each column (none for a
+    missing value; sample weights do not enter these counts, so no weight bound either), so
+    the sum of the weights (L1) or the root of the sum of their squares (L2); docs/privacy.md,
+    Private feature bounds."""
+    weights = bounds_column_weights(n_features, target, norm)
+    return math.fsum(weights) if norm == "l1" else math.sqrt(math.fsum(w * w for w in weights))
 
 
 def category_count_sensitivity(n_columns):

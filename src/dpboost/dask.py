@@ -262,6 +262,10 @@ class _DaskFit:
             raise ValueError(f"categories='private' is not supported by {type(self).__name__} "
                              "yet: pass the public category lists (or fit in memory with "
                              f"{self._local.__name__}).")
+        if self.domain_report:
+            # Its counts are taken at the record boundary, before the partitions' records.
+            raise ValueError(f"domain_report=True is not supported by {type(self).__name__} "
+                             f"yet (fit in memory with {self._local.__name__}).")
         X_parts, y_parts, X_meta, y_meta = _collections(X, y)
         _, y_scaled, inputs, _ = fit_inputs(self, X_meta, y_meta)
         classes = getattr(self, "classes", None)
