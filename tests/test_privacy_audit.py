@@ -22,7 +22,13 @@ import dpboost._budget as budget_module
 import dpboost._candidates as candidates_module
 import dpboost._tree_mechanisms as tree_mechanisms_module
 from dpboost import DPGBRegressor, ReproducibleNoiseWarning
-from dpboost._accounting import LedgerEntry, PrivacyLedger, compose_rdp, deamplify_pure
+from dpboost._accounting import (
+    LedgerEntry,
+    PrivacyLedger,
+    compose_pure,
+    compose_rdp,
+    deamplify_pure,
+)
 from dpboost._budget import plan_budget
 from dpboost._candidates import bounds_histograms, fine_histograms
 from dpboost._grower import grow_tree
@@ -791,3 +797,52 @@ def test_audit_flags_private_bounds_with_per_column_sensitivity(monkeypatch):
     eps_lb = audit(_bounds_ids(d, shift, 1.0, 0.0, 3), _bounds_ids(d, shift, 1.0, 1.0, 4),
                    delta=GAUSS_DELTA)
     assert eps_lb > _gaussian_claim(1.5)
+
+
+# Early stopping's validation releases (docs/privacy.md, Early stopping), pure DP: D and D'
+# differ in one record that its coin held out, whose loss is the clip C (the worst case). The
+# record's only effect is on the validation sums (the trees never read it), released at every
+# check with the plan's Laplace epsilon; the claim is the trees' epsilon, which bounds the
+# checks together. The event is a bucket of the sum of the checks' releases.
+def _validation_pair():
+    from dpboost._early_stopping import draw_held_out, loss_clip, validation_loss
+    from dpboost._records import Partition, RecordCoins
+
+    plan = plan_budget(epsilon=EPS, delta=0.0, n_estimators=20, max_depth=2, learning_rate=0.1,
+                       l2_regularization=1.0, budget_allocation="sequential",
+                       trees_per_ensemble=1, leaf_clipping=True,
+                       validation_clip=loss_clip("square", 1))
+    rng = np.random.default_rng(0)
+    y, raw = rng.uniform(-1, 1, size=(1, 30)), rng.uniform(-1, 1, size=(1, 30))
+    d = draw_held_out(Partition(None, y, raw=raw), RecordCoins(bytes(32)), 0.5)
+    held = np.append(d.held_out, True)  # the added record's coin held it out
+    d2 = dataclasses.replace(d, y_rows=np.append(y, [[1.0]], axis=1),
+                             raw=np.append(raw, [[-5.0]], axis=1), held_out=held)
+    clip = plan.validation[0].sensitivity
+    sums = [validation_loss(p, "square", clip)[0] for p in (d, d2)]
+    assert sums[1] - sums[0] == pytest.approx(clip)  # the bound is attained
+    trees = [e for e in plan.entries if not e.held_out and e.tree >= 0]
+    return sums, plan.validation, compose_pure(trees)
+
+
+def _validation_ids(total, reference, releases, seed, divisor=1.0, n=200_000):
+    noisy = sum(laplace_mechanism(np.full((n, 1), total), epsilon=e.epsilon * divisor,
+                                  sensitivity=e.sensitivity, noise=make_noise(seed + 10 * i),
+                                  ledger=PrivacyLedger(), scope=SCOPE)[:, 0]
+                for i, e in enumerate(releases))
+    return np.digitize(noisy - len(releases) * reference, np.linspace(-30, 30, 61))
+
+
+def test_audit_early_stopping_validation_releases():
+    (s, s2), releases, claim = _validation_pair()
+    assert len(releases) == 2
+    eps_lb = audit(_validation_ids(s, s, releases, 3), _validation_ids(s2, s, releases, 4))
+    assert 0.2 < eps_lb <= claim
+
+
+def test_audit_flags_early_stopping_with_quartered_validation_noise():
+    # the validation noise divided by 4 (each check's epsilon times 4): the held-out record's
+    # loss is then 4 times the trees' epsilon
+    (s, s2), releases, claim = _validation_pair()
+    assert audit(_validation_ids(s, s, releases, 3, 4.0),
+                 _validation_ids(s2, s, releases, 4, 4.0)) > claim

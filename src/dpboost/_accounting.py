@@ -68,6 +68,10 @@ class LedgerEntry:
         ``FILTER_ORDERS``, is the composed curve of ``filter_trees`` worst-case tree
         releases (Poisson sampled at ``sampling_rate``, Gaussian of ``noise_multiplier``);
         docs/privacy.md, Individual Renyi filter.
+    held_out : bool, default=False
+        Early stopping's validation loss, released from the records held out of every tree:
+        its curve is at most the fit's trees' at every order and a record is in one part or the
+        other, so it is not composed (docs/privacy.md, Early stopping).
     """
 
     mechanism: str
@@ -84,6 +88,14 @@ class LedgerEntry:
     delta: float = 0.0
     filtered: bool = False
     filter_trees: int = 0
+    held_out: bool = False
+
+
+def composed(entries):
+    """The entries that every composition reads: all but early stopping's validation releases
+    (``LedgerEntry.held_out``), which the trees' releases bound (docs/privacy.md, Early
+    stopping)."""
+    return [e for e in entries if not e.held_out]
 
 
 #: The Renyi orders at which the individual filter bounds every record's loss (integers, where
@@ -150,7 +162,7 @@ def compose_pure(entries, repeats=None):
     """
     per_level = {}
     rate = {}
-    for e in entries:
+    for e in composed(entries):
         key = (e.fit, e.group, e.tree, e.level)
         per_level[key] = max(per_level.get(key, 0.0), e.epsilon)
         rate[e.fit, e.group, e.tree] = e.sampling_rate
@@ -273,7 +285,7 @@ def rdp_bounds(entries, delta, repeats=None):
     lower, upper : float
         ``lower <= epsilon <= upper``; the last pair is ``(epsilon, epsilon)``.
     """
-    entries = list(entries)
+    entries = composed(entries)
     event = ledger_event(entries, repeats)
     renyi_delta = delta - threshold_delta(entries)
     orders = rdp_orders(entries)
@@ -340,7 +352,7 @@ def ledger_event(entries, repeats=None):
     # repr (the grouping key) computed, once per call.
     by_kind, by_tree_kind = {}, {}
     trees = {}
-    for e in entries:
+    for e in composed(entries):
         if e.filtered:
             continue  # bounded by the fit's "renyi_filter" entry, composed in its place
         kind = (e.mechanism, e.epsilon, e.noise_multiplier, e.sampling_rate, e.filter_trees)
@@ -493,7 +505,7 @@ def zcdp_rho(entries):
     rho : float
     """
     per_tree = {}
-    for e in entries:
+    for e in composed(entries):
         # inf: Laplace, sampled trees, thresholds, and an individual filter (bounded at
         # FILTER_ORDERS only, not at every order as zCDP needs).
         rho = RELEASES[e.mechanism].zcdp_rho(e)

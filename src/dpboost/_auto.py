@@ -5,6 +5,7 @@ import math
 
 from ._budget import MAX_TREES
 from ._config import FitConfig
+from ._early_stopping import check_early_stopping
 from ._public_inputs import resolve_weight_bound
 from ._tree_mechanisms import LEAF_RELEASES
 
@@ -131,6 +132,7 @@ def resolve_config(params, hessian_bound, regression, sample_weight=None, n_feat
                                                 params["leaf_noise"], params["epsilon"],
                                                 hessian_bound, weight_bound)
     renyi_filter = params.get("renyi_filter")
+    check_early_stopping(params)
     return FitConfig(
         epsilon=epsilon, delta=float(params["delta"]),
         n_estimators=resolve_n_estimators(params["n_estimators"], epsilon, n_features,
@@ -151,7 +153,10 @@ def resolve_config(params, hessian_bound, regression, sample_weight=None, n_feat
         private_target_bounds=_is_private(params.get("target_bounds")),
         random_state=params["random_state"], verbose=params["verbose"],
         domain_groups=(n_features + 2 if params.get("domain_report") and n_features is not None
-                       else 0))
+                       else 0),
+        early_stopping=bool(params.get("early_stopping", False)),
+        validation_fraction=float(params.get("validation_fraction", 0.1)),
+        n_iter_no_change=int(params.get("n_iter_no_change", 20)))
 
 
 def _is_private(value):

@@ -22,6 +22,7 @@ from ._candidates import (
 )
 from ._common import G_H_DTYPE, SAMPLE_INDEX_DTYPE, float32_at_most
 from ._domain import release_domain_report
+from ._early_stopping import EarlyStopping, draw_held_out, first_stages, loss_clip
 from ._filter import FilterBudget
 from ._grower import grow_tree
 from ._loss import scale_target, weight_statistics
@@ -44,16 +45,22 @@ class FitResult:
         Every release, in the plan's order.
     filtered : ndarray of shape (n_trees,), dtype=float64
         The exact GDF filtered fraction per tree (NOT private: only stored on request).
+    charged : list of LedgerEntry
+        What the fit is charged: :attr:`ledger`'s entries, or with early stopping the whole
+        plan's (a stopping time read from released values is post-processing of the whole
+        plan's transcript, not a bound for the releases made; docs/privacy.md, Early stopping).
     attributes : dict
         The fitted public inputs: ``classes_`` or ``target_bounds_`` (public, or released with
         ``target_bounds="private"``), ``categories_`` (public lists and those released with
         ``categories="private"``) and ``feature_bounds_`` (the grid's bounds: public, or
-        released with ``feature_bounds="private"``).
+        released with ``feature_bounds="private"``), ``n_iter_`` (the stages fitted) and with
+        early stopping ``validation_score_`` (the released validation losses).
     """
 
     forest: Forest
     ledger: PrivacyLedger
     filtered: np.ndarray
+    charged: list
     attributes: dict
 
 
@@ -103,7 +110,8 @@ def plan_fit(config, loss, n_outputs, n_numeric, n_private_categories=0, previou
         bounds_features=fresh * n_numeric * config.private_feature_bounds,
         bounds_target=fresh and config.private_target_bounds,
         categories_features=fresh * n_private_categories,
-        domain_groups=fresh * config.domain_groups)
+        domain_groups=fresh * config.domain_groups,
+        validation_clip=loss_clip(loss.name, n_outputs) if config.early_stopping else None)
 
 
 def train(records, inputs, loss, config, plan, n_outputs, n_threads, fit_id=None,
@@ -181,14 +189,24 @@ def train(records, inputs, loss, config, plan, n_outputs, n_threads, fit_id=None
 
     progress = (progress_bar(len(plan.trees), ledger, config.delta) if config.verbose
                 else None)
+    stopping = (EarlyStopping(plan.validation, config.n_iter_no_change, loss.name,
+                              config.validation_fraction, forest.n_stages)
+                if plan.validation else None)
     filtered = boost(records, plan, loss, candidates, forest, noise, ledger, n_threads, config,
                      numeric=numeric, n_features=n_features, monotonic_cst=inputs.monotonic_cst,
-                     first_stage=first_stage, progress=progress)
+                     first_stage=first_stage, progress=progress, stopping=stopping)
+    charged = ledger.entries
+    if stopping is not None:
+        released["validation_score_"] = np.array(stopping.scores)
+        filtered = first_stages(forest, stopping.n_iter, filtered)
+        forest = first_stages(forest, stopping.n_iter)
+        charged = [replace(e, fit=ledger.fit) for e in plan.entries]
     if previous is not None:
         forest = previous.extended(forest)
     attributes = {**inputs.target, "categories_": inputs.categories, **released,
+                  "n_iter_": forest.n_stages,
                   "feature_bounds_": np.column_stack([forest.binner.lower, forest.binner.upper])}
-    return FitResult(forest, ledger, filtered, attributes)
+    return FitResult(forest, ledger, filtered, charged, attributes)
 
 
 def progress_bar(n_trees, ledger, delta):
@@ -212,7 +230,7 @@ def progress_bar(n_trees, ledger, delta):
 
 
 def boost(records, plan, loss, candidates, forest, noise, ledger, n_threads, config, *, numeric,
-          n_features, monotonic_cst=None, first_stage=0, progress=None):
+          n_features, monotonic_cst=None, first_stage=0, progress=None, stopping=None):
     """Grow every tree of ``plan`` into ``forest`` (Li et al. 2020, Algorithms 1 and 2; DP-XGB).
 
     For each planned tree t of output k, in the plan's order (with a loss that couples the
@@ -262,6 +280,10 @@ def boost(records, plan, loss, candidates, forest, noise, ledger, n_threads, con
         so that cyclical trees continue the cycle of features.
     progress : callable or None
         Called with the number of trees done after the last tree of each composition group.
+    stopping : EarlyStopping or None
+        Early stopping (``_early_stopping``): its records are held out of every tree, the
+        trees grown stage by stage, and the loop ends once it says so (after ``stopping.n_iter``
+        stages).
 
     Returns
     -------
@@ -273,7 +295,7 @@ def boost(records, plan, loss, candidates, forest, noise, ledger, n_threads, con
     filtered = np.zeros(n_trees)
     coupled = loss.couples_outputs and forest.n_outputs > 1
     order = (sorted(plan.trees, key=lambda tb: (tb.tree % n_stages, tb.output))
-             if coupled else plan.trees)
+             if coupled or stopping is not None else plan.trees)
     private = math.isfinite(plan.epsilon)
     coins = noise.coins()
     drawn = set()  # the outputs whose records have an EoE position
@@ -286,6 +308,8 @@ def boost(records, plan, loss, candidates, forest, noise, ledger, n_threads, con
         ledger.declare(plan.filter)
         renyi_filter = FilterBudget.of(plan.filter)
         records.update(open_budgets, renyi_filter)
+    if stopping is not None:
+        records.update(draw_held_out, coins, stopping.fraction)
 
     for i, tb in enumerate(order):
         if plan.record_shares is not None and (tb.position == 0 or tb.output not in drawn):
@@ -319,6 +343,8 @@ def boost(records, plan, loss, candidates, forest, noise, ledger, n_threads, con
         records.update(add_tree, tb.output, *forest.tree(tb.tree), forest.binner.max_bins)
         if progress is not None and (i + 1 == n_trees or order[i + 1].group != tb.group):
             progress(i + 1)
+        if stopping is not None and stopping.check(records, tb.tree, t + 1, noise, ledger):
+            break
     # the ledger in the plan's order (tree by tree), whatever the growing order
     ledger.entries.sort(key=lambda e: (e.tree, e.level))
     return filtered
@@ -387,6 +413,8 @@ def select_records(partition, coins, output, tree, position, sampling_rate, boun
     n = partition.y_rows.shape[1]
     selected = (np.ones(n, dtype=bool) if position is None
                 else partition.positions[output] == position)
+    if partition.held_out is not None:
+        selected &= ~partition.held_out  # early stopping's records never enter a tree
     sampled = (poisson_sample(coins.uniforms((POISSON_STREAM, output, tree), *partition.rows),
                               sampling_rate)
                if sampling_rate < 1.0 else np.ones(n, dtype=bool))

@@ -19,6 +19,7 @@ from ._accounting import (
 )
 from ._common import GRADIENT_BOUND, read_only
 from ._domain import domain_release
+from ._early_stopping import VALIDATION_INTERVAL, validation_releases
 from ._filter import FILTER_SCOPE, filter_tree_count
 from ._mechanisms import noise_scale
 from ._noise import SecureNoise
@@ -177,6 +178,9 @@ class BudgetPlan:
         The private category lists' release (``categories="private"``), made first.
     domain : LedgerEntry or None, default=None
         The domain report's release (``domain_report=True``, ``_domain.domain_release``).
+    validation : tuple of LedgerEntry, default=()
+        Early stopping's validation releases (``_early_stopping.validation_releases``), each
+        after the last tree of its stage; marked ``held_out``, so no composition reads them.
     filter : LedgerEntry or None, default=None
         The individual Renyi filter's per-record budget (``renyi_filter``), a
         ``"renyi_filter"`` entry declared before the trees; None without a filter.
@@ -194,6 +198,7 @@ class BudgetPlan:
     categories: object = None
     filter: object = None
     domain: object = None
+    validation: tuple = ()
 
     def check_scales(self, sketch_features=0, hessian_sketch_features=0, bounds_features=0,
                      domain_groups=0):
@@ -227,7 +232,7 @@ class BudgetPlan:
                               tb.tree)
         checked = set(firsts.values())
         entries = [e for e in self.entries if e.tree < 0 or e.tree in checked]
-        for e in entries:
+        for e in entries + list(self.validation):
             noise_scale(e)
         moved = [(self.categories, 1), (self.bounds, bounds_features),
                  (self.domain, domain_groups),
@@ -253,6 +258,7 @@ class BudgetPlan:
         out = [e for e in (self.categories, self.domain, self.filter, self.bounds)
                if e is not None]
         out += ([] if self.sketch is None else [self.sketch]) + list(self.hessian_sketches)
+        validation = {e.tree: e for e in self.validation}
         for tb in self.trees:
             selection = SPLIT_SELECTIONS[tb.split_selection]
             for level in range(self.max_depth):
@@ -269,6 +275,8 @@ class BudgetPlan:
                 group=tb.group, tree=tb.tree, level=self.max_depth, n_nodes=2**self.max_depth,
                 noise_multiplier=tb.leaf_noise_multiplier, sampling_rate=tb.sampling_rate,
                 filtered=tb.filtered))
+            if tb.tree in validation:
+                out.append(validation[tb.tree])
         return tuple(out)
 
 
@@ -296,7 +304,7 @@ def plan_budget(*, epsilon, n_estimators, max_depth, learning_rate, l2_regulariz
                 subsample=1.0, sketch_features=0, hessian_sketch_features=0,
                 hessian_sketch_rounds=1, bounds_features=0, gradient_bound=GRADIENT_BOUND,
                 categories_features=0, sample_weight_bound=None, renyi_filter=None,
-                domain_groups=0, bounds_target=False):
+                domain_groups=0, bounds_target=False, validation_clip=None):
     """Plan every mechanism's epsilon, noise and sensitivity.
 
     Parameters
@@ -407,6 +415,11 @@ def plan_budget(*, epsilon, n_estimators, max_depth, learning_rate, l2_regulariz
         2; 0: no report). One release (``_domain.domain_release``: Gaussian at ``delta > 0``,
         Laplace at ``delta = 0``, of ``DOMAIN_SHARE`` of epsilon) composed with the trees as
         the private category lists' are.
+    validation_clip : float or None, default=None
+        Early stopping (``early_stopping=True``): C, the clip of a held-out record's loss
+        (``_early_stopping.loss_clip``); the plan then holds a validation release every
+        ``VALIDATION_INTERVAL`` stages (:attr:`BudgetPlan.validation`), calibrated below the
+        trees' curve and composed with nothing. None: no early stopping.
 
     Returns
     -------
@@ -423,7 +436,7 @@ def plan_budget(*, epsilon, n_estimators, max_depth, learning_rate, l2_regulariz
     """
     arguments = {k: v for k, v in locals().items()
                  if k not in ("bounds_features", "categories_features", "domain_groups",
-                              "bounds_target")}
+                              "bounds_target", "validation_clip")}
     arguments["categories"] = (None if not categories_features else
                                categories_release(categories_features, epsilon, delta))
     arguments["domain"] = (None if not domain_groups else
@@ -446,6 +459,15 @@ def plan_budget(*, epsilon, n_estimators, max_depth, learning_rate, l2_regulariz
         plan = dataclasses.replace(rest, bounds=entry)
         entries, repeats = _first_tree(plan, len({tb.group for tb in plan.trees}))
         plan = dataclasses.replace(plan, epsilon=compose(entries, delta, repeats))
+    if validation_clip is not None and n_estimators >= VALIDATION_INTERVAL:
+        # The trees' releases alone (those that never read a held-out record) bound the
+        # validation releases (docs/privacy.md, Early stopping).
+        trees_only = dataclasses.replace(plan, sketch=None, hessian_sketches=(), bounds=None,
+                                         categories=None, domain=None, filter=None)
+        entries, repeats = _first_tree(trees_only, len({tb.group for tb in plan.trees}))
+        plan = dataclasses.replace(plan, validation=validation_releases(
+            entries, repeats, n_estimators=n_estimators, n_outputs=n_outputs,
+            max_depth=max_depth, clip=validation_clip, epsilon=epsilon, delta=delta))
     return plan.check_scales(sketch_features, hessian_sketch_features, n_bounds,
                              domain_groups)
 

@@ -40,6 +40,10 @@ class FitConfig:
     domain_groups : int, default=0
         Groups of the domain report's counts (``domain_report=True``: the columns of ``X``
         plus 2, from the schema); 0: no report.
+    early_stopping : bool, default=False
+    validation_fraction : float, default=0.1
+    n_iter_no_change : int, default=20
+        Early stopping on a private validation score (``_early_stopping``).
     """
 
     epsilon: float
@@ -67,6 +71,9 @@ class FitConfig:
     random_state: object
     verbose: int
     domain_groups: int = 0
+    early_stopping: bool = False
+    validation_fraction: float = 0.1
+    n_iter_no_change: int = 20
 
     @property
     def cyclical(self):

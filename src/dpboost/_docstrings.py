@@ -230,6 +230,23 @@ default="from_dtype"
         fitted model's scores on its released grid, category lists and classes or target
         bounds, none read from the data again. ``max_depth``, ``max_bins``,
         ``split_candidates``, ``loss``, ``delta`` and the public inputs must not change.
+    early_stopping : bool, default=False
+        Stop boosting once a private validation score stops improving (as HistGradientBoosting's
+        ``early_stopping``; off by default, an opt-in). Each record is held out of every tree
+        with probability ``validation_fraction`` by its own secret coin; every 10 stages
+        (``VALIDATION_INTERVAL``) the sum of the held-out records' losses, each clipped to a
+        public bound, is released with noise calibrated so that these releases cost no more
+        than the trees (parallel composition: docs/privacy.md, Early stopping). The fit is
+        charged the whole plan's epsilon even when it stops early. Needs
+        ``budget_allocation="sequential"``, no ``renyi_filter`` and no ``warm_start``
+        (ValueError before any budget is spent); with ``n_estimators < 10`` nothing is held
+        out and nothing released.
+    validation_fraction : float in (0, 1), default=0.1
+        Probability that a record is held out for the validation score (early stopping only).
+    n_iter_no_change : int >= 1, default=20
+        Stop when the best released validation loss is this many stages old (checked every 10
+        stages, so the default stops after two checks without improvement: one noisy check is
+        not trusted alone). Early stopping only.
 """
 
 ATTRIBUTES = """
@@ -247,8 +264,17 @@ ATTRIBUTES = """
         inf for NP; with ``warm_start``, of every fit that made the model).
     privacy_ledger_ : list of LedgerEntry
         One entry per release: split selection of each level and leaf release of each tree.
+        With ``early_stopping=True``, the whole plan (charged as planned): the releases made
+        are its entries of the first ``n_iter_`` stages and the checks up to them.
     n_estimators_ : int
-        Boosting stages fitted: ``n_estimators``, "auto" resolved.
+        Boosting stages fitted: ``n_estimators``, "auto" resolved (``n_iter_`` with early
+        stopping).
+    n_iter_ : int
+        Boosting stages fitted (HistGradientBoosting's name): ``n_estimators_``, fewer when
+        early stopping stopped the fit.
+    validation_score_ : ndarray of shape (n_checks,), dtype=float64
+        Only with ``early_stopping=True``: the released (noisy) validation losses, one per
+        check, the sum over the held-out records of their clipped loss.
     filtered_fraction_ : ndarray of shape (n_estimators_,), dtype=float64
         Only with ``diagnostics=True``: fraction of each tree's sampled records removed by GDF
         or by the individual filter (``renyi_filter``).

@@ -117,14 +117,14 @@ class _BaseDPGB(BaseEstimator):
                 spend.reserve(plan.entries)
             result = train(records, inputs, loss, config, plan, n_outputs,
                            n_threads(self.n_jobs), spend.fit_id, previous)
-        spend.commit(result.ledger.entries)
+        spend.commit(result.charged)
         # Fitted attributes are set only now, all from the fit's result: a fit that raised
         # leaves nothing half-fitted.
         self.__dict__.update(result.attributes)
         self._forest = result.forest
         # warm_start: the fits compose sequentially (each entry carries its fit's identifier)
         self.privacy_ledger_ = (([] if previous is None else self.privacy_ledger_)
-                                + result.ledger.entries)
+                                + result.charged)
         self.privacy_spent_ = compose(self.privacy_ledger_, float(self.delta))
         self._warm_start_params = warm_start_params(self)
         if self.diagnostics:
@@ -323,7 +323,8 @@ class DPGBClassifier(ClassifierMixin, _BaseDPGB):
                  subsample="auto", split_selection="random", split_candidates="uniform",
                  interaction_cst="no_interactions", monotonic_cst=None, feature_bounds=None,
                  categorical_features="from_dtype", categories=None, classes=None,
-                 class_weight=None, sample_weight_bound=None, warm_start=False, random_state=None,
+                 class_weight=None, sample_weight_bound=None, warm_start=False, early_stopping=False,
+                 validation_fraction=0.1, n_iter_no_change=20, random_state=None,
                  verbose=0, diagnostics=False, domain_report=False, n_jobs=None,
                  accountant=None):
         self._store_parameters(locals())
@@ -408,7 +409,8 @@ class DPGBRegressor(RegressorMixin, _BaseDPGB):
                  min_child_weight="auto", subsample=1.0, split_selection="random",
                  split_candidates="hessian", interaction_cst="no_interactions", monotonic_cst=None,
                  feature_bounds=None, categorical_features="from_dtype", categories=None,
-                 target_bounds=None, sample_weight_bound=None, warm_start=False, random_state=None,
+                 target_bounds=None, sample_weight_bound=None, warm_start=False, early_stopping=False,
+                 validation_fraction=0.1, n_iter_no_change=20, random_state=None,
                  verbose=0, diagnostics=False, domain_report=False, n_jobs=None,
                  accountant=None):
         self._store_parameters(locals())

@@ -50,6 +50,9 @@ PARAMETER_CONSTRAINTS = {
     "accountant": [PrivacyAccountant, None],
     "sample_weight_bound": [Interval(Real, 0, None, closed="neither"), None],
     "warm_start": ["boolean"],
+    "early_stopping": ["boolean"],
+    "validation_fraction": [Interval(Real, 0, 1, closed="neither")],
+    "n_iter_no_change": [Interval(Integral, 1, None, closed="left")],
 }
 
 

@@ -31,8 +31,8 @@ import numpy as np
 #: block's other coins in vain (at most two blocks of 256 KiB per partition and stream).
 COIN_BLOCK = 1 << 16
 #: The coin streams (the first word of a stream's identity): Poisson sampling, EoE positions,
-#: PrivateSearchCV's validation split.
-POISSON_STREAM, POSITION_STREAM, VALIDATION_STREAM = 1, 2, 3
+#: PrivateSearchCV's validation split, early stopping's held-out records.
+POISSON_STREAM, POSITION_STREAM, VALIDATION_STREAM, HELD_OUT_STREAM = 1, 2, 3, 4
 
 
 @dataclass(frozen=True)
@@ -136,6 +136,9 @@ class Partition:
         With an individual Renyi filter: every record's losses so far, in the filter's integer
         ticks at each order (``_filter.FilterBudget``); never read except by the record's own
         filter decision (``_boosting.select_records``).
+    held_out : ndarray of shape (n,), dtype=bool, or None
+        With early stopping: the records held out of every tree for the validation loss, each
+        by its own coin (``_early_stopping.draw_held_out``); None: no record is held out.
     """
 
     X: object
@@ -150,6 +153,7 @@ class Partition:
     tree: object = None
     weights: object = None
     spent: object = None
+    held_out: object = None
 
     @classmethod
     def of(cls, X, y_scaled, n_threads=1, weights=None):

@@ -180,3 +180,12 @@ def hessian_sketch_sensitivity(n_features, hessian_bound, norm, weight_bound=1.0
     weight_bound : float, default=1.0
     """
     return hessian_bound * (math.sqrt(n_features) if norm == "l2" else n_features) * weight_bound
+
+
+def validation_loss_sensitivity(clip):
+    """Sensitivity of early stopping's validation loss, ``C``: the sum over the held-out records
+    of each one's loss clipped to ``[0, C]`` (``_early_stopping.validation_loss``) moves by at
+    most C when one record is added or removed (a sum of values in [0, C], Dwork & Roth 2014,
+    Def. 3.1; unweighted, so sample weights do not scale it). L1 and L2 alike: one coordinate.
+    """
+    return float(clip)
