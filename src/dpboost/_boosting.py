@@ -53,8 +53,8 @@ class FitResult:
         The fitted public inputs: ``classes_`` or ``target_bounds_`` (public, or released with
         ``target_bounds="private"``), ``categories_`` (public lists and those released with
         ``categories="private"``) and ``feature_bounds_`` (the grid's bounds: public, or
-        released with ``feature_bounds="private"``), ``n_iter_`` (the stages fitted) and with
-        early stopping ``validation_score_`` (the released validation losses).
+        released with ``feature_bounds="private"``) and with early stopping
+        ``validation_score_`` (the released validation losses).
     """
 
     forest: Forest
@@ -204,7 +204,6 @@ def train(records, inputs, loss, config, plan, n_outputs, n_threads, fit_id=None
     if previous is not None:
         forest = previous.extended(forest)
     attributes = {**inputs.target, "categories_": inputs.categories, **released,
-                  "n_iter_": forest.n_stages,
                   "feature_bounds_": np.column_stack([forest.binner.lower, forest.binner.upper])}
     return FitResult(forest, ledger, filtered, charged, attributes)
 

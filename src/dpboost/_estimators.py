@@ -156,6 +156,12 @@ class _BaseDPGB(BaseEstimator):
         return self._forest.n_stages
 
     @property
+    def n_iter_(self) -> int:
+        """int: boosting stages fitted, HistGradientBoosting's name (fewer than
+        ``n_estimators`` when early stopping stopped the fit)."""
+        return self.n_estimators_
+
+    @property
     def feature_importances_(self) -> NDArray:
         """ndarray of shape (n_features_in_,): :meth:`feature_importance` of the released gain,
         or of the split counts when the leaves released no statistics (Laplace leaves)."""
