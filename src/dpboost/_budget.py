@@ -238,6 +238,7 @@ class BudgetPlan:
                  (self.domain, domain_groups),
                  (self.sketch, sketch_features)]
         moved += [(e, hessian_sketch_features) for e in self.hessian_sketches]
+        moved += [(e, 1) for e in self.validation]
         moved += [(e, LEAF_RELEASES[self.trees[e.tree].leaf_noise].coordinates)
                   for e in entries if e.tree >= 0]
         for entry, k in moved:
