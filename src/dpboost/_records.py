@@ -53,8 +53,9 @@ class RecordCoins:
         Parameters
         ----------
         stream : tuple of three int
-            ``(kind, output, tree)``: :data:`POISSON_STREAM`, :data:`POSITION_STREAM` or
-            :data:`VALIDATION_STREAM`, and the output and tree the decision is made for.
+            ``(kind, output, tree)``: :data:`POISSON_STREAM`, :data:`POSITION_STREAM`,
+            :data:`VALIDATION_STREAM` or :data:`HELD_OUT_STREAM`, and the output and tree the
+            decision is made for.
         start, stop : int
             Rows of the training set's records in the data domain, numbered from 0.
 
