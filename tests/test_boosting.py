@@ -202,3 +202,26 @@ def test_score_update_equals_prediction_of_every_record(binary, monkeypatch, mak
                       max_depth=4, random_state=0).fit(X, y)
     assert len(shares) == n_updates
     assert (min(shares) == 1.0) if every_record else (max(shares) < 1.0)
+
+
+@pytest.mark.parametrize("estimator", ["classifier", "regressor", "eoe"])
+def test_a_seeded_fit_does_not_depend_on_the_thread_count(estimator):
+    # 70k rows: above the parallel thresholds of every per-record kernel (gradients, coins,
+    # selection, partition, prediction), so n_jobs=2 and 3 run them in parallel chunks.
+    rng = np.random.default_rng(4)
+    X = rng.normal(size=(70_000, 4))
+    y = (X[:, 0] + rng.normal(size=X.shape[0]) > 0).astype(int)
+    common = {"n_estimators": 4, "feature_bounds": (-4, 4), "random_state": 7}
+    models = []
+    for n_jobs in (1, 2, 3):
+        if estimator == "regressor":
+            model = DPGBRegressor(target_bounds=(-4, 4), n_jobs=n_jobs, **common)
+            model.fit(X, X[:, 0])
+        else:
+            extra = {"budget_allocation": "eoe", "trees_per_ensemble": 2} if estimator == "eoe" else {}
+            model = DPGBClassifier(classes=[0, 1], subsample=0.3, n_jobs=n_jobs, **extra,
+                                   **common)
+            model.fit(X, y)
+        models.append(model)
+    raw = [m._raw_predict(X, None).tobytes() for m in models]
+    assert raw[0] == raw[1] == raw[2]

@@ -1,11 +1,15 @@
-"""Numba kernels of ``_histogram``, ``_splitting`` and ``_predictor`` against naive NumPy
-references, and their invariants (the binning kernels are in test_binning.py)."""
+"""Numba kernels of ``_histogram``, ``_splitting``, ``_predictor``, ``_coins``, ``_loss`` and
+``_selection`` against naive references, and their invariants (the binning kernels are in
+test_binning.py)."""
 
 import numpy as np
 import pytest
 
+from dpboost._coins import MAX_ROWS, chacha20_block, uniforms
 from dpboost._histogram import all_rows_histograms, build_level_histograms
+from dpboost._loss import logistic_loss_gradients, sigmoid, square_loss_gradients
 from dpboost._predictor import predict_binned
+from dpboost._selection import select_rows
 from dpboost._splitting import add_by_range, compute_gains, partition_level, range_sums
 
 
@@ -171,22 +175,27 @@ def _naive_partition(X_binned, idx, node, g, feat, thr, miss, missing_code):
     return idx[order], g[order], start
 
 
+@pytest.mark.parametrize("with_hessians", [False, True])
 @pytest.mark.parametrize("n_chunks", [1, 2, 3, 7])
-def test_partition_level_matches_naive(n_chunks):
+def test_partition_level_matches_naive(n_chunks, with_hessians):
     X_binned, idx, node, g, n_nodes, n_bins = _level_inputs(4, n_nodes=5)
     node[node == 3] = 4  # an empty node in the middle
     feat = np.array([0, 2, 1, 2, 0], dtype=np.int32)
     thr = np.array([3, 0, 15, 8, 14], dtype=np.uint8)
     miss = np.array([True, False, True, False, True])
     start = _node_start(node, n_nodes)
-    out_idx, out_g = np.empty_like(idx), np.empty_like(g)
+    # Hessians travel with their gradients: distinct values (the gradients' rows) show the pairing.
+    h = idx.astype(np.float32) if with_hessians else np.empty(0, np.float32)
+    out_idx, out_g, out_h = np.empty_like(idx), np.empty_like(g), np.empty_like(h)
     child_start = np.empty(2 * n_nodes + 1, dtype=np.int64)
-    partition_level(X_binned, idx, g, start, feat, thr, miss, n_bins, n_chunks,
-                    np.empty(idx.size, dtype=np.uint8), out_idx, out_g, child_start)
+    partition_level(X_binned, idx, g, h, start, feat, thr, miss, n_bins, n_chunks,
+                    np.empty(idx.size, dtype=np.uint8), out_idx, out_g, out_h, child_start)
     ref_idx, ref_g, ref_start = _naive_partition(X_binned, idx, node, g, feat, thr, miss, n_bins)
     np.testing.assert_array_equal(child_start, ref_start)
     np.testing.assert_array_equal(out_idx, ref_idx)
     np.testing.assert_array_equal(out_g, ref_g)
+    if with_hessians:
+        np.testing.assert_array_equal(out_h, ref_idx.astype(np.float32))
     # A boundary at the last bin with missing left sends everything left: empty children are legal.
     assert child_start[5] == child_start[6]
     # Missing codes followed their node's side: node 0 (feature 0, missing left) sends them to
@@ -201,9 +210,9 @@ def test_partition_of_nothing():
     X_binned, _, _, _, _, n_bins = _level_inputs(5)
     idx, g = np.empty(0, dtype=np.int32), np.empty(0, dtype=np.float32)
     child_start = np.full(5, -1, dtype=np.int64)
-    partition_level(X_binned, idx, g, np.zeros(3, dtype=np.int64), np.zeros(2, np.int32),
+    partition_level(X_binned, idx, g, g, np.zeros(3, dtype=np.int64), np.zeros(2, np.int32),
                     np.zeros(2, np.uint8), np.zeros(2, bool), n_bins, 2,
-                    np.empty(0, np.uint8), idx.copy(), g.copy(), child_start)
+                    np.empty(0, np.uint8), idx.copy(), g.copy(), g.copy(), child_start)
     assert (child_start == 0).all()
 
 
@@ -261,3 +270,109 @@ def test_predict_binned_matches_naive(depth, n_rows, n_threads):
     assert out_rows[rows].tobytes() == out[rows].tobytes()
     assert (np.delete(out_rows, rows) == 0.5).all()
 
+
+
+# ------------------------------------------------------------------------------------------------
+# Per-record kernels of a tree: the coins' keystream, the loss statistics, the record selection
+# ------------------------------------------------------------------------------------------------
+
+def test_chacha20_block_matches_rfc8439():
+    # RFC 8439, Section 2.3.2: key 00..1f, nonce 00:00:00:09:00:00:00:4a:00:00:00:00, counter 1.
+    key = np.frombuffer(bytes(range(32)), dtype="<u4")
+    nonce = np.frombuffer(bytes.fromhex("000000090000004a00000000"), dtype="<u4")
+    out = np.empty(16, dtype=np.uint32)
+    chacha20_block(key, 1, nonce, out)
+    assert out.astype("<u4").tobytes().hex() == (
+        "10f1e7e4d13b5915500fdd1fa32071c4c7d1f4c733c068030422aa9ac3d46c4e"
+        "d2826446079faa0914c2d705d98b02a2b5129cd1de164eb9cbd083e8a2503c4e")
+
+
+@pytest.mark.parametrize(("start", "stop"), [(0, 1), (37, 70_003), (2**33 + 5, 2**33 + 100)])
+@pytest.mark.parametrize("n_threads", [1, 3])
+def test_coins_are_the_chacha20_keystream(start, stop, n_threads):
+    # The coins of rows beyond 2**31 and 2**32 (a billion-record training set and more) are the
+    # keystream's words there: no row number wraps on 32 bits.
+    from cryptography.hazmat.primitives.ciphers import Cipher, algorithms
+
+    rng = np.random.default_rng(1)
+    key, nonce = rng.bytes(32), rng.bytes(12)
+    first = start // 16
+    stream = Cipher(algorithms.ChaCha20(key, first.to_bytes(4, "little") + nonce),
+                    None).encryptor().update(bytes(4 * (stop - 16 * first)))
+    expected = np.frombuffer(stream, dtype="<u4")[start - 16 * first:] * 2.0**-32
+    got = uniforms(np.frombuffer(key, dtype="<u4"), np.frombuffer(nonce, dtype="<u4"), start,
+                   stop, n_threads)
+    np.testing.assert_array_equal(got, expected)
+
+
+def test_coins_refuse_rows_beyond_the_counter():
+    key, nonce = np.zeros(8, dtype=np.uint32), np.zeros(3, dtype=np.uint32)
+    assert uniforms(key, nonce, MAX_ROWS - 16, MAX_ROWS, 1).size == 16
+    with pytest.raises(ValueError, match="2\\*\\*36"):
+        uniforms(key, nonce, MAX_ROWS - 16, MAX_ROWS + 1, 1)
+
+
+@pytest.mark.parametrize("n_threads", [1, 2, 3])
+def test_loss_kernels_match_numpy(n_threads):
+    rng = np.random.default_rng(2)
+    n = 70_001  # above the kernels' parallel threshold
+    raw = rng.normal(scale=4, size=n)
+    raw[:4] = [0.0, -0.0, 800.0, -800.0]
+    y = np.where(rng.random(n) < 0.5, -1.0, 1.0)
+    g, h = np.empty(n, np.float32), np.empty(n, np.float32)
+    logistic_loss_gradients(raw, y, g, h, n_threads)
+    p = sigmoid(raw)
+    # float64 to float64 rounding (exp and tanh forms of sigma), then one rounding to float32.
+    np.testing.assert_allclose(g, p - (y + 1) / 2, rtol=0, atol=2e-7)
+    np.testing.assert_allclose(h, p * (1 - p), rtol=0, atol=2e-7)
+    assert np.mean(g == (p - (y + 1) / 2).astype(np.float32)) > 0.999
+    square_loss_gradients(raw, y, g, n_threads)
+    np.testing.assert_array_equal(g, (raw - y).astype(np.float32))
+
+
+def _naive_selection(g, h, positions, position, within, coins, threshold, bound, filtering):
+    at = np.ones(g.size, bool) if positions is None else positions == position
+    sampled = at & (coins < threshold)
+    kept = sampled.copy()
+    if filtering:
+        kept &= np.abs(g) <= bound
+    if within is not None:
+        kept &= within
+    rows = np.flatnonzero(kept)
+    grads = g[rows] if filtering else np.clip(g[rows], -bound, bound)
+    return int(sampled.sum()), rows, grads, h[rows]
+
+
+@pytest.mark.parametrize("n_threads", [1, 2, 5])
+@pytest.mark.parametrize("filtering", [False, True])
+@pytest.mark.parametrize("extras", [False, True])
+def test_select_rows_matches_naive(n_threads, filtering, extras):
+    rng = np.random.default_rng(3)
+    n = 70_003
+    g = rng.uniform(-1, 1, n).astype(np.float32)
+    h = rng.uniform(0, 0.25, n).astype(np.float32)
+    coins = np.floor(rng.random(n) * 2**32) * 2.0**-32
+    threshold = np.floor(0.3 * 2**32) * 2.0**-32
+    coins[:2] = [threshold, threshold - 2.0**-32]  # the edge: kept below, never at
+    positions = rng.integers(0, 3, n) if extras else None
+    within = rng.random(n) < 0.8 if extras else None
+    bound = np.float32(0.5)
+    n_sampled, rows, grads, hess = select_rows(
+        g, h, np.empty(0, np.int64) if positions is None else positions, 1,
+        np.empty(0, bool) if within is None else within, coins, threshold, bound, filtering,
+        n_threads)
+    ref = _naive_selection(g, h, positions, 1, within, coins, threshold, bound, filtering)
+    assert n_sampled == ref[0]
+    assert rows.dtype == np.int32 and grads.dtype == hess.dtype == np.float32
+    np.testing.assert_array_equal(rows, ref[1])
+    assert grads.tobytes() == ref[2].tobytes() and hess.tobytes() == ref[3].tobytes()
+    assert 0 not in rows  # a coin at the threshold is never kept
+
+
+def test_select_rows_without_coins_hessians_or_bound():
+    g = np.array([-3.0, 0.5, 2.0], np.float32)
+    n_sampled, rows, grads, hess = select_rows(
+        g, np.empty(0, np.float32), np.empty(0, np.int64), -1, np.empty(0, bool),
+        np.empty(0), 1.0, np.float32(np.inf), False, 2)
+    assert n_sampled == 3 and rows.tolist() == [0, 1, 2] and hess.size == 0
+    assert grads.tobytes() == g.tobytes()

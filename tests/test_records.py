@@ -12,11 +12,11 @@ import pytest
 from scipy import stats
 
 from dpboost import DPGBClassifier, DPGBRegressor
+from dpboost._coins import COIN_CHUNK
 from dpboost._mechanisms import poisson_sample
 from dpboost._noise import make_noise
 from dpboost._parameters import DPBOOST_PAPER
 from dpboost._records import (
-    COIN_BLOCK,
     POISSON_STREAM,
     POSITION_STREAM,
     Partition,
@@ -26,11 +26,12 @@ from dpboost._records import (
 KEY = bytes(range(32))
 
 
-def test_coins_of_a_row_do_not_depend_on_the_range_asked():
-    coins = RecordCoins(KEY)
-    n = 3 * COIN_BLOCK + 5
-    whole = coins.uniforms((POISSON_STREAM, 0, 7), 0, n)
-    for cut in (1, COIN_BLOCK - 3, COIN_BLOCK, 2 * COIN_BLOCK + 7):
+@pytest.mark.parametrize("n_threads", [1, 3])
+def test_coins_of_a_row_do_not_depend_on_the_range_asked_nor_the_threads(n_threads):
+    coins = RecordCoins(KEY, n_threads=n_threads)
+    n = 3 * COIN_CHUNK + 5
+    whole = RecordCoins(KEY).uniforms((POISSON_STREAM, 0, 7), 0, n)
+    for cut in (1, 15, 16, COIN_CHUNK - 3, COIN_CHUNK, 2 * COIN_CHUNK + 7):
         parts = np.concatenate([coins.uniforms((POISSON_STREAM, 0, 7), 0, cut),
                                 coins.uniforms((POISSON_STREAM, 0, 7), cut, n)])
         np.testing.assert_array_equal(parts, whole)

@@ -20,16 +20,17 @@ from ._candidates import (
     private_bounds,
     private_categories,
 )
-from ._common import G_H_DTYPE, SAMPLE_INDEX_DTYPE, float32_at_most
+from ._common import G_H_DTYPE, float32_at_most
 from ._domain import release_domain_report
 from ._early_stopping import EarlyStopping, draw_held_out, first_stages, loss_clip
 from ._filter import FilterBudget
 from ._grower import grow_tree
 from ._loss import scale_target, weight_statistics
-from ._mechanisms import partition_records, poisson_sample
+from ._mechanisms import partition_records
 from ._noise import make_noise
 from ._predictor import Forest, predict_binned
 from ._records import POISSON_STREAM, POSITION_STREAM, TreeState
+from ._selection import select_rows
 from ._splitting import add_by_range
 
 
@@ -296,7 +297,7 @@ def boost(records, plan, loss, candidates, forest, noise, ledger, n_threads, con
     order = (sorted(plan.trees, key=lambda tb: (tb.tree % n_stages, tb.output))
              if coupled or stopping is not None else plan.trees)
     private = math.isfinite(plan.epsilon)
-    coins = noise.coins()
+    coins = replace(noise.coins(), n_threads=n_threads)
     drawn = set()  # the outputs whose records have an EoE position
     candidates_of = [candidates] * forest.n_outputs  # per output: the Hessian sketch's
     n_rounds = len(plan.hessian_sketch_trees)
@@ -388,7 +389,8 @@ def compute_gradients(partition, loss, output):
     fresh = np.copy if loss.couples_outputs else np.empty_like
     gradients = fresh(partition.gradients)
     hessians = None if partition.hessians is None else fresh(partition.hessians)
-    loss.gradients(partition.raw, partition.y_rows, gradients, hessians, output)
+    loss.gradients(partition.raw, partition.y_rows, gradients, hessians, output,
+                   partition.n_threads)
     return replace(partition, gradients=gradients, hessians=hessians)
 
 
@@ -410,33 +412,32 @@ def select_records(partition, coins, output, tree, position, sampling_rate, boun
     its coin.
     """
     n = partition.y_rows.shape[1]
-    selected = (np.ones(n, dtype=bool) if position is None
-                else partition.positions[output] == position)
-    if partition.held_out is not None:
-        selected &= ~partition.held_out  # early stopping's records never enter a tree
-    sampled = (poisson_sample(coins.uniforms((POISSON_STREAM, output, tree), *partition.rows),
-                              sampling_rate)
-               if sampling_rate < 1.0 else np.ones(n, dtype=bool))
+    coins = (coins.uniforms((POISSON_STREAM, output, tree), *partition.rows)
+             if sampling_rate < 1.0 else np.empty(0))
     gradients = partition.gradients[output]
-    n_sampled = int(np.count_nonzero(selected & sampled))
-    if filtering:
-        selected &= np.abs(gradients) <= bound
-    spent = partition.spent
+    positions = np.empty(0, dtype=np.int64) if position is None else partition.positions[output]
+    hessians = (np.empty(0, dtype=G_H_DTYPE) if partition.hessians is None
+                else partition.hessians[output])
+    spent, within = partition.spent, np.empty(0, dtype=bool)
     if renyi_filter is not None:
         clipped = np.clip(gradients, -bound, bound).astype(np.float64)
-        weight = (np.ones(n) if partition.hessians is None
-                  else partition.hessians[output].astype(np.float64))
+        weight = np.ones(n) if partition.hessians is None else hessians.astype(np.float64)
         cost = renyi_filter.cost(np.hypot(clipped, weight))
         within = (spent.astype(np.int64) + cost <= renyi_filter.budget).all(axis=1)
-        selected &= within
+        # Charged before the coin: every record at its position, kept by GDF, within budget.
+        charged = within & (True if position is None else positions == position)
+        if filtering:
+            charged &= np.abs(gradients) <= bound
         spent = spent.copy()
-        spent[selected] += cost[selected]
-    selected &= sampled
-    indices = np.flatnonzero(selected).astype(SAMPLE_INDEX_DTYPE)
-    grads = gradients[indices]
-    if bound is not None and not filtering:
-        np.clip(grads, -bound, bound, out=grads)
-    hessians = None if partition.hessians is None else partition.hessians[output][indices]
+        spent[charged] += cost[charged]
+    if partition.held_out is not None:  # early stopping's records never enter a tree
+        within = ~partition.held_out if within.size == 0 else within & ~partition.held_out
+    n_sampled, indices, grads, hessians = select_rows(
+        gradients, hessians, positions, -1 if position is None else position, within, coins,
+        math.floor(sampling_rate * 2**32) * 2.0**-32, np.inf if bound is None else bound,
+        filtering, partition.n_threads)
+    if partition.hessians is None:
+        hessians = None
     if partition.weights is not None:
         # Weighted after filtering or clipping: GDF reads the record's own gradient, and
         # |w g| <= W g* (docs/privacy.md, Sample weights).
@@ -444,7 +445,7 @@ def select_records(partition, coins, output, tree, position, sampling_rate, boun
         grads = weight_statistics(grads, weights)
         hessians = None if hessians is None else weight_statistics(hessians, weights)
     tree_state = TreeState(selected=indices, gradients=grads, hessians=hessians,
-                           indices=indices, grads=grads,
+                           indices=indices, grads=grads, hess=hessians,
                            node_start=np.array([0, indices.size], dtype=np.int64),
                            n_sampled=n_sampled)
     return replace(partition, tree=tree_state, spent=spent)

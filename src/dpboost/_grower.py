@@ -17,6 +17,7 @@ import math
 import numpy as np
 
 from ._common import (
+    G_H_DTYPE,
     NODE_DTYPE,
     SUM_DTYPE,
     X_BINNED_DTYPE,
@@ -276,11 +277,15 @@ def split_level(partition, level_feature, level_bin, level_missing_left, n_bins)
     # Partition chunks of at least 16k samples (one per thread at most).
     n_chunks = max(1, min(partition.n_threads, n_selected // 16384))
     indices, grads = np.empty_like(tree.indices), np.empty_like(tree.grads)
+    hess = np.empty(0, dtype=G_H_DTYPE) if tree.hess is None else tree.hess
+    out_hess = np.empty_like(hess)
     child_start = np.empty(2 * (tree.node_start.size - 1) + 1, dtype=np.int64)
-    partition_level(partition.X_binned, tree.indices, tree.grads, tree.node_start,
+    partition_level(partition.X_binned, tree.indices, tree.grads, hess, tree.node_start,
                     level_feature, level_bin, level_missing_left, n_bins, n_chunks,
-                    np.empty(n_selected, dtype=np.uint8), indices, grads, child_start)
-    return partition.with_tree(indices=indices, grads=grads, node_start=child_start)
+                    np.empty(n_selected, dtype=np.uint8), indices, grads, out_hess, child_start)
+    return partition.with_tree(indices=indices, grads=grads,
+                               hess=None if tree.hess is None else out_hess,
+                               node_start=child_start)
 
 
 def leaf_statistics(partition, newton):
@@ -297,14 +302,14 @@ def leaf_statistics(partition, newton):
     leaf_sum = range_sums(tree.grads, tree.node_start)
     leaf_count = np.diff(tree.node_start)
     n_leaves = leaf_count.size
-    newton = newton and tree.hessians is not None
-    if newton or partition.weights is not None:
-        # hessians[k] belongs to selected[k]: find each sample's leaf by its row.
+    if newton and tree.hess is not None:
+        weight = range_sums(tree.hess, tree.node_start)
+    elif partition.weights is not None:
+        # weights[selected[k]] belongs to row selected[k]: find each sample's leaf by its row.
         leaf_of_row = np.empty(partition.X_binned.shape[0], dtype=NODE_DTYPE)
         leaf_of_row[tree.indices] = np.repeat(np.arange(n_leaves, dtype=NODE_DTYPE), leaf_count)
         weight = np.bincount(leaf_of_row[tree.selected], minlength=n_leaves,
-                             weights=(tree.hessians if newton
-                                      else partition.weights[tree.selected]))
+                             weights=partition.weights[tree.selected])
     else:
         weight = leaf_count.astype(np.float64)
     return np.column_stack([leaf_sum, weight])

@@ -14,22 +14,20 @@ failure finds its input as it was.
 Record coins
 ------------
 Every per-record random decision (a record's EoE position, its Poisson coin) comes from
-:class:`RecordCoins`: one uniform per (stream, row) from SHAKE-128 keyed with 32 bytes that the
-fit's noise source draws once (the operating system's CSPRNG by default; docs/privacy.md, Record
-selection). A record's coin depends on the key, the stream (which decision, which tree) and the
-record's row in the training set only: not on the partition holding it nor on other records, and
-a recomputed task draws the same coins.
+:class:`RecordCoins`: one uniform per (stream, row), a word of the ChaCha20 keystream
+(``_coins``) keyed with 32 bytes that the fit's noise source draws once (the operating system's
+CSPRNG by default; docs/privacy.md, Record selection). A record's coin depends on the key, the
+stream (which decision, which tree) and the record's row in the training set only: not on the
+partition holding it, on other records or on the threads, and a recomputed task draws the same
+coins.
 """
 
-import hashlib
-import struct
 from dataclasses import dataclass, replace
 
 import numpy as np
 
-#: Rows per keyed block of coins: a partition starting or ending inside a block draws the
-#: block's other coins in vain (at most two blocks of 256 KiB per partition and stream).
-COIN_BLOCK = 1 << 16
+from . import _coins
+
 #: The coin streams (the first word of a stream's identity): Poisson sampling, EoE positions,
 #: PrivateSearchCV's validation split, early stopping's held-out records.
 POISSON_STREAM, POSITION_STREAM, VALIDATION_STREAM, HELD_OUT_STREAM = 1, 2, 3, 4
@@ -43,9 +41,13 @@ class RecordCoins:
     ----------
     key : bytes
         32 secret bytes, drawn once per fit by the noise source (``NoiseSource.coins``).
+    n_threads : int, default=1
+        Threads that compute the coins (``_boosting.boost`` sets the fit's); the coins do not
+        depend on it.
     """
 
     key: bytes
+    n_threads: int = 1
 
     def uniforms(self, stream, start, stop):
         """The coins of rows ``start .. stop - 1`` in ``stream``.
@@ -55,25 +57,21 @@ class RecordCoins:
         stream : tuple of three int
             ``(kind, output, tree)``: :data:`POISSON_STREAM`, :data:`POSITION_STREAM`,
             :data:`VALIDATION_STREAM` or :data:`HELD_OUT_STREAM`, and the output and tree the
-            decision is made for.
+            decision is made for; each in ``[0, 2**32)``, the ChaCha20 nonce's three words.
         start, stop : int
-            Rows of the training set's records in the data domain, numbered from 0.
+            Rows of the training set's records in the data domain, numbered from 0, below
+            ``2**36`` (``_coins.MAX_ROWS``).
 
         Returns
         -------
         coins : ndarray of shape (stop - start,), dtype=float64
-            ``w * 2**-32`` for a 32-bit word ``w`` of SHAKE-128(key, stream, block).
+            ``w * 2**-32`` for row ``r``'s 32-bit word ``w`` of ChaCha20(key, nonce=stream),
+            word ``r mod 16`` of block ``r // 16`` (``_coins.uniforms``).
         """
         if stop <= start:
             return np.empty(0)
-        first, last = start // COIN_BLOCK, (stop - 1) // COIN_BLOCK
-        words = np.concatenate([self._block(stream, b) for b in range(first, last + 1)])
-        offset = start - first * COIN_BLOCK
-        return words[offset:offset + stop - start] * 2.0**-32
-
-    def _block(self, stream, block):
-        seed = self.key + struct.pack("<4q", *stream, block)
-        return np.frombuffer(hashlib.shake_128(seed).digest(4 * COIN_BLOCK), dtype="<u4")
+        return _coins.uniforms(np.frombuffer(self.key, dtype="<u4"),
+                               np.array(stream, dtype="<u4"), start, stop, self.n_threads)
 
 
 @dataclass(frozen=True)
@@ -86,9 +84,9 @@ class TreeState:
         The partition's rows the tree sees, ascending.
     gradients, hessians : ndarray of shape (n_selected,), dtype=float32
         Theirs, bounded by the tree's ``g*``; ``hessians`` None for the square loss.
-    indices, grads : ndarray of shape (n_selected,)
-        The same rows and gradients grouped by node of the current level, ascending within a
-        node (``_splitting.partition_level``).
+    indices, grads, hess : ndarray of shape (n_selected,)
+        The same rows, gradients and Hessians (None without) grouped by node of the current
+        level, ascending within a node (``_splitting.partition_level``).
     node_start : ndarray of shape (n_nodes + 1,), dtype=int64
         Node ``j`` holds positions ``node_start[j]:node_start[j + 1]``.
     histograms : ndarray or None
@@ -103,6 +101,7 @@ class TreeState:
     indices: np.ndarray
     grads: np.ndarray
     node_start: np.ndarray
+    hess: object = None
     histograms: object = None
     n_sampled: int = 0
 
@@ -196,7 +195,7 @@ class InMemoryRecords:
         ``hessians``), float32. What ``grow_tree`` grows on after ``_boosting.select_records``
         (the grower's tests and audits start here)."""
         tree = TreeState(selected=sample_indices, gradients=gradients, hessians=hessians,
-                         indices=sample_indices, grads=gradients,
+                         indices=sample_indices, grads=gradients, hess=hessians,
                          node_start=np.array([0, sample_indices.size], dtype=np.int64))
         return cls(Partition(None, np.empty((0, X_binned.shape[0])), n_threads=n_threads,
                              X_binned=X_binned, tree=tree))

@@ -94,9 +94,9 @@ def _gain(left_g, left_n, total_g, total_n, l2_regularization):
     return gain
 
 
-def partition_level(X_binned, sample_indices, gradients, node_start, split_feature, split_bin,
-                    missing_left, missing_code, n_chunks, right, out_indices, out_gradients,
-                    child_start):
+def partition_level(X_binned, sample_indices, gradients, hessians, node_start, split_feature,
+                    split_bin, missing_left, missing_code, n_chunks, right, out_indices,
+                    out_gradients, out_hessians, child_start):
     """Stable partition of a level's samples into the children of their nodes.
 
     Node ``j`` of a level has children ``2j`` (left) and ``2j + 1``; its samples are the range
@@ -112,6 +112,9 @@ def partition_level(X_binned, sample_indices, gradients, node_start, split_featu
     X_binned : ndarray of shape (n_samples, n_features), dtype=uint8
     sample_indices : ndarray of shape (n_selected,), dtype=int32
     gradients : ndarray of shape (n_selected,), dtype=float32
+    hessians : ndarray of shape (n_selected,) or (0,), dtype=float32
+        Moved with the gradients (none: shape (0,)), so that a leaf's Hessian sum is a range
+        sum as its gradient sum is.
     node_start : ndarray of shape (n_nodes + 1,), dtype=int64
     split_feature, split_bin : ndarray of shape (n_nodes,)
         Chosen feature and bin boundary of each node of the level; bins ``<= split_bin`` go left.
@@ -127,6 +130,7 @@ def partition_level(X_binned, sample_indices, gradients, node_start, split_featu
         Scratch, overwritten with 1 for the samples that go right.
     out_indices : ndarray of shape (n_selected,), dtype=int32
     out_gradients : ndarray of shape (n_selected,), dtype=float32
+    out_hessians : ndarray of the shape of ``hessians``, dtype=float32
         Overwritten with the partitioned samples.
     child_start : ndarray of shape (2 * n_nodes + 1,), dtype=int64
         Overwritten with the children's ranges.
@@ -134,13 +138,14 @@ def partition_level(X_binned, sample_indices, gradients, node_start, split_featu
     # The codes as one flat feature-major array (as in _histogram), a view of X_binned.
     codes = X_binned.ravel(order="F")
     if n_chunks == 1:  # on the calling thread: no parallel region
-        _partition_serial(codes, X_binned.shape[0], sample_indices, gradients, node_start,
-                          split_feature, split_bin, missing_left, missing_code, right,
-                          out_indices, out_gradients, child_start)
+        _partition_serial(codes, X_binned.shape[0], sample_indices, gradients, hessians,
+                          node_start, split_feature, split_bin, missing_left, missing_code, right,
+                          out_indices, out_gradients, out_hessians, child_start)
     else:
-        _partition_parallel(codes, X_binned.shape[0], sample_indices, gradients, node_start,
-                            split_feature, split_bin, missing_left, missing_code, n_chunks,
-                            right, out_indices, out_gradients, child_start)
+        _partition_parallel(codes, X_binned.shape[0], sample_indices, gradients, hessians,
+                            node_start, split_feature, split_bin, missing_left, missing_code,
+                            n_chunks, right, out_indices, out_gradients, out_hessians,
+                            child_start)
 
 
 # As in _binning, each pass is a serial worker over a range of positions, called once on the
@@ -150,9 +155,9 @@ def partition_level(X_binned, sample_indices, gradients, node_start, split_featu
 
 
 @njit(cache=True)
-def _partition_serial(codes, n_samples, sample_indices, gradients, node_start, split_feature,
-                      split_bin, missing_left, missing_code, right, out_indices, out_gradients,
-                      child_start):
+def _partition_serial(codes, n_samples, sample_indices, gradients, hessians, node_start,
+                      split_feature, split_bin, missing_left, missing_code, right, out_indices,
+                      out_gradients, out_hessians, child_start):
     """partition_level in one chunk."""
     # Per (chunk, node): the number of samples that go right, then the position of the first.
     right_offset = np.zeros((1, node_start.shape[0] - 1), dtype=np.int64)
@@ -160,14 +165,14 @@ def _partition_serial(codes, n_samples, sample_indices, gradients, node_start, s
     _mark_right(codes, n_samples, sample_indices, node_start, split_feature, split_bin,
                 missing_left, missing_code, start, stop, right, right_offset[0])
     _child_ranges(node_start, right_offset, child_start)
-    _scatter(sample_indices, gradients, node_start, child_start, right, start, stop,
-             right_offset[0], out_indices, out_gradients)
+    _scatter(sample_indices, gradients, hessians, node_start, child_start, right, start, stop,
+             right_offset[0], out_indices, out_gradients, out_hessians)
 
 
 @njit(parallel=True, cache=True)
-def _partition_parallel(codes, n_samples, sample_indices, gradients, node_start, split_feature,
-                        split_bin, missing_left, missing_code, n_chunks, right, out_indices,
-                        out_gradients, child_start):
+def _partition_parallel(codes, n_samples, sample_indices, gradients, hessians, node_start,
+                        split_feature, split_bin, missing_left, missing_code, n_chunks, right,
+                        out_indices, out_gradients, out_hessians, child_start):
     """partition_level in ``n_chunks`` contiguous chunks of positions."""
     n = sample_indices.shape[0]
     # Not np.zeros, which would become a parallel loop of its own (Numba's parfors).
@@ -183,9 +188,9 @@ def _partition_parallel(codes, n_samples, sample_indices, gradients, node_start,
     _child_ranges(node_start, right_offset, child_start)
     for c in prange(n_chunks):
         chunk = np.int64(c)
-        _scatter(sample_indices, gradients, node_start, child_start, right,
+        _scatter(sample_indices, gradients, hessians, node_start, child_start, right,
                  chunk * n // n_chunks, (chunk + 1) * n // n_chunks, right_offset[chunk],
-                 out_indices, out_gradients)
+                 out_indices, out_gradients, out_hessians)
 
 
 @njit(cache=True)
@@ -235,8 +240,8 @@ def _mark_right(codes, n_samples, sample_indices, node_start, split_feature, spl
 
 
 @njit(cache=True)
-def _scatter(sample_indices, gradients, node_start, child_start, right, lo, hi, right_offset,
-             out_indices, out_gradients):
+def _scatter(sample_indices, gradients, hessians, node_start, child_start, right, lo, hi,
+             right_offset, out_indices, out_gradients, out_hessians):
     """Pass 2 of partition_level on positions ``lo:hi``, whose right samples of node ``j`` start
     at ``right_offset[j]``."""
     first, stop_node = _nodes_within(node_start, lo, hi)
@@ -250,11 +255,14 @@ def _scatter(sample_indices, gradients, node_start, child_start, right, lo, hi, 
         rows = sample_indices[start:stop]
         values = gradients[start:stop]
         goes_right = right[start:stop]
+        with_hessians = hessians.shape[0] > 0
         for k in range(rows.shape[0]):
             goes = goes_right[k]
             destination = right_position if goes else left_position
             out_indices[destination] = rows[k]
             out_gradients[destination] = values[k]
+            if with_hessians:
+                out_hessians[destination] = hessians[start + k]
             right_position += goes
             left_position += 1 - goes
 

@@ -1,0 +1,96 @@
+"""Thread scaling of a whole fit: dpboost's default (secure noise) and seeded, against
+HistGradientBoosting (HGB), LightGBM and XGBoost.
+
+make_classification, ``--rows`` x 20 (1M by default), every contender with 200 trees of depth 6
+on 32 bins (the default classifier's ``max_bins``), fitted on 1, 2 and ``os.cpu_count()``
+threads (dpboost's ``n_jobs``, threadpoolctl for HGB's OpenMP, the peers' ``n_jobs``). The
+contenders of one thread count are timed interleaved (``_harness.best_of``, best of
+``--repeats``) after a warm-up fit on 20,000 rows (Numba's kernels loaded or compiled apart),
+with the load average before and after each thread count: the machines are shared, so compare
+ratios within one run (``speedup``: the 1-thread time over this one; ``vs_lightgbm``: over
+LightGBM's time at the same threads). LightGBM and XGBoost are skipped when missing
+(``pip install lightgbm xgboost``).
+
+Run: ``python benchmarks/bench_threads.py [--rows N] [--repeats R] [--label L]``; results in
+results/threads[_L].csv and its machine json (``--label before`` with ``PYTHONPATH`` on an older
+checkout keeps a before/after pair).
+"""
+
+import argparse
+import os
+import warnings
+
+import _harness
+import numpy as np
+from sklearn.datasets import make_classification
+from sklearn.ensemble import HistGradientBoostingClassifier
+from threadpoolctl import threadpool_limits
+
+from dpboost import DPGBClassifier
+
+TREES, DEPTH, BINS = 200, 6, 32
+
+
+def contenders(threads):
+    """Unfitted models with the same trees, depth and bins on ``threads`` threads."""
+    models = {
+        "dpboost_default": DPGBClassifier(n_estimators=TREES, max_depth=DEPTH, max_bins=BINS,
+                                          n_jobs=threads),
+        "dpboost_seeded": DPGBClassifier(n_estimators=TREES, max_depth=DEPTH, max_bins=BINS,
+                                         n_jobs=threads, random_state=0),
+        "hgb": HistGradientBoostingClassifier(max_iter=TREES, max_depth=DEPTH, max_bins=BINS,
+                                              max_leaf_nodes=None, early_stopping=False,
+                                              random_state=0),
+    }
+    try:
+        import lightgbm
+        models["lightgbm"] = lightgbm.LGBMClassifier(
+            n_estimators=TREES, max_depth=DEPTH, num_leaves=2**DEPTH, max_bin=BINS,
+            n_jobs=threads, random_state=0, verbose=-1)
+    except ImportError:
+        pass
+    try:
+        import xgboost
+        models["xgboost"] = xgboost.XGBClassifier(
+            n_estimators=TREES, max_depth=DEPTH, max_bin=BINS, tree_method="hist",
+            n_jobs=threads, random_state=0)
+    except ImportError:
+        pass
+    return models
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rows", type=int, default=1_000_000)
+    parser.add_argument("--repeats", type=int, default=1)
+    parser.add_argument("--label", default="")
+    args = parser.parse_args()
+    warnings.simplefilter("ignore")
+    X, y = make_classification(n_samples=args.rows, n_features=20, random_state=0)
+    rows = []
+    for threads in sorted({1, 2, os.cpu_count()}):
+        models = contenders(threads)
+        load_before = os.getloadavg()[0]
+        with threadpool_limits(threads):
+            timing = _harness.best_of(
+                {name: (lambda m=m: m.fit(X, y)) for name, m in models.items()},
+                repeats=args.repeats,
+                warmup={name: (lambda m=m: m.fit(X[:20_000], y[:20_000]))
+                        for name, m in models.items()})
+        load_after = os.getloadavg()[0]
+        for name, seconds in timing.seconds.items():
+            rows.append({"rows": args.rows, "threads": threads, "model": name,
+                         "fit_s": round(seconds, 3), "load_before": round(load_before, 2),
+                         "load_after": round(load_after, 2)})
+            print(rows[-1], flush=True)
+    one = {r["model"]: r["fit_s"] for r in rows if r["threads"] == 1}
+    for r in rows:
+        same = {s["model"]: s["fit_s"] for s in rows if s["threads"] == r["threads"]}
+        r["speedup"] = round(one[r["model"]] / r["fit_s"], 3)
+        r["vs_lightgbm"] = (round(r["fit_s"] / same["lightgbm"], 3) if "lightgbm" in same
+                            else np.nan)
+    _harness.write_results("threads" + (f"_{args.label}" if args.label else ""), rows)
+
+
+if __name__ == "__main__":
+    main()
