@@ -149,6 +149,7 @@ def resolve_config(params, hessian_bound, regression, sample_weight=None, n_feat
         weight_bound=weight_bound,
         private_feature_bounds=_is_private(params["feature_bounds"]),
         private_target_bounds=_is_private(params.get("target_bounds")),
+        init=params["init"],
         random_state=params["random_state"], verbose=params["verbose"])
 
 

@@ -19,6 +19,7 @@ from ._accounting import (
 )
 from ._common import GRADIENT_BOUND, read_only
 from ._filter import FILTER_SCOPE, filter_tree_count
+from ._initial import INITIAL_SCOPE, INITIAL_SHARE
 from ._mechanisms import noise_scale
 from ._noise import SecureNoise
 from ._sensitivities import (
@@ -26,6 +27,7 @@ from ._sensitivities import (
     gain_sensitivity,
     gaussian_leaf_sensitivity,
     hessian_sketch_sensitivity,
+    initial_statistics_sensitivity,
     quantile_sketch_sensitivity,
 )
 from ._thresholds import categories_release
@@ -177,6 +179,9 @@ class BudgetPlan:
     filter : LedgerEntry or None, default=None
         The individual Renyi filter's per-record budget (``renyi_filter``), a
         ``"renyi_filter"`` entry declared before the trees; None without a filter.
+    initial : LedgerEntry or None, default=None
+        The private initial score's release (``init="private"``), made after the private
+        bounds; None: every output starts from 0.
     """
 
     trees: tuple
@@ -190,8 +195,10 @@ class BudgetPlan:
     bounds: object = None
     categories: object = None
     filter: object = None
+    initial: object = None
 
-    def check_scales(self, sketch_features=0, hessian_sketch_features=0, bounds_features=0):
+    def check_scales(self, sketch_features=0, hessian_sketch_features=0, bounds_features=0,
+                     initial_statistics=0):
         """Refuse a plan with a noise scale that is not a positive normal float, or that the
         exact samplers cannot draw.
 
@@ -206,6 +213,8 @@ class BudgetPlan:
             histograms: one record moves one count of each, as many coordinates of the
             release's row (``SecureNoise.check``). A leaf moves its whole row (1 value, or 2
             statistics), the categories' counts one value per row.
+        initial_statistics : int, default=0
+            Coordinates of the initial score's row, all of which one record may move.
 
         Raises
         ------
@@ -224,7 +233,7 @@ class BudgetPlan:
         for e in entries:
             noise_scale(e)
         moved = [(self.categories, 1), (self.bounds, bounds_features),
-                 (self.sketch, sketch_features)]
+                 (self.sketch, sketch_features), (self.initial, initial_statistics)]
         moved += [(e, hessian_sketch_features) for e in self.hessian_sketches]
         moved += [(e, LEAF_RELEASES[self.trees[e.tree].leaf_noise].coordinates)
                   for e in entries if e.tree >= 0]
@@ -243,7 +252,8 @@ class BudgetPlan:
         """:attr:`entries`, built once per plan (a tuple): the planner checks them, ``fit``
         reserves them, and a memoised plan serves every fit of its setting."""
         private = math.isfinite(self.epsilon)
-        out = [e for e in (self.categories, self.filter, self.bounds) if e is not None]
+        out = [e for e in (self.categories, self.filter, self.bounds, self.initial)
+               if e is not None]
         out += ([] if self.sketch is None else [self.sketch]) + list(self.hessian_sketches)
         for tb in self.trees:
             selection = SPLIT_SELECTIONS[tb.split_selection]
@@ -287,7 +297,8 @@ def plan_budget(*, epsilon, n_estimators, max_depth, learning_rate, l2_regulariz
                 leaf_noise="laplace", hessian_bound=1.0, split_selection="exponential",
                 subsample=1.0, sketch_features=0, hessian_sketch_features=0,
                 hessian_sketch_rounds=1, bounds_features=0, gradient_bound=GRADIENT_BOUND,
-                categories_features=0, sample_weight_bound=None, renyi_filter=None):
+                categories_features=0, sample_weight_bound=None, renyi_filter=None,
+                initial_statistics=0):
     """Plan every mechanism's epsilon, noise and sensitivity.
 
     Parameters
@@ -386,6 +397,12 @@ def plan_budget(*, epsilon, n_estimators, max_depth, learning_rate, l2_regulariz
         ``delta > 0``, ``budget_allocation="sequential"``, and random splits when
         ``subsample < 1`` (a sampled tree is accounted as one sampled Gaussian only when its
         splits are data-independent). None: worst-case accounting of every release.
+    initial_statistics : int, default=0
+        Coordinates of the private initial score's release (``init="private"``,
+        ``_initial.initial_statistics_count``; 0: none, every output starts from 0). One
+        release after the private bounds, composed with the trees (:func:`initial_release`:
+        :data:`~dpboost._initial.INITIAL_SHARE` of epsilon under pure DP, its zCDP
+        equivalent in the Renyi bisection otherwise).
 
     Returns
     -------
@@ -401,9 +418,11 @@ def plan_budget(*, epsilon, n_estimators, max_depth, learning_rate, l2_regulariz
         a setting the individual Renyi filter or private category lists rule out.
     """
     arguments = {k: v for k, v in locals().items()
-                 if k not in ("bounds_features", "categories_features")}
+                 if k not in ("bounds_features", "categories_features", "initial_statistics")}
     arguments["categories"] = (None if not categories_features else
                                categories_release(categories_features, epsilon, delta))
+    arguments["initial"] = (None if not initial_statistics else
+                            initial_release(epsilon, delta, sample_weight_bound))
     if not bounds_features:
         plan = _plan(**arguments)
     else:
@@ -415,7 +434,28 @@ def plan_budget(*, epsilon, n_estimators, max_depth, learning_rate, l2_regulariz
         plan = dataclasses.replace(rest, bounds=entry)
         entries, repeats = _first_tree(plan, len({tb.group for tb in plan.trees}))
         plan = dataclasses.replace(plan, epsilon=compose(entries, delta, repeats))
-    return plan.check_scales(sketch_features, hessian_sketch_features, bounds_features)
+    return plan.check_scales(sketch_features, hessian_sketch_features, bounds_features,
+                             initial_statistics)
+
+
+def initial_release(epsilon, delta, sample_weight_bound=None):
+    """The ledger entry of the private initial score (``init="private"``), composed with the
+    trees: Laplace at ``INITIAL_SHARE * epsilon`` under pure DP (the trees share the rest);
+    under Renyi accounting Gaussian of noise multiplier ``1 / (INITIAL_SHARE * epsilon)``, whose
+    zCDP ``rho = (INITIAL_SHARE * epsilon)^2 / 2`` is that of the pure share (Bun & Steinke
+    2016, Prop. 1.4), an entry of the Renyi bisection (the trees get what keeps the composed
+    total within epsilon); ``"exact"`` at ``epsilon = inf``. Sensitivity W
+    (:func:`initial_statistics_sensitivity`, L1 and L2)."""
+    weight = 1.0 if sample_weight_bound is None else float(sample_weight_bound)
+    share = INITIAL_SHARE * epsilon
+    common = {"sensitivity": initial_statistics_sensitivity(weight), "n_nodes": 1,
+              **INITIAL_SCOPE}
+    if not math.isfinite(epsilon):
+        return LedgerEntry(mechanism="exact", epsilon=math.inf, **common)
+    if delta == 0:
+        return LedgerEntry(mechanism="laplace", epsilon=share, **common)
+    return LedgerEntry(mechanism="gaussian", epsilon=math.inf, noise_multiplier=1.0 / share,
+                       **common)
 
 
 def _first_tree(plan, n_groups):
@@ -440,9 +480,10 @@ def _plan(*, epsilon, n_estimators, max_depth, learning_rate, l2_regularization,
           budget_allocation, trees_per_ensemble, leaf_clipping, n_outputs, delta, leaf_noise,
           hessian_bound, split_selection, subsample, sketch_features, hessian_sketch_features,
           hessian_sketch_rounds, gradient_bound, sample_weight_bound, renyi_filter,
-          categories=None):
-    """:func:`plan_budget` without private bounds (``categories``: the entry of the private
-    category lists, composed with the rest), its noise scales not yet checked."""
+          categories=None, initial=None):
+    """:func:`plan_budget` without private bounds (``categories``, ``initial``: the entries of
+    the private category lists and of the initial score, composed with the rest), its noise
+    scales not yet checked."""
     n_trees = n_outputs * n_estimators
     weight = 1.0 if sample_weight_bound is None else float(sample_weight_bound)
     leaves = LEAF_RELEASES[leaf_noise]
@@ -490,7 +531,7 @@ def _plan(*, epsilon, n_estimators, max_depth, learning_rate, l2_regularization,
         return BudgetPlan(trees=trees, record_shares=None, max_depth=max_depth, epsilon=math.inf,
                           sketch=sketch, hessian_sketch_trees=sketch_trees,
                           hessian_sketches=hessian_sketches(math.inf, 0.0),
-                          categories=categories)
+                          categories=categories, initial=initial)
 
     groups, positions, shares = _layout(budget_allocation, n_estimators, trees_per_ensemble,
                                         learning_rate)
@@ -528,7 +569,7 @@ def _plan(*, epsilon, n_estimators, max_depth, learning_rate, l2_regularization,
                           hessian_sketch_trees=sketch_trees,
                           hessian_sketches=hessian_sketches(sketch_epsilon,
                                                             sketch_noise_multiplier),
-                          categories=categories, filter=budget)
+                          categories=categories, filter=budget, initial=initial)
 
     def first_tree(*budgets):
         return _first_tree(unpriced(*budgets, n_built=1), n_outputs * n_groups)
@@ -543,7 +584,8 @@ def _plan(*, epsilon, n_estimators, max_depth, learning_rate, l2_regularization,
         # cost nothing, so their trees give it all to the leaves.
         selection = 0.0 if random else 0.5
         sketch_total = SKETCH_SHARE * epsilon if sketch or n_sketches else 0.0
-        epsilon_tree = (epsilon - sketch_total) / (n_outputs * n_groups)
+        initial_total = 0.0 if initial is None else initial.epsilon  # Laplace at delta = 0
+        epsilon_tree = (epsilon - sketch_total - initial_total) / (n_outputs * n_groups)
         for _ in range(_MAX_SHRINKS):
             # A tree on a Poisson sample may spend more on it for the same cost on the data.
             spend = deamplify_pure(epsilon_tree, subsample) if subsample < 1 else epsilon_tree

@@ -34,6 +34,8 @@ class FitConfig:
     private_feature_bounds, private_target_bounds : bool
         Whether the fit releases the numeric features' bounds / the target's bounds
         (``"private"``).
+    init : {"private", "zero"}
+        The initial scores: released (``_initial``) or 0.
     random_state : None, int, Generator, RandomState or NoiseSource
         The source of the fit's noise (``_noise.make_noise``).
     verbose : int
@@ -61,6 +63,7 @@ class FitConfig:
     weight_bound: object
     private_feature_bounds: bool
     private_target_bounds: bool
+    init: str
     random_state: object
     verbose: int
 

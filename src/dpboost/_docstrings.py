@@ -186,6 +186,16 @@ default="from_dtype"
         (NaN and non-numbers weigh 0); gradients, Hessians and counts are multiplied by it and
         every sensitivity by ``W`` (times the largest ``class_weight``): the guarantee is for
         adding or removing one record of weight at most W (docs/privacy.md, Sample weights).
+    init : {"private", "zero"}, default="zero"
+        The scores every output starts from (scikit-learn's ``init``). ``"private"``: the
+        constant that fits the data, released once before the grid and the trees (Laplace on
+        the class counts, or on the target's sums, at ``INITIAL_SHARE`` = 10 % of epsilon,
+        sensitivity W; the regressor's mean target, the classifier's log-odds of the class
+        shares); stored in the leaves of the first boosting stage. ``"zero"``: 0 (DPBoost's
+        ``F0 = 0``), spending nothing; the default, as with the shipped numbers of trees the
+        release did not pay for its share (benchmarks/README.md, "Private initial score"). A
+        ``warm_start`` fit continues from the fitted scores (docs/privacy.md, Private initial
+        score).
     {extra}
     random_state : int, numpy.random.Generator or None, default=None
         Source of all randomness of ``fit``. None (for every release): OpenDP's exact samplers

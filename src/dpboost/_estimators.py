@@ -322,8 +322,8 @@ class DPGBClassifier(ClassifierMixin, _BaseDPGB):
                  subsample="auto", split_selection="random", split_candidates="uniform",
                  interaction_cst="no_interactions", monotonic_cst=None, feature_bounds=None,
                  categorical_features="from_dtype", categories=None, classes=None,
-                 class_weight=None, sample_weight_bound=None, warm_start=False, random_state=None,
-                 verbose=0, diagnostics=False, n_jobs=None, accountant=None):
+                 class_weight=None, sample_weight_bound=None, init="zero", warm_start=False,
+                 random_state=None, verbose=0, diagnostics=False, n_jobs=None, accountant=None):
         self._store_parameters(locals())
 
     @property
@@ -406,8 +406,8 @@ class DPGBRegressor(RegressorMixin, _BaseDPGB):
                  min_child_weight="auto", subsample=1.0, split_selection="random",
                  split_candidates="hessian", interaction_cst="no_interactions", monotonic_cst=None,
                  feature_bounds=None, categorical_features="from_dtype", categories=None,
-                 target_bounds=None, sample_weight_bound=None, warm_start=False, random_state=None,
-                 verbose=0, diagnostics=False, n_jobs=None, accountant=None):
+                 target_bounds=None, sample_weight_bound=None, init="zero", warm_start=False,
+                 random_state=None, verbose=0, diagnostics=False, n_jobs=None, accountant=None):
         self._store_parameters(locals())
 
     def _encode_y(self, y, fitted_target):
