@@ -85,10 +85,33 @@ def test_the_plan_holds_the_release_within_the_budget(delta, mechanism):
     assert entry in plan.entries and (entry.tree, entry.level) == (-1, -1)
     if delta == 0:
         assert entry.epsilon == INITIAL_SHARE * 0.5
-    else:
-        assert entry.noise_multiplier == pytest.approx(1.0 / (INITIAL_SHARE * 0.5))
     assert plan.epsilon <= 0.5
     assert plan_budget(**common).initial is None
+
+
+@pytest.mark.parametrize("share", [0.1, 0.3, 0.6])
+@pytest.mark.parametrize("epsilon", [0.01, 0.1, 1.0])
+def test_the_gaussian_release_is_planned_with_the_trees_at_any_epsilon(monkeypatch, share,
+                                                                     epsilon):
+    # A multiplier fixed from epsilon (the pure share's zCDP equivalent) alone spent more than
+    # epsilon = 0.01 at share 0.3, delta 5e-8; set in the bisection it gets `share` of the zCDP
+    # budget next to the trees' (random splits: a tree's zCDP is its leaves'), and always fits.
+    import dpboost._budget
+
+    monkeypatch.setattr(dpboost._budget, "INITIAL_SHARE", share)
+    dpboost._budget.plan_budget.cache_clear()
+    try:
+        plan = plan_budget(epsilon=epsilon, n_estimators=20, max_depth=3, learning_rate=0.1,
+                           l2_regularization=1.0, budget_allocation="sequential",
+                           trees_per_ensemble=1, leaf_clipping=True, delta=5e-8,
+                           leaf_noise="gaussian", split_selection="random",
+                           initial_statistics=2)
+    finally:
+        dpboost._budget.plan_budget.cache_clear()
+    assert plan.epsilon <= epsilon
+    rho_initial = 1.0 / (2.0 * plan.initial.noise_multiplier ** 2)
+    rho_trees = 20 / (2.0 * plan.trees[0].leaf_noise_multiplier ** 2)
+    assert rho_initial / (rho_initial + rho_trees) == pytest.approx(share)
 
 
 def test_exact_release_is_the_mean_target():

@@ -401,8 +401,8 @@ def plan_budget(*, epsilon, n_estimators, max_depth, learning_rate, l2_regulariz
         Coordinates of the private initial score's release (``init="private"``,
         ``_initial.initial_statistics_count``; 0: none, every output starts from 0). One
         release after the private bounds, composed with the trees (:func:`initial_release`:
-        :data:`~dpboost._initial.INITIAL_SHARE` of epsilon under pure DP, its zCDP
-        equivalent in the Renyi bisection otherwise).
+        :data:`~dpboost._initial.INITIAL_SHARE` of epsilon under pure DP, of the zCDP
+        budget in the Renyi bisection otherwise).
 
     Returns
     -------
@@ -441,11 +441,12 @@ def plan_budget(*, epsilon, n_estimators, max_depth, learning_rate, l2_regulariz
 def initial_release(epsilon, delta, sample_weight_bound=None):
     """The ledger entry of the private initial score (``init="private"``), composed with the
     trees: Laplace at ``INITIAL_SHARE * epsilon`` under pure DP (the trees share the rest);
-    under Renyi accounting Gaussian of noise multiplier ``1 / (INITIAL_SHARE * epsilon)``, whose
-    zCDP ``rho = (INITIAL_SHARE * epsilon)^2 / 2`` is that of the pure share (Bun & Steinke
-    2016, Prop. 1.4), an entry of the Renyi bisection (the trees get what keeps the composed
-    total within epsilon); ``"exact"`` at ``epsilon = inf``. Sensitivity W
-    (:func:`initial_statistics_sensitivity`, L1 and L2)."""
+    under Renyi accounting a Gaussian whose noise multiplier :func:`_plan`'s bisection sets
+    with the trees' (``INITIAL_SHARE`` of the zCDP budget, as the Hessian sketch), so the
+    release fits any epsilon the trees fit (a multiplier fixed from epsilon, the pure share's
+    zCDP equivalent ``1 / (INITIAL_SHARE * epsilon)``, alone spent 39 % of epsilon = 0.01 at
+    delta = 5e-8, and more than all of it at a share of 0.3); ``"exact"`` at
+    ``epsilon = inf``. Sensitivity W (:func:`initial_statistics_sensitivity`, L1 and L2)."""
     weight = 1.0 if sample_weight_bound is None else float(sample_weight_bound)
     share = INITIAL_SHARE * epsilon
     common = {"sensitivity": initial_statistics_sensitivity(weight), "n_nodes": 1,
@@ -454,6 +455,7 @@ def initial_release(epsilon, delta, sample_weight_bound=None):
         return LedgerEntry(mechanism="exact", epsilon=math.inf, **common)
     if delta == 0:
         return LedgerEntry(mechanism="laplace", epsilon=share, **common)
+    # The bisection replaces the multiplier (``_plan``); this one is the pure share's.
     return LedgerEntry(mechanism="gaussian", epsilon=math.inf, noise_multiplier=1.0 / share,
                        **common)
 
@@ -538,7 +540,7 @@ def _plan(*, epsilon, n_estimators, max_depth, learning_rate, l2_regularization,
     n_groups = int(groups.max()) + 1
 
     def unpriced(epsilon_level, epsilon_leaf, noise_multiplier, sketch_epsilon=math.inf,
-                 sketch_noise_multiplier=0.0, n_built=n_trees):
+                 sketch_noise_multiplier=0.0, initial_noise_multiplier=None, n_built=n_trees):
         """The plan at these budgets with its first ``n_built`` trees, its epsilon not yet
         composed (0)."""
         trees = []
@@ -569,7 +571,10 @@ def _plan(*, epsilon, n_estimators, max_depth, learning_rate, l2_regularization,
                           hessian_sketch_trees=sketch_trees,
                           hessian_sketches=hessian_sketches(sketch_epsilon,
                                                             sketch_noise_multiplier),
-                          categories=categories, filter=budget, initial=initial)
+                          categories=categories, filter=budget,
+                          initial=(initial if initial_noise_multiplier is None else
+                                   dataclasses.replace(
+                                       initial, noise_multiplier=initial_noise_multiplier)))
 
     def first_tree(*budgets):
         return _first_tree(unpriced(*budgets, n_built=1), n_outputs * n_groups)
@@ -609,10 +614,13 @@ def _plan(*, epsilon, n_estimators, max_depth, learning_rate, l2_regularization,
         # compose sequentially (one per group and output).
         rho_sketch = (SKETCH_SHARE / (1.0 - SKETCH_SHARE) * n_outputs * n_groups * rho
                       / max(n_sketches, 1))
+        # The initial score's Gaussian likewise gets INITIAL_SHARE of the zCDP budget.
+        rho_initial = INITIAL_SHARE / (1.0 - INITIAL_SHARE) * n_outputs * n_groups * rho
         return (math.sqrt(8.0 * selection_share * rho / max_depth),
                 math.inf if gaussian else math.sqrt(2.0 * rho_leaf),
                 1.0 / math.sqrt(2.0 * rho_leaf) if gaussian else 0.0,
-                math.inf, 1.0 / math.sqrt(2.0 * rho_sketch))
+                math.inf, 1.0 / math.sqrt(2.0 * rho_sketch),
+                None if initial is None else 1.0 / math.sqrt(2.0 * rho_initial))
 
     def settled(rho):
         # Bounds on the plan's epsilon at rho (rdp_bounds, from its first tree), the first
