@@ -18,6 +18,11 @@ Stages (``--stage``):
   most of the budget on the initial score (``_budget.INITIAL_SHARE`` patched, 0.5 and 0.8) and
   10 or 50 trees, epsilon in :data:`SMALL_EPSILONS`, ``random_state`` 0 and 1:
   results/tree_count_small.csv.
+- ``goals``: the rule chosen (``n_samples_hint`` = the training rows: Abalone's size is
+  published) scored against the goals, S-BDT's protocol (bench_initial_score.py: Abalone 5-fold
+  CV, fold split by seed, delta 5e-8), with and without the hint, seeds 0 and 1, epsilon in
+  :data:`GOAL_EPSILONS`: results/tree_count_goals.csv. Test folds: reporting only, nothing
+  was chosen on them.
 
 Run: ``NUMBA_NUM_THREADS=1 python benchmarks/bench_tree_count.py --stage regression`` (and
 ``--stage classification``); ``--report`` prints the mean validation score per cell from the
@@ -45,6 +50,7 @@ REGRESSION_EPSILONS = (0.03, 0.1, 0.3, 1.0, 4.0)
 ADULT_EPSILONS = (0.01, 0.03, 0.1, 0.5)
 SEEDS = (0, 1)
 SMALL_EPSILONS = (0.03, 0.1, 0.3)
+GOAL_EPSILONS = (0.01, 0.05, 0.1, 0.2, 0.5, 1.0)
 #: (label, initial share or None for init="zero", n_estimators) of the ``small`` stage.
 SMALL_SETTINGS = (("default", None, "auto"), ("private 0.5, 10 trees", 0.5, 10),
                   ("private 0.5, 50 trees", 0.5, 50), ("private 0.8, 10 trees", 0.8, 10))
@@ -101,6 +107,30 @@ def small_stage():
     return rows
 
 
+def goals_stage():
+    from bench_initial_score import _abalone
+
+    X, y, public = _abalone()
+    rows = []
+    for seed in SEEDS:
+        for fold, (train, test) in enumerate(KFold(5, shuffle=True, random_state=seed).split(X)):
+            rows.append({"dataset": "abalone", "trees": "mean (non-private)", "epsilon": math.inf,
+                         "seed": seed, "fold": fold,
+                         "rmse": _rmse(y[test], np.full(test.size, y[train].mean()))})
+            for epsilon, hint in itertools.product(GOAL_EPSILONS, (None, train.size)):
+                model = DPGBRegressor(epsilon=epsilon, delta=5e-8, n_samples_hint=hint,
+                                      random_state=100 * seed + fold, n_jobs=1, **public)
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    model.fit(X[train], y[train])
+                rows.append({"dataset": "abalone",
+                             "trees": "no hint" if hint is None else "n_samples_hint",
+                             "epsilon": epsilon, "seed": seed, "fold": fold,
+                             "rmse": _rmse(y[test], model.predict(X[test]))})
+        print("seed", seed, "done", flush=True)
+    return rows
+
+
 def adult_tuning_split():
     data = _loaders.load("adult")
     complete = ~np.isnan(data["X"]).any(axis=1)
@@ -139,7 +169,7 @@ def report(rows, metric):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--stage", choices=("regression", "classification", "small"), required=True)
+    parser.add_argument("--stage", choices=("regression", "classification", "small", "goals"), required=True)
     parser.add_argument("--report", action="store_true", help="print the table from the CSV")
     args = parser.parse_args()
     name = f"tree_count_{args.stage}"
@@ -147,7 +177,7 @@ def main():
     if not args.report:
         _harness.warm_up()
         rows = {"regression": regression_stage, "classification": classification_stage,
-                "small": small_stage}[args.stage]()
+                "small": small_stage, "goals": goals_stage}[args.stage]()
         _harness.write_results(name, rows)
     report(_harness.read_results(name), metric)
 

@@ -190,3 +190,62 @@ def test_replay_flags_an_understated_initial_sensitivity(monkeypatch):
             run_config(INITIAL_SCORE[1])
     finally:
         dpboost._budget.plan_budget.cache_clear()
+
+
+def test_a_small_hinted_row_count_times_epsilon_releases_the_mean_with_few_trees(regression):
+    # The regime is read from public inputs only: the hint and epsilon, not the data's 400 rows.
+    from dpboost._auto import SMALL_INITIAL_SHARE, SMALL_TREES, resolve_config
+
+    params = DPGBRegressor(epsilon=0.1, n_samples_hint=6999).get_params(deep=False)
+    small = resolve_config(params, 1.0, regression=True, n_features=3)
+    assert (small.init, small.n_estimators, small.initial_share) == ("private", SMALL_TREES,
+                                                                     SMALL_INITIAL_SHARE)
+    for hint in (7000, None):  # 700 and above, or no hint: the large-data rules, init "zero"
+        large = resolve_config({**params, "n_samples_hint": hint}, 1.0, regression=True,
+                               n_features=3)
+        assert (large.init, large.n_estimators, large.initial_share) == ("zero", 200, None)
+    explicit = resolve_config({**params, "n_estimators": 50, "init": "zero"}, 1.0,
+                              regression=True, n_features=3)
+    assert (explicit.init, explicit.n_estimators) == ("zero", 50)
+    # the classifier has no hint; its "auto" init is "zero"
+    classifier = DPGBClassifier(epsilon=0.1, init="auto").get_params(deep=False)
+    assert resolve_config(classifier, 0.25, regression=False).init == "zero"
+    X, y = regression
+    common = dict(epsilon=1.0, feature_bounds=(0, 1), target_bounds=(0, 100), random_state=0)
+    # a hint far from the 400 rows gives the same model as one near them (it is not checked)
+    near = DPGBRegressor(**common, n_samples_hint=400).fit(X, y)
+    far = DPGBRegressor(**common, n_samples_hint=10).fit(X, y)
+    assert near.n_estimators_ == SMALL_TREES
+    np.testing.assert_array_equal(near.predict(X), far.predict(X))
+    # one release, within the budget
+    release = [e for e in near.privacy_ledger_ if e.tree == -1 and e.level == -1]
+    assert len(release) == 1 and near.privacy_spent_ <= 1.0
+
+
+@pytest.mark.parametrize("hint", [0, -5, 2.5, "many"])
+def test_a_bad_hint_is_refused_before_any_budget_is_spent(regression, hint):
+    from sklearn.utils._param_validation import InvalidParameterError
+
+    X, y = regression
+    model = DPGBRegressor(epsilon=1.0, feature_bounds=(0, 1), target_bounds=(0, 100),
+                          n_samples_hint=hint)
+    with pytest.raises(InvalidParameterError, match="n_samples_hint"):
+        model.fit(X, y)
+    assert not hasattr(model, "privacy_ledger_")
+
+
+def test_the_planned_share_is_the_configured_one():
+    plan = plan_budget(epsilon=0.1, n_estimators=10, max_depth=3, learning_rate=0.1,
+                       l2_regularization=1.0, budget_allocation="sequential",
+                       trees_per_ensemble=1, leaf_clipping=True, delta=5e-8,
+                       leaf_noise="gaussian", split_selection="random", initial_statistics=2,
+                       initial_share=0.5)
+    rho_initial = 1.0 / (2.0 * plan.initial.noise_multiplier ** 2)
+    rho_trees = 10 / (2.0 * plan.trees[0].leaf_noise_multiplier ** 2)
+    assert rho_initial / (rho_initial + rho_trees) == pytest.approx(0.5)
+    assert plan.epsilon <= 0.1
+    pure = plan_budget(epsilon=0.1, n_estimators=10, max_depth=3, learning_rate=0.1,
+                       l2_regularization=1.0, budget_allocation="sequential",
+                       trees_per_ensemble=1, leaf_clipping=True, initial_statistics=2,
+                       initial_share=0.5)
+    assert pure.initial.epsilon == pytest.approx(0.05) and pure.epsilon <= 0.1

@@ -109,7 +109,8 @@ def plan_fit(config, loss, n_outputs, n_numeric, n_private_categories=0, previou
                                  + config.private_target_bounds),
         categories_features=fresh * n_private_categories,
         initial_statistics=(initial_statistics_count(n_outputs)
-                            if fresh and config.init == "private" else 0))
+                            if fresh and config.init == "private" else 0),
+        initial_share=config.initial_share)
 
 
 def train(records, inputs, loss, config, plan, n_outputs, n_threads, fit_id=None,

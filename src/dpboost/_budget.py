@@ -298,7 +298,7 @@ def plan_budget(*, epsilon, n_estimators, max_depth, learning_rate, l2_regulariz
                 subsample=1.0, sketch_features=0, hessian_sketch_features=0,
                 hessian_sketch_rounds=1, bounds_features=0, gradient_bound=GRADIENT_BOUND,
                 categories_features=0, sample_weight_bound=None, renyi_filter=None,
-                initial_statistics=0):
+                initial_statistics=0, initial_share=None):
     """Plan every mechanism's epsilon, noise and sensitivity.
 
     Parameters
@@ -403,6 +403,8 @@ def plan_budget(*, epsilon, n_estimators, max_depth, learning_rate, l2_regulariz
         release after the private bounds, composed with the trees (:func:`initial_release`:
         :data:`~dpboost._initial.INITIAL_SHARE` of epsilon under pure DP, of the zCDP
         budget in the Renyi bisection otherwise).
+    initial_share : float in (0, 1) or None, default=None
+        That share (``FitConfig.initial_share``); None: ``INITIAL_SHARE``.
 
     Returns
     -------
@@ -419,10 +421,11 @@ def plan_budget(*, epsilon, n_estimators, max_depth, learning_rate, l2_regulariz
     """
     arguments = {k: v for k, v in locals().items()
                  if k not in ("bounds_features", "categories_features", "initial_statistics")}
+    arguments["initial_share"] = share = INITIAL_SHARE if initial_share is None else initial_share
     arguments["categories"] = (None if not categories_features else
                                categories_release(categories_features, epsilon, delta))
     arguments["initial"] = (None if not initial_statistics else
-                            initial_release(epsilon, delta, sample_weight_bound))
+                            initial_release(epsilon, delta, sample_weight_bound, share))
     if not bounds_features:
         plan = _plan(**arguments)
     else:
@@ -438,17 +441,17 @@ def plan_budget(*, epsilon, n_estimators, max_depth, learning_rate, l2_regulariz
                              initial_statistics)
 
 
-def initial_release(epsilon, delta, sample_weight_bound=None):
+def initial_release(epsilon, delta, sample_weight_bound=None, share=None):
     """The ledger entry of the private initial score (``init="private"``), composed with the
-    trees: Laplace at ``INITIAL_SHARE * epsilon`` under pure DP (the trees share the rest);
-    under Renyi accounting a Gaussian whose noise multiplier :func:`_plan`'s bisection sets
-    with the trees' (``INITIAL_SHARE`` of the zCDP budget, as the Hessian sketch), so the
+    trees: Laplace at ``share * epsilon`` under pure DP (the trees share the rest; ``share``
+    None: :data:`INITIAL_SHARE`); under Renyi accounting a Gaussian whose noise multiplier
+    :func:`_plan`'s bisection sets with the trees' (``share`` of the zCDP budget), so the
     release fits any epsilon the trees fit (a multiplier fixed from epsilon, the pure share's
     zCDP equivalent ``1 / (INITIAL_SHARE * epsilon)``, alone spent 39 % of epsilon = 0.01 at
     delta = 5e-8, and more than all of it at a share of 0.3); ``"exact"`` at
     ``epsilon = inf``. Sensitivity W (:func:`initial_statistics_sensitivity`, L1 and L2)."""
     weight = 1.0 if sample_weight_bound is None else float(sample_weight_bound)
-    share = INITIAL_SHARE * epsilon
+    share = (INITIAL_SHARE if share is None else share) * epsilon
     common = {"sensitivity": initial_statistics_sensitivity(weight), "n_nodes": 1,
               **INITIAL_SCOPE}
     if not math.isfinite(epsilon):
@@ -482,7 +485,7 @@ def _plan(*, epsilon, n_estimators, max_depth, learning_rate, l2_regularization,
           budget_allocation, trees_per_ensemble, leaf_clipping, n_outputs, delta, leaf_noise,
           hessian_bound, split_selection, subsample, sketch_features, hessian_sketch_features,
           hessian_sketch_rounds, gradient_bound, sample_weight_bound, renyi_filter,
-          categories=None, initial=None):
+          categories=None, initial=None, initial_share=INITIAL_SHARE):
     """:func:`plan_budget` without private bounds (``categories``, ``initial``: the entries of
     the private category lists and of the initial score, composed with the rest), its noise
     scales not yet checked."""
@@ -614,8 +617,8 @@ def _plan(*, epsilon, n_estimators, max_depth, learning_rate, l2_regularization,
         # compose sequentially (one per group and output).
         rho_sketch = (SKETCH_SHARE / (1.0 - SKETCH_SHARE) * n_outputs * n_groups * rho
                       / max(n_sketches, 1))
-        # The initial score's Gaussian likewise gets INITIAL_SHARE of the zCDP budget.
-        rho_initial = INITIAL_SHARE / (1.0 - INITIAL_SHARE) * n_outputs * n_groups * rho
+        # The initial score's Gaussian likewise gets its share of the zCDP budget.
+        rho_initial = initial_share / (1.0 - initial_share) * n_outputs * n_groups * rho
         return (math.sqrt(8.0 * selection_share * rho / max_depth),
                 math.inf if gaussian else math.sqrt(2.0 * rho_leaf),
                 1.0 / math.sqrt(2.0 * rho_leaf) if gaussian else 0.0,

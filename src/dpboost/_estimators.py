@@ -11,7 +11,9 @@ from typing import TypeVar
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin, _fit_context
-from sklearn.utils._param_validation import StrOptions
+from numbers import Integral
+
+from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ._accountant import Reservation
@@ -397,7 +399,9 @@ class DPGBRegressor(RegressorMixin, _BaseDPGB):
     __doc__ = REGRESSOR
 
     _parameter_constraints = {**_BaseDPGB._parameter_constraints,
-                              "target_bounds": ["array-like", StrOptions({"private"}), None]}
+                              "target_bounds": ["array-like", StrOptions({"private"}), None],
+                              "n_samples_hint": [Interval(Integral, 1, None, closed="left"),
+                                                 None]}
 
     def __init__(self, *, epsilon=1.0, delta=1e-5, n_estimators="auto", max_depth=4, learning_rate=0.1,
                  l2_regularization=1.0, max_bins=32, trees_per_ensemble=50,
@@ -406,8 +410,9 @@ class DPGBRegressor(RegressorMixin, _BaseDPGB):
                  min_child_weight="auto", subsample=1.0, split_selection="random",
                  split_candidates="hessian", interaction_cst="no_interactions", monotonic_cst=None,
                  feature_bounds=None, categorical_features="from_dtype", categories=None,
-                 target_bounds=None, sample_weight_bound=None, init="zero", warm_start=False,
-                 random_state=None, verbose=0, diagnostics=False, n_jobs=None, accountant=None):
+                 target_bounds=None, sample_weight_bound=None, init="auto", n_samples_hint=None,
+                 warm_start=False, random_state=None, verbose=0, diagnostics=False, n_jobs=None,
+                 accountant=None):
         self._store_parameters(locals())
 
     def _encode_y(self, y, fitted_target):

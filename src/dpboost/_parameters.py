@@ -49,7 +49,7 @@ PARAMETER_CONSTRAINTS = {
     "accountant": [PrivacyAccountant, None],
     "sample_weight_bound": [Interval(Real, 0, None, closed="neither"), None],
     "warm_start": ["boolean"],
-    "init": [StrOptions({"private", "zero"})],
+    "init": [StrOptions({"auto", "private", "zero"})],
 }
 
 
