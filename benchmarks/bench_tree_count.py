@@ -36,13 +36,13 @@ import warnings
 from collections import defaultdict
 
 import _harness
-import dpboost._budget as budget
 import _loaders
 import numpy as np
 from bench_regression import DATASETS, dpboost, tuning_split
 from sklearn.metrics import roc_auc_score
 from sklearn.model_selection import KFold, train_test_split
 
+import dpboost._budget as budget
 from dpboost import DPGBClassifier, DPGBRegressor
 
 TREES = (25, 50, 100, 200, "auto")

@@ -6,13 +6,12 @@ attributes. Prediction bins ``X`` on the fitted grid and sums the forest's trees
 """
 
 from collections.abc import Iterator
+from numbers import Integral
 from typing import TypeVar
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin, _fit_context
-from numbers import Integral
-
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
