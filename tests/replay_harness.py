@@ -1052,7 +1052,7 @@ def estimator_factory(config):
                         else [(-1.0, 1.0)] * 3 + ([(0.0, 1.0)] if categorical else [])),
         categorical_features=["colour"] if categorical else None,
         categories={"colour": list(COLOURS)} if categorical else None,
-        verbose=1, diagnostics=False, n_jobs=1)
+        init=config.get("init", "private"), verbose=1, diagnostics=False, n_jobs=1)
     if n_classes is None:
         target_bounds = "private" if config.get("bounds") == "private" else TARGET_BOUNDS
         return lambda noise: DPGBRegressor(target_bounds=target_bounds, random_state=noise,
@@ -1110,6 +1110,30 @@ DEFAULTS = [default_config("regression", data="numeric", features="far", label="
             default_config("regression", data="categorical", features="new_category",
                            label="low", coin=0.999999),
             default_config("regression", data="missing", features="nan", label="mid", coin=0.0)]
+
+
+#: The private initial score (``init``, not an axis: every configuration above releases it, the
+#: estimators' default): the regressor's and every classifier loss's release with the added
+#: record at each extreme, pure DP (Laplace) and Renyi accounting (Gaussian), private target
+#: bounds before it, and ``init="zero"`` (no release).
+INITIAL_SCORE = [
+    {**default_config("regression", data="numeric", features="typical", label=label,
+                      coin=0.0), "delta": delta, "leaf_noise": leaves, "init": "private"}
+    for label, delta, leaves in (("low", 1e-5, "gaussian"), ("high", 0.0, "average"))
+] + [
+    {**default_config("regression", data="missing", features="far", label="high", coin=0.0),
+     "bounds": "private", "init": "private"},
+    {**default_config("regression", data="numeric", features="typical", label="mid",
+                      coin=0.0), "init": "zero"},
+] + [
+    {**default_config("binary-logistic", data="numeric", features="typical", label="low",
+                      coin=0.999999), "task": task, "delta": delta, "leaf_noise": leaves,
+     "init": "private"}
+    for task, delta, leaves in (("binary-softmax", 1e-5, "gaussian"),
+                                ("ternary-softmax", 1e-5, "gaussian"),
+                                ("ternary-logistic", 0.0, "laplace"),
+                                ("binary-square", 0.0, "average"))
+]
 
 
 def compile_code_paths():

@@ -791,3 +791,33 @@ def test_audit_flags_private_bounds_with_per_column_sensitivity(monkeypatch):
     eps_lb = audit(_bounds_ids(d, shift, 1.0, 0.0, 3), _bounds_ids(d, shift, 1.0, 1.0, 4),
                    delta=GAUSS_DELTA)
     assert eps_lb > _gaussian_claim(1.5)
+
+
+# The private initial score: its statistics on D and D' (one more record, a target at the
+# upper bound: u = 1 moves one coordinate by 1) as ``_initial.initial_statistics`` computes
+# them, released by the Laplace mechanism at the sensitivity the planner claims (pure DP).
+def _initial_statistics_pair():
+    from dpboost._initial import initial_statistics
+    from dpboost._records import Partition
+
+    y = np.linspace(-1.0, 1.0, 21)[:, None]
+
+    def sums(rows):
+        return initial_statistics(Partition.of(np.zeros((rows.shape[0], 1)), rows))
+
+    claimed = plan_budget(epsilon=1.0, n_estimators=1, max_depth=1, learning_rate=0.1,
+                          l2_regularization=0.1, budget_allocation="sequential",
+                          trees_per_ensemble=1, leaf_clipping=True, initial_statistics=2)
+    return sums(y), sums(np.vstack([y, [[1.0]]])), claimed.initial.sensitivity
+
+
+def test_audit_initial_score():
+    d, d2, sensitivity = _initial_statistics_pair()
+    eps_lb = audit(_joint_ids(d - d, sensitivity, 3), _joint_ids(d2 - d, sensitivity, 4))
+    assert 0.5 < eps_lb <= EPS
+
+
+def test_audit_flags_an_initial_score_at_half_its_sensitivity():
+    d, d2, sensitivity = _initial_statistics_pair()
+    assert audit(_joint_ids(d - d, sensitivity / 2, 3),
+                 _joint_ids(d2 - d, sensitivity / 2, 4)) > EPS

@@ -24,6 +24,12 @@ from ._common import G_H_DTYPE, float32_at_most
 from ._domain import release_domain_report
 from ._filter import FilterBudget
 from ._grower import grow_tree
+from ._initial import (
+    fold_into_first_stage,
+    initial_statistics_count,
+    private_initial_scores,
+    start_scores,
+)
 from ._loss import scale_target, weight_statistics
 from ._mechanisms import partition_records
 from ._noise import make_noise
@@ -104,7 +110,10 @@ def plan_fit(config, loss, n_outputs, n_numeric, n_private_categories=0, previou
         bounds_features=fresh * n_numeric * config.private_feature_bounds,
         bounds_target=fresh and config.private_target_bounds,
         categories_features=fresh * n_private_categories,
-        domain_groups=fresh * config.domain_groups)
+        domain_groups=fresh * config.domain_groups,
+        initial_statistics=(initial_statistics_count(n_outputs)
+                            if fresh and config.init == "private" else 0),
+        initial_share=config.initial_share)
 
 
 def train(records, inputs, loss, config, plan, n_outputs, n_threads, fit_id=None,
@@ -169,6 +178,10 @@ def train(records, inputs, loss, config, plan, n_outputs, n_threads, fit_id=None
         if private_target:
             released["target_bounds_"] = tuple(float(v) for v in values[-1])
             records.update(rescale_target, released["target_bounds_"])
+    # The initial scores, released after the bounds that scale the targets (docs/privacy.md,
+    # Private initial score); None: every output starts from 0.
+    scores = (None if plan.initial is None else
+              private_initial_scores(records, loss, n_outputs, plan.initial, noise, ledger))
     if previous is None:
         binner = initial_binner(records, bounds, numeric, config.max_bins, plan, noise, ledger)
     n_features = bounds.shape[0]
@@ -176,6 +189,8 @@ def train(records, inputs, loss, config, plan, n_outputs, n_threads, fit_id=None
     first_stage = 0 if previous is None else previous.n_stages
     forest = Forest.empty(n_outputs, config.n_estimators - first_stage, config.max_depth, binner)
     records.update(bin_records, binner, n_outputs, loss.has_hessians)
+    if scores is not None:
+        records.update(start_scores, scores)
     if previous is not None:
         records.update(add_forest, previous)
     records.number_rows()
@@ -185,6 +200,8 @@ def train(records, inputs, loss, config, plan, n_outputs, n_threads, fit_id=None
     filtered = boost(records, plan, loss, candidates, forest, noise, ledger, n_threads, config,
                      numeric=numeric, n_features=n_features, monotonic_cst=inputs.monotonic_cst,
                      first_stage=first_stage, progress=progress)
+    if scores is not None:
+        fold_into_first_stage(forest, scores)
     if previous is not None:
         forest = previous.extended(forest)
     attributes = {**inputs.target, "categories_": inputs.categories, **released,
@@ -219,8 +236,8 @@ def boost(records, plan, loss, candidates, forest, noise, ledger, n_threads, con
     For each planned tree t of output k, in the plan's order (with a loss that couples the
     outputs, round by round: every round's K trees use the scores after the previous round):
 
-    1. gradients (and Hessians) of every record from the current scores ``F_k``, F0 = 0
-       (docs/privacy.md, rule 15: a data mean would leak);
+    1. gradients (and Hessians) of every record from the current scores ``F_k``, which start
+       at 0 or at the released initial scores (:func:`train`; docs/privacy.md, rule 15);
     2. before the trees ``plan.hessian_sketch_trees``, the Hessian sketch's release replaces
        the numeric features' candidates of output k;
     3. record selection, each record by its own coins: its EoE ensemble position (one partition

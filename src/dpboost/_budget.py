@@ -20,6 +20,7 @@ from ._accounting import (
 from ._common import GRADIENT_BOUND, read_only
 from ._domain import domain_release
 from ._filter import FILTER_SCOPE, filter_tree_count
+from ._initial import INITIAL_SHARE, initial_release
 from ._mechanisms import noise_scale
 from ._noise import SecureNoise
 from ._sensitivities import (
@@ -29,7 +30,7 @@ from ._sensitivities import (
     hessian_sketch_sensitivity,
     quantile_sketch_sensitivity,
 )
-from ._thresholds import categories_release, category_noise_multiplier
+from ._thresholds import categories_release, share_release
 from ._tree_mechanisms import LEAF_RELEASES, SPLIT_SELECTIONS
 
 #: Share of each tree's zCDP budget spent on split selection under Renyi accounting; the rest goes
@@ -180,6 +181,9 @@ class BudgetPlan:
     filter : LedgerEntry or None, default=None
         The individual Renyi filter's per-record budget (``renyi_filter``), a
         ``"renyi_filter"`` entry declared before the trees; None without a filter.
+    initial : LedgerEntry or None, default=None
+        The private initial score's release (``init="private"``), made after the private
+        bounds; None: every output starts from 0.
     """
 
     trees: tuple
@@ -194,9 +198,10 @@ class BudgetPlan:
     categories: object = None
     filter: object = None
     domain: object = None
+    initial: object = None
 
     def check_scales(self, sketch_features=0, hessian_sketch_features=0, bounds_features=0,
-                     domain_groups=0):
+                     domain_groups=0, initial_statistics=0):
         """Refuse a plan with a noise scale that is not a positive normal float, or that the
         exact samplers cannot draw.
 
@@ -212,6 +217,8 @@ class BudgetPlan:
             each, as many coordinates of the
             release's row (``SecureNoise.check``). A leaf moves its whole row (1 value, or 2
             statistics), the categories' counts one value per row.
+        initial_statistics : int, default=0
+            Coordinates of the initial score's row, all of which one record may move.
 
         Raises
         ------
@@ -231,7 +238,7 @@ class BudgetPlan:
             noise_scale(e)
         moved = [(self.categories, 1), (self.bounds, bounds_features),
                  (self.domain, domain_groups),
-                 (self.sketch, sketch_features)]
+                 (self.sketch, sketch_features), (self.initial, initial_statistics)]
         moved += [(e, hessian_sketch_features) for e in self.hessian_sketches]
         moved += [(e, LEAF_RELEASES[self.trees[e.tree].leaf_noise].coordinates)
                   for e in entries if e.tree >= 0]
@@ -250,7 +257,7 @@ class BudgetPlan:
         """:attr:`entries`, built once per plan (a tuple): the planner checks them, ``fit``
         reserves them, and a memoised plan serves every fit of its setting."""
         private = math.isfinite(self.epsilon)
-        out = [e for e in (self.categories, self.domain, self.filter, self.bounds)
+        out = [e for e in (self.categories, self.domain, self.filter, self.bounds, self.initial)
                if e is not None]
         out += ([] if self.sketch is None else [self.sketch]) + list(self.hessian_sketches)
         for tb in self.trees:
@@ -296,7 +303,7 @@ def plan_budget(*, epsilon, n_estimators, max_depth, learning_rate, l2_regulariz
                 subsample=1.0, sketch_features=0, hessian_sketch_features=0,
                 hessian_sketch_rounds=1, bounds_features=0, gradient_bound=GRADIENT_BOUND,
                 categories_features=0, sample_weight_bound=None, renyi_filter=None,
-                domain_groups=0, bounds_target=False):
+                domain_groups=0, bounds_target=False, initial_statistics=0, initial_share=None):
     """Plan every mechanism's epsilon, noise and sensitivity.
 
     Parameters
@@ -407,6 +414,14 @@ def plan_budget(*, epsilon, n_estimators, max_depth, learning_rate, l2_regulariz
         2; 0: no report). One release (``_domain.domain_release``: Gaussian at ``delta > 0``,
         Laplace at ``delta = 0``, of ``DOMAIN_SHARE`` of epsilon) composed with the trees as
         the private category lists' are.
+    initial_statistics : int, default=0
+        Coordinates of the private initial score's release (``init="private"``,
+        ``_initial.initial_statistics_count``; 0: none, every output starts from 0). One
+        release after the private bounds, composed with the trees (:func:`~dpboost._initial.initial_release`:
+        :data:`~dpboost._initial.INITIAL_SHARE` of epsilon under pure DP, of the zCDP
+        budget in the Renyi bisection otherwise).
+    initial_share : float in (0, 1) or None, default=None
+        That share (``FitConfig.initial_share``); None: ``INITIAL_SHARE``.
 
     Returns
     -------
@@ -423,11 +438,14 @@ def plan_budget(*, epsilon, n_estimators, max_depth, learning_rate, l2_regulariz
     """
     arguments = {k: v for k, v in locals().items()
                  if k not in ("bounds_features", "categories_features", "domain_groups",
-                              "bounds_target")}
+                              "bounds_target", "initial_statistics")}
+    arguments["initial_share"] = share = INITIAL_SHARE if initial_share is None else initial_share
     arguments["categories"] = (None if not categories_features else
                                categories_release(categories_features, epsilon, delta))
     arguments["domain"] = (None if not domain_groups else
                            domain_release(domain_groups, epsilon, delta))
+    arguments["initial"] = (None if not initial_statistics else
+                            initial_release(epsilon, delta, sample_weight_bound, share))
     n_bounds = bounds_features + bounds_target
     if not n_bounds:
         plan = _plan(**arguments)
@@ -447,7 +465,7 @@ def plan_budget(*, epsilon, n_estimators, max_depth, learning_rate, l2_regulariz
         entries, repeats = _first_tree(plan, len({tb.group for tb in plan.trees}))
         plan = dataclasses.replace(plan, epsilon=compose(entries, delta, repeats))
     return plan.check_scales(sketch_features, hessian_sketch_features, n_bounds,
-                             domain_groups)
+                             domain_groups, initial_statistics)
 
 
 def _bounds_release(n_features, target, epsilon, delta):
@@ -460,17 +478,11 @@ def _bounds_release(n_features, target, epsilon, delta):
     ValueError
         epsilon and delta too small for the histograms' noise.
     """
-    try:
-        sigma = category_noise_multiplier(BOUNDS_SHARE * epsilon, delta)
-    except ValueError:
-        raise ValueError(f"epsilon={epsilon} with delta={delta} is too small for private "
-                         f"bounds: their histograms get {BOUNDS_SHARE:g} of epsilon, which no "
-                         "Gaussian noise up to 1e7 times their sensitivity reaches; pass "
-                         "public bounds.") from None
-    return LedgerEntry(mechanism="gaussian", epsilon=math.inf,
-                       sensitivity=bounds_histogram_sensitivity(n_features, "l2", target),
-                       n_nodes=1,
-                       noise_multiplier=sigma, **BOUNDS_SCOPE)
+    return share_release(
+        BOUNDS_SHARE, epsilon, delta, bounds_histogram_sensitivity(n_features, "l2", target),
+        BOUNDS_SCOPE, f"epsilon={epsilon} with delta={delta} is too small for private bounds: "
+        f"their histograms get {BOUNDS_SHARE:g} of epsilon, which no Gaussian noise up to 1e7 "
+        "times their sensitivity reaches; pass public bounds.")
 
 
 def _first_tree(plan, n_groups):
@@ -495,10 +507,12 @@ def _plan(*, epsilon, n_estimators, max_depth, learning_rate, l2_regularization,
           budget_allocation, trees_per_ensemble, leaf_clipping, n_outputs, delta, leaf_noise,
           hessian_bound, split_selection, subsample, sketch_features, hessian_sketch_features,
           hessian_sketch_rounds, gradient_bound, sample_weight_bound, renyi_filter,
-          categories=None, domain=None, bounds=None):
+          categories=None, domain=None, bounds=None, initial=None,
+          initial_share=INITIAL_SHARE):
     """:func:`plan_budget` without the Laplace private bounds (``categories``, ``domain``,
-    ``bounds``: the entries of the private category lists, of the domain report and of the
-    Gaussian private bounds, composed with the rest), its noise scales not yet checked."""
+    ``bounds``, ``initial``: the entries of the private category lists, of the domain report,
+    of the Gaussian private bounds and of the initial score, composed with the rest), its noise
+    scales not yet checked."""
     n_trees = n_outputs * n_estimators
     weight = 1.0 if sample_weight_bound is None else float(sample_weight_bound)
     leaves = LEAF_RELEASES[leaf_noise]
@@ -546,14 +560,15 @@ def _plan(*, epsilon, n_estimators, max_depth, learning_rate, l2_regularization,
         return BudgetPlan(trees=trees, record_shares=None, max_depth=max_depth, epsilon=math.inf,
                           sketch=sketch, hessian_sketch_trees=sketch_trees,
                           hessian_sketches=hessian_sketches(math.inf, 0.0),
-                          categories=categories, domain=domain, bounds=bounds)
+                          categories=categories, domain=domain, bounds=bounds,
+                          initial=initial)
 
     groups, positions, shares = _layout(budget_allocation, n_estimators, trees_per_ensemble,
                                         learning_rate)
     n_groups = int(groups.max()) + 1
 
     def unpriced(epsilon_level, epsilon_leaf, noise_multiplier, sketch_epsilon=math.inf,
-                 sketch_noise_multiplier=0.0, n_built=n_trees):
+                 sketch_noise_multiplier=0.0, initial_noise_multiplier=None, n_built=n_trees):
         """The plan at these budgets with its first ``n_built`` trees, its epsilon not yet
         composed (0)."""
         trees = []
@@ -585,7 +600,10 @@ def _plan(*, epsilon, n_estimators, max_depth, learning_rate, l2_regularization,
                           hessian_sketches=hessian_sketches(sketch_epsilon,
                                                             sketch_noise_multiplier),
                           categories=categories, filter=budget, domain=domain,
-                          bounds=bounds)
+                          bounds=bounds,
+                          initial=(initial if initial_noise_multiplier is None else
+                                   dataclasses.replace(
+                                       initial, noise_multiplier=initial_noise_multiplier)))
 
     def first_tree(*budgets):
         return _first_tree(unpriced(*budgets, n_built=1), n_outputs * n_groups)
@@ -600,9 +618,12 @@ def _plan(*, epsilon, n_estimators, max_depth, learning_rate, l2_regularization,
         # cost nothing, so their trees give it all to the leaves.
         selection = 0.0 if random else 0.5
         sketch_total = SKETCH_SHARE * epsilon if sketch or n_sketches else 0.0
-        # The domain report's Laplace release is composed sequentially with the rest.
+        # The domain report's and the initial score's Laplace releases are composed
+        # sequentially with the rest.
         domain_total = 0.0 if domain is None else domain.epsilon
-        epsilon_tree = (epsilon - sketch_total - domain_total) / (n_outputs * n_groups)
+        initial_total = 0.0 if initial is None else initial.epsilon
+        epsilon_tree = ((epsilon - sketch_total - domain_total - initial_total)
+                        / (n_outputs * n_groups))
         for _ in range(_MAX_SHRINKS):
             # A tree on a Poisson sample may spend more on it for the same cost on the data.
             spend = deamplify_pure(epsilon_tree, subsample) if subsample < 1 else epsilon_tree
@@ -626,10 +647,13 @@ def _plan(*, epsilon, n_estimators, max_depth, learning_rate, l2_regularization,
         # compose sequentially (one per group and output).
         rho_sketch = (SKETCH_SHARE / (1.0 - SKETCH_SHARE) * n_outputs * n_groups * rho
                       / max(n_sketches, 1))
+        # The initial score's Gaussian likewise gets its share of the zCDP budget.
+        rho_initial = initial_share / (1.0 - initial_share) * n_outputs * n_groups * rho
         return (math.sqrt(8.0 * selection_share * rho / max_depth),
                 math.inf if gaussian else math.sqrt(2.0 * rho_leaf),
                 1.0 / math.sqrt(2.0 * rho_leaf) if gaussian else 0.0,
-                math.inf, 1.0 / math.sqrt(2.0 * rho_sketch))
+                math.inf, 1.0 / math.sqrt(2.0 * rho_sketch),
+                None if initial is None else 1.0 / math.sqrt(2.0 * rho_initial))
 
     def settled(rho):
         # Bounds on the plan's epsilon at rho (rdp_bounds, from its first tree), the first

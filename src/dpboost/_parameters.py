@@ -50,6 +50,7 @@ PARAMETER_CONSTRAINTS = {
     "accountant": [PrivacyAccountant, None],
     "sample_weight_bound": [Interval(Real, 0, None, closed="neither"), None],
     "warm_start": ["boolean"],
+    "init": [StrOptions({"auto", "private", "zero"})],
 }
 
 
@@ -97,7 +98,7 @@ DPBOOST_PAPER = {"delta": 0.0, "n_estimators": 50, "max_depth": 6, "learning_rat
                  "leaf_clipping": True,
                  "leaf_noise": "laplace", "min_child_weight": 0.0, "subsample": 1.0,
                  "split_selection": "exponential", "split_candidates": "uniform",
-                 "interaction_cst": None}
+                 "interaction_cst": None, "init": "zero"}
 
 
 def check_iteration_range(iteration_range, n_stages):

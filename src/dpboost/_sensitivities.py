@@ -180,3 +180,15 @@ def hessian_sketch_sensitivity(n_features, hessian_bound, norm, weight_bound=1.0
     weight_bound : float, default=1.0
     """
     return hessian_bound * (math.sqrt(n_features) if norm == "l2" else n_features) * weight_bound
+
+
+def initial_statistics_sensitivity(weight_bound=1.0):
+    """L1 (and L2) sensitivity of the initial score's statistics, ``W``.
+
+    One record adds ``w (1 - u, u)`` with ``u = (y + 1) / 2`` in [0, 1] (one output: a target
+    in [-1, 1], or the second of two classes as ``u = 1``), or ``w`` times its class's one-hot
+    vector (several outputs), to the vector of sums: coordinates that are non-negative and sum
+    to ``w <= W`` (1 without sample weights), so its L1 norm, hence its L2 norm, is at most W
+    (the Laplace mechanism, Dwork et al. 2006; docs/privacy.md, Private initial score).
+    """
+    return float(weight_bound)
