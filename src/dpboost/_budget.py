@@ -53,9 +53,10 @@ BOUNDS_SHARE = 0.1
 BOUNDS_SCOPE = {"group": -1, "tree": -1, "level": -1}
 #: Rounds of the pure-DP planner's shrinking of a tree's epsilon (each doubles the step).
 _MAX_SHRINKS = 128
-#: The Renyi planner's bisection stops once it knows the per-tree rho to this relative
-#: precision, when no rho brings the accountant's epsilon within 1e-3 below the target.
-RHO_PRECISION = 1e-9
+#: The Renyi planner's bisection stops once the accountant's epsilon is within
+#: ``min(1, epsilon) * PLAN_TOLERANCE`` below the target (an absolute 1e-3 left 5-8 % of epsilon
+#: 0.01 unspent), or once it knows the per-tree rho to a relative ``RHO_PRECISION``.
+PLAN_TOLERANCE, RHO_PRECISION = 1e-3, 1e-9
 #: Most trees one fit plans (all outputs): the plan and its ledger hold every tree, 30 to 50
 #: microseconds each to plan (benchmarks/README.md, "Planning time"), so this many plan in
 #: about half a second.
@@ -331,8 +332,8 @@ def plan_budget(*, epsilon, n_estimators, max_depth, learning_rate, l2_regulariz
         gets the same zCDP budget rho, :data:`SELECTION_SHARE` of it to the levels
         (``eps_level = sqrt(8 rho_level)``, bounded range) and the rest to the leaves (Laplace
         ``eps_leaf = sqrt(2 rho_leaf)``, or Gaussian noise multiplier ``1 / sqrt(2 rho_leaf)``),
-        with rho the largest, found by bisection, whose accountant epsilon is within 1e-3 below
-        ``epsilon`` (where no rho comes that close, as where the accountant's epsilon jumps
+        with rho the largest, found by bisection, whose accountant epsilon is within
+        ``min(1, epsilon) * PLAN_TOLERANCE`` below ``epsilon`` (where no rho comes that close, as where the accountant's epsilon jumps
         from 0 past it, the largest within ``epsilon`` to a relative :data:`RHO_PRECISION`).
     leaf_noise : {"laplace", "gaussian", "average"}, default="laplace"
         ``"laplace"``: Laplace on the leaf value (DPBoost). ``"gaussian"``: Gaussian perturbation
@@ -470,14 +471,8 @@ def plan_budget(*, epsilon, n_estimators, max_depth, learning_rate, l2_regulariz
 
 def _bounds_release(n_features, target, epsilon, delta):
     """The Gaussian release of the private bounds' histograms of ``n_features`` features and
-    the target if ``target`` (``delta > 0``): the noise multiplier that alone is ``(BOUNDS_SHARE epsilon, delta)``-DP
-    (``_thresholds.category_noise_multiplier``), composed with the trees by Renyi accounting.
-
-    Raises
-    ------
-    ValueError
-        epsilon and delta too small for the histograms' noise.
-    """
+    the target if ``target`` (``delta > 0``): ``_thresholds.share_release`` at
+    ``BOUNDS_SHARE``, which raises ValueError where epsilon and delta are too small for it."""
     return share_release(
         BOUNDS_SHARE, epsilon, delta, bounds_histogram_sensitivity(n_features, "l2", target),
         BOUNDS_SCOPE, f"epsilon={epsilon} with delta={delta} is too small for private bounds: "
@@ -655,14 +650,16 @@ def _plan(*, epsilon, n_estimators, max_depth, learning_rate, l2_regularization,
                 math.inf, 1.0 / math.sqrt(2.0 * rho_sketch),
                 None if initial is None else 1.0 / math.sqrt(2.0 * rho_initial))
 
+    tolerance = min(1.0, epsilon) * PLAN_TOLERANCE
+
     def settled(rho):
         # Bounds on the plan's epsilon at rho (rdp_bounds, from its first tree), the first
         # pair that settles the bisection's comparisons with the target: the steps are those
         # of the exact epsilon, from fewer Renyi orders where it is far from the target.
         entries, repeats = first_tree(*budgets(rho))
         for lower, upper in rdp_bounds(entries, delta, repeats):
-            if lower > epsilon or (upper <= epsilon and (epsilon - lower <= 1e-3
-                                                         or epsilon - upper > 1e-3)):
+            if lower > epsilon or (upper <= epsilon and (epsilon - lower <= tolerance
+                                                         or epsilon - upper > tolerance)):
                 break
         return lower, upper
 
@@ -680,13 +677,13 @@ def _plan(*, epsilon, n_estimators, max_depth, learning_rate, l2_regularization,
         lower, upper = settled(mid)
         if upper <= epsilon:
             low, best = mid, (upper if lower == upper else None)
-            if epsilon - lower <= 1e-3:
+            if epsilon - lower <= tolerance:
                 break
         else:
             high = mid
         # Where the accountant's epsilon jumps from 0 past the target (at a tiny sampling rate
         # or a delta near 1) or cannot reach it (beyond what the largest rho spends), no rho
-        # comes within 1e-3 below it: stop once rho is known to a relative RHO_PRECISION.
+        # comes within the tolerance below it: stop once rho is known to RHO_PRECISION.
         if high / low < 1.0 + RHO_PRECISION:
             break
     if best is None:
