@@ -676,7 +676,8 @@ def _wrapped(name, make_wrapper):
 
 @contextlib.contextmanager
 def plan_spy():
-    """Capture ``plan_budget``'s arguments and plan wherever a dpboost module looks it up.
+    """Capture ``plan_budget``'s arguments and plan (with early stopping's releases, from
+    ``plan_validation``) wherever a dpboost module looks them up.
 
     The plan is pure, so a call whose arguments equal an earlier call's reuses its plan (the
     second fit of a replay: the RDP bisection takes seconds); arguments that differ would be a
@@ -687,19 +688,28 @@ def plan_spy():
     captured : list of (kwargs, BudgetPlan)
     """
     captured = []
+    plans = {}
 
     def wrap(original):
         def spy(**kwargs):
-            for previous_kwargs, previous_plan in captured:
-                if repr(sorted(previous_kwargs.items())) == repr(sorted(kwargs.items())):
-                    captured.append((kwargs, previous_plan))
-                    return previous_plan
-            plan = original(**kwargs)
-            captured.append((kwargs, plan))
-            return plan
+            key = repr(sorted(kwargs.items()))
+            if key not in plans:
+                plans[key] = original(**kwargs)
+            captured.append((kwargs, plans[key]))
+            return plans[key]
         return spy
 
-    with _wrapped("plan_budget", wrap):
+    def wrap_validation(original):
+        # Early stopping's releases join the plan after plan_budget (``plan_fit``): the plan
+        # captured is the one the fit uses, with their public arguments among its arguments.
+        def spy(plan, *args):
+            kwargs, _ = captured[-1]
+            validated = original(plan, *args)
+            captured[-1] = ({**kwargs, "plan_validation": args}, validated)
+            return validated
+        return spy
+
+    with _wrapped("plan_budget", wrap), _wrapped("plan_validation", wrap_validation):
         yield captured
 
 
@@ -1067,7 +1077,7 @@ def estimator_factory(config):
                         else [(-1.0, 1.0)] * 3 + ([(0.0, 1.0)] if categorical else [])),
         categorical_features=["colour"] if categorical else None,
         categories={"colour": list(COLOURS)} if categorical else None,
-        verbose=1, diagnostics=False, n_jobs=1)
+        init=config.get("init", "private"), verbose=1, diagnostics=False, n_jobs=1)
     if config.get("early_stopping"):
         # Three checks (stages 10, 20, 30): the fit stops at 20 when the second released loss
         # is no better than the first.
@@ -1134,7 +1144,8 @@ DEFAULTS = [default_config("regression", data="numeric", features="far", label="
 
 #: Early stopping (not an axis of the covering set: it needs 30 trees and sequential
 #: allocation): the added record held out (coin 0.0) or in the trees (0.999999), on a regression,
-#: a binary and a softmax task.
+#: a binary and a softmax task; with the private initial score (the harness's ``init``) but on
+#: the softmax task, whose seeded fit stops at stage 20 with ``init="zero"``.
 EARLY_STOPPING = [
     {**default_config("regression", data="numeric", features="far", label="high", coin=0.0),
      "budget_allocation": "sequential", "early_stopping": True},
@@ -1145,7 +1156,31 @@ EARLY_STOPPING = [
      "leaf_noise": "laplace", "min_child_weight": 0.0},
     {**default_config("ternary-softmax", data="categorical", features="new_category",
                       label="low", coin=0.0), "budget_allocation": "sequential",
-     "early_stopping": True},
+     "early_stopping": True, "init": "zero"},
+]
+
+
+#: The private initial score (``init``, not an axis: every configuration above releases it, the
+#: estimators' default): the regressor's and every classifier loss's release with the added
+#: record at each extreme, pure DP (Laplace) and Renyi accounting (Gaussian), private target
+#: bounds before it, and ``init="zero"`` (no release).
+INITIAL_SCORE = [
+    {**default_config("regression", data="numeric", features="typical", label=label,
+                      coin=0.0), "delta": delta, "leaf_noise": leaves, "init": "private"}
+    for label, delta, leaves in (("low", 1e-5, "gaussian"), ("high", 0.0, "average"))
+] + [
+    {**default_config("regression", data="missing", features="far", label="high", coin=0.0),
+     "bounds": "private", "init": "private"},
+    {**default_config("regression", data="numeric", features="typical", label="mid",
+                      coin=0.0), "init": "zero"},
+] + [
+    {**default_config("binary-logistic", data="numeric", features="typical", label="low",
+                      coin=0.999999), "task": task, "delta": delta, "leaf_noise": leaves,
+     "init": "private"}
+    for task, delta, leaves in (("binary-softmax", 1e-5, "gaussian"),
+                                ("ternary-softmax", 1e-5, "gaussian"),
+                                ("ternary-logistic", 0.0, "laplace"),
+                                ("binary-square", 0.0, "average"))
 ]
 
 

@@ -20,6 +20,7 @@ from dpboost._early_stopping import (
     _all_orders,
     draw_held_out,
     loss_clip,
+    plan_validation,
     tree_curve,
     validation_loss,
 )
@@ -30,8 +31,9 @@ PLAN = dict(max_depth=3, learning_rate=0.1, l2_regularization=1.0,
 
 
 def _plan(epsilon, delta, n_estimators=40, **kwargs):
-    return plan_budget(epsilon=epsilon, delta=delta, n_estimators=n_estimators,
-                       validation_clip=2.0, **{**PLAN, **kwargs})
+    plan = plan_budget(epsilon=epsilon, delta=delta, n_estimators=n_estimators,
+                       **{**PLAN, **kwargs})
+    return plan_validation(plan, 2.0, kwargs.get("n_outputs", 1), delta)
 
 
 SWEEP = [dict(epsilon=e, delta=d, leaf_noise=leaf, split_selection=s, subsample=q)

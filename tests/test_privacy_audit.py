@@ -805,13 +805,18 @@ def test_audit_flags_private_bounds_with_per_column_sensitivity(monkeypatch):
 # check with the plan's Laplace epsilon; the claim is the trees' epsilon, which bounds the
 # checks together. The event is a bucket of the sum of the checks' releases.
 def _validation_pair():
-    from dpboost._early_stopping import draw_held_out, loss_clip, validation_loss
+    from dpboost._early_stopping import (
+        draw_held_out,
+        loss_clip,
+        plan_validation,
+        validation_loss,
+    )
     from dpboost._records import Partition, RecordCoins
 
-    plan = plan_budget(epsilon=EPS, delta=0.0, n_estimators=20, max_depth=2, learning_rate=0.1,
-                       l2_regularization=1.0, budget_allocation="sequential",
-                       trees_per_ensemble=1, leaf_clipping=True,
-                       validation_clip=loss_clip("square", 1))
+    plan = plan_validation(
+        plan_budget(epsilon=EPS, delta=0.0, n_estimators=20, max_depth=2, learning_rate=0.1,
+                    l2_regularization=1.0, budget_allocation="sequential",
+                    trees_per_ensemble=1, leaf_clipping=True), loss_clip("square", 1), 1, 0.0)
     rng = np.random.default_rng(0)
     y, raw = rng.uniform(-1, 1, size=(1, 30)), rng.uniform(-1, 1, size=(1, 30))
     d = draw_held_out(Partition(None, y, raw=raw), RecordCoins(bytes(32)), 0.5)
@@ -846,3 +851,33 @@ def test_audit_flags_early_stopping_with_quartered_validation_noise():
     (s, s2), releases, claim = _validation_pair()
     assert audit(_validation_ids(s, s, releases, 3, 4.0),
                  _validation_ids(s2, s, releases, 4, 4.0)) > claim
+
+
+# The private initial score: its statistics on D and D' (one more record, a target at the
+# upper bound: u = 1 moves one coordinate by 1) as ``_initial.initial_statistics`` computes
+# them, released by the Laplace mechanism at the sensitivity the planner claims (pure DP).
+def _initial_statistics_pair():
+    from dpboost._initial import initial_statistics
+    from dpboost._records import Partition
+
+    y = np.linspace(-1.0, 1.0, 21)[:, None]
+
+    def sums(rows):
+        return initial_statistics(Partition.of(np.zeros((rows.shape[0], 1)), rows))
+
+    claimed = plan_budget(epsilon=1.0, n_estimators=1, max_depth=1, learning_rate=0.1,
+                          l2_regularization=0.1, budget_allocation="sequential",
+                          trees_per_ensemble=1, leaf_clipping=True, initial_statistics=2)
+    return sums(y), sums(np.vstack([y, [[1.0]]])), claimed.initial.sensitivity
+
+
+def test_audit_initial_score():
+    d, d2, sensitivity = _initial_statistics_pair()
+    eps_lb = audit(_joint_ids(d - d, sensitivity, 3), _joint_ids(d2 - d, sensitivity, 4))
+    assert 0.5 < eps_lb <= EPS
+
+
+def test_audit_flags_an_initial_score_at_half_its_sensitivity():
+    d, d2, sensitivity = _initial_statistics_pair()
+    assert audit(_joint_ids(d - d, sensitivity / 2, 3),
+                 _joint_ids(d2 - d, sensitivity / 2, 4)) > EPS

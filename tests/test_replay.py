@@ -383,7 +383,8 @@ def _pure_classifier(leaf_noise="laplace", budget_allocation="sequential"):
         split_selection="exponential", split_candidates="uniform", interaction_cst=None,
         feature_bounds=(-1.0, 1.0), categorical_features=None,
         categories=None, classes=[0, 1], random_state=noise, verbose=1, diagnostics=False,
-        n_jobs=1)
+        n_jobs=1, init="zero")  # F0 = 0: the first gradients are -1 (a fitted F0 near 1 would
+                                # make the added record's 2 > g*, filtered out by GDF)
 
 
 def test_replay_passes_on_the_negative_controls_own_data():

@@ -102,11 +102,38 @@ def resolve_n_estimators(n_estimators, epsilon, n_features, regression):
     return min(MAX_TREES, max(AUTO_MIN_TREES, round(AUTO_TREES_PER_FEATURE * share * n_features)))
 
 
+#: The regressor's small-data regime: where the public row count ``n_samples_hint`` times
+#: epsilon is below :data:`SMALL_N_EPSILON`, ``init="auto"`` releases the initial score (the
+#: private mean target) with :data:`SMALL_INITIAL_SHARE` of the budget and
+#: ``n_estimators="auto"`` grows :data:`SMALL_TREES` trees (which hardly move from it). On the
+#: tuning splits of the five shared regression sets (``bench_tree_count.py --stage small``,
+#: benchmarks/README.md, "Trees against the row count times epsilon") this was at or below the
+#: shipped default in every cell with n x epsilon up to 600 (RMSE ratio 0.66-1.00) and above it
+#: on pol at 900 (1.10); without a hint the rules are those of a large n x epsilon.
+SMALL_N_EPSILON, SMALL_INITIAL_SHARE, SMALL_TREES = 700.0, 0.5, 10
+
+
+def small_data(n_samples_hint, epsilon, regression):
+    """Whether a fit is in the regressor's small-data regime (:data:`SMALL_N_EPSILON`): read
+    from public inputs only (the hint is the user's statement, never checked against the
+    data: a check would depend on the private row count)."""
+    return regression and n_samples_hint is not None and n_samples_hint * epsilon < SMALL_N_EPSILON
+
+
+def resolve_init(init, small):
+    """``init`` with ``"auto"`` resolved: ``"private"`` in the small-data regime
+    (:func:`small_data`), else ``"zero"``."""
+    if init != "auto":
+        return init
+    return "private" if small else "zero"
+
+
 def resolve_config(params, hessian_bound, regression, sample_weight=None, n_features=None):
     """A fit's :class:`~dpboost._config.FitConfig`: an estimator's parameters
     (``get_params(deep=False)``) with every ``"auto"`` resolved from the public inputs
     (:func:`resolve_schedule`, :func:`resolve_min_child_weight` with the loss's Hessian bound
-    and the weight bound, :func:`resolve_n_estimators`): what the plan and the boosting loop read.
+    and the weight bound, :func:`resolve_n_estimators`, and the regressor's small-data regime
+    from ``n_samples_hint``, :func:`small_data`): what the plan and the boosting loop read.
 
     Parameters
     ----------
@@ -133,10 +160,12 @@ def resolve_config(params, hessian_bound, regression, sample_weight=None, n_feat
                                                 hessian_bound, weight_bound)
     renyi_filter = params.get("renyi_filter")
     check_early_stopping(params)
+    small = small_data(params.get("n_samples_hint"), epsilon, regression)
     return FitConfig(
         epsilon=epsilon, delta=float(params["delta"]),
-        n_estimators=resolve_n_estimators(params["n_estimators"], epsilon, n_features,
-                                          regression),
+        n_estimators=(SMALL_TREES if small and params["n_estimators"] == "auto" else
+                      resolve_n_estimators(params["n_estimators"], epsilon, n_features,
+                                           regression)),
         max_depth=params["max_depth"], max_bins=params["max_bins"],
         learning_rate=float(learning_rate),
         l2_regularization=float(params["l2_regularization"]),
@@ -151,6 +180,8 @@ def resolve_config(params, hessian_bound, regression, sample_weight=None, n_feat
         weight_bound=weight_bound,
         private_feature_bounds=_is_private(params["feature_bounds"]),
         private_target_bounds=_is_private(params.get("target_bounds")),
+        init=resolve_init(params["init"], small),
+        initial_share=SMALL_INITIAL_SHARE if small else None,
         random_state=params["random_state"], verbose=params["verbose"],
         domain_groups=(n_features + 2 if params.get("domain_report") and n_features is not None
                        else 0),

@@ -22,9 +22,21 @@ from ._candidates import (
 )
 from ._common import G_H_DTYPE, float32_at_most
 from ._domain import release_domain_report
-from ._early_stopping import EarlyStopping, draw_held_out, first_stages, loss_clip
+from ._early_stopping import (
+    EarlyStopping,
+    draw_held_out,
+    first_stages,
+    loss_clip,
+    plan_validation,
+)
 from ._filter import FilterBudget
 from ._grower import grow_tree
+from ._initial import (
+    fold_into_first_stage,
+    initial_statistics_count,
+    private_initial_scores,
+    start_scores,
+)
 from ._loss import scale_target, weight_statistics
 from ._mechanisms import partition_records
 from ._noise import make_noise
@@ -92,7 +104,7 @@ def plan_fit(config, loss, n_outputs, n_numeric, n_private_categories=0, previou
     plan : BudgetPlan
     """
     fresh = previous is None
-    return plan_budget(
+    plan = plan_budget(
         epsilon=config.epsilon,
         n_estimators=config.n_estimators - (0 if fresh else previous.n_stages),
         max_depth=config.max_depth, learning_rate=config.learning_rate,
@@ -112,7 +124,12 @@ def plan_fit(config, loss, n_outputs, n_numeric, n_private_categories=0, previou
         bounds_target=fresh and config.private_target_bounds,
         categories_features=fresh * n_private_categories,
         domain_groups=fresh * config.domain_groups,
-        validation_clip=loss_clip(loss.name, n_outputs) if config.early_stopping else None)
+        initial_statistics=(initial_statistics_count(n_outputs)
+                            if fresh and config.init == "private" else 0),
+        initial_share=config.initial_share)
+    if config.early_stopping:
+        plan = plan_validation(plan, loss_clip(loss.name, n_outputs), n_outputs, config.delta)
+    return plan
 
 
 def train(records, inputs, loss, config, plan, n_outputs, n_threads, fit_id=None,
@@ -177,6 +194,10 @@ def train(records, inputs, loss, config, plan, n_outputs, n_threads, fit_id=None
         if private_target:
             released["target_bounds_"] = tuple(float(v) for v in values[-1])
             records.update(rescale_target, released["target_bounds_"])
+    # The initial scores, released after the bounds that scale the targets (docs/privacy.md,
+    # Private initial score); None: every output starts from 0.
+    scores = (None if plan.initial is None else
+              private_initial_scores(records, loss, n_outputs, plan.initial, noise, ledger))
     if previous is None:
         binner = initial_binner(records, bounds, numeric, config.max_bins, plan, noise, ledger)
     n_features = bounds.shape[0]
@@ -184,6 +205,8 @@ def train(records, inputs, loss, config, plan, n_outputs, n_threads, fit_id=None
     first_stage = 0 if previous is None else previous.n_stages
     forest = Forest.empty(n_outputs, config.n_estimators - first_stage, config.max_depth, binner)
     records.update(bin_records, binner, n_outputs, loss.has_hessians)
+    if scores is not None:
+        records.update(start_scores, scores)
     if previous is not None:
         records.update(add_forest, previous)
     records.number_rows()
@@ -196,6 +219,8 @@ def train(records, inputs, loss, config, plan, n_outputs, n_threads, fit_id=None
     filtered = boost(records, plan, loss, candidates, forest, noise, ledger, n_threads, config,
                      numeric=numeric, n_features=n_features, monotonic_cst=inputs.monotonic_cst,
                      first_stage=first_stage, progress=progress, stopping=stopping)
+    if scores is not None:
+        fold_into_first_stage(forest, scores)
     charged = ledger.entries
     if stopping is not None:
         released["validation_score_"] = np.array(stopping.scores)
@@ -236,8 +261,8 @@ def boost(records, plan, loss, candidates, forest, noise, ledger, n_threads, con
     For each planned tree t of output k, in the plan's order (with a loss that couples the
     outputs, round by round: every round's K trees use the scores after the previous round):
 
-    1. gradients (and Hessians) of every record from the current scores ``F_k``, F0 = 0
-       (docs/privacy.md, rule 15: a data mean would leak);
+    1. gradients (and Hessians) of every record from the current scores ``F_k``, which start
+       at 0 or at the released initial scores (:func:`train`; docs/privacy.md, rule 15);
     2. before the trees ``plan.hessian_sketch_trees``, the Hessian sketch's release replaces
        the numeric features' candidates of output k;
     3. record selection, each record by its own coins: its EoE ensemble position (one partition

@@ -19,8 +19,8 @@ from ._accounting import (
 )
 from ._common import GRADIENT_BOUND, read_only
 from ._domain import domain_release
-from ._early_stopping import VALIDATION_INTERVAL, validation_releases
 from ._filter import FILTER_SCOPE, filter_tree_count
+from ._initial import INITIAL_SHARE, initial_release
 from ._mechanisms import noise_scale
 from ._noise import SecureNoise
 from ._sensitivities import (
@@ -30,7 +30,7 @@ from ._sensitivities import (
     hessian_sketch_sensitivity,
     quantile_sketch_sensitivity,
 )
-from ._thresholds import categories_release, category_noise_multiplier
+from ._thresholds import categories_release, share_release
 from ._tree_mechanisms import LEAF_RELEASES, SPLIT_SELECTIONS
 
 #: Share of each tree's zCDP budget spent on split selection under Renyi accounting; the rest goes
@@ -53,9 +53,10 @@ BOUNDS_SHARE = 0.1
 BOUNDS_SCOPE = {"group": -1, "tree": -1, "level": -1}
 #: Rounds of the pure-DP planner's shrinking of a tree's epsilon (each doubles the step).
 _MAX_SHRINKS = 128
-#: The Renyi planner's bisection stops once it knows the per-tree rho to this relative
-#: precision, when no rho brings the accountant's epsilon within 1e-3 below the target.
-RHO_PRECISION = 1e-9
+#: The Renyi planner's bisection stops once the accountant's epsilon is within
+#: ``min(1, epsilon) * PLAN_TOLERANCE`` below the target (an absolute 1e-3 left 5-8 % of epsilon
+#: 0.01 unspent), or once it knows the per-tree rho to a relative ``RHO_PRECISION``.
+PLAN_TOLERANCE, RHO_PRECISION = 1e-3, 1e-9
 #: Most trees one fit plans (all outputs): the plan and its ledger hold every tree, 30 to 50
 #: microseconds each to plan (benchmarks/README.md, "Planning time"), so this many plan in
 #: about half a second.
@@ -178,12 +179,15 @@ class BudgetPlan:
         The private category lists' release (``categories="private"``), made first.
     domain : LedgerEntry or None, default=None
         The domain report's release (``domain_report=True``, ``_domain.domain_release``).
-    validation : tuple of LedgerEntry, default=()
-        Early stopping's validation releases (``_early_stopping.validation_releases``), each
-        after the last tree of its stage; marked ``held_out``, so no composition reads them.
     filter : LedgerEntry or None, default=None
         The individual Renyi filter's per-record budget (``renyi_filter``), a
         ``"renyi_filter"`` entry declared before the trees; None without a filter.
+    initial : LedgerEntry or None, default=None
+        The private initial score's release (``init="private"``), made after the private
+        bounds; None: every output starts from 0.
+    validation : tuple of LedgerEntry, default=()
+        Early stopping's releases (``_early_stopping.plan_validation``), each after the last
+        tree of its stage; marked ``held_out``, so no composition reads them.
     """
 
     trees: tuple
@@ -198,10 +202,11 @@ class BudgetPlan:
     categories: object = None
     filter: object = None
     domain: object = None
+    initial: object = None
     validation: tuple = ()
 
     def check_scales(self, sketch_features=0, hessian_sketch_features=0, bounds_features=0,
-                     domain_groups=0):
+                     domain_groups=0, initial_statistics=0):
         """Refuse a plan with a noise scale that is not a positive normal float, or that the
         exact samplers cannot draw.
 
@@ -217,6 +222,8 @@ class BudgetPlan:
             each, as many coordinates of the
             release's row (``SecureNoise.check``). A leaf moves its whole row (1 value, or 2
             statistics), the categories' counts one value per row.
+        initial_statistics : int, default=0
+            Coordinates of the initial score's row, all of which one record may move.
 
         Raises
         ------
@@ -232,13 +239,12 @@ class BudgetPlan:
                               tb.tree)
         checked = set(firsts.values())
         entries = [e for e in self.entries if e.tree < 0 or e.tree in checked]
-        for e in entries + list(self.validation):
+        for e in entries:
             noise_scale(e)
         moved = [(self.categories, 1), (self.bounds, bounds_features),
                  (self.domain, domain_groups),
-                 (self.sketch, sketch_features)]
+                 (self.sketch, sketch_features), (self.initial, initial_statistics)]
         moved += [(e, hessian_sketch_features) for e in self.hessian_sketches]
-        moved += [(e, 1) for e in self.validation]
         moved += [(e, LEAF_RELEASES[self.trees[e.tree].leaf_noise].coordinates)
                   for e in entries if e.tree >= 0]
         for entry, k in moved:
@@ -256,10 +262,10 @@ class BudgetPlan:
         """:attr:`entries`, built once per plan (a tuple): the planner checks them, ``fit``
         reserves them, and a memoised plan serves every fit of its setting."""
         private = math.isfinite(self.epsilon)
-        out = [e for e in (self.categories, self.domain, self.filter, self.bounds)
+        out = [e for e in (self.categories, self.domain, self.filter, self.bounds, self.initial)
                if e is not None]
         out += ([] if self.sketch is None else [self.sketch]) + list(self.hessian_sketches)
-        validation = {e.tree: e for e in self.validation}
+        validation = {e.tree: (e,) for e in self.validation}
         for tb in self.trees:
             selection = SPLIT_SELECTIONS[tb.split_selection]
             for level in range(self.max_depth):
@@ -276,8 +282,7 @@ class BudgetPlan:
                 group=tb.group, tree=tb.tree, level=self.max_depth, n_nodes=2**self.max_depth,
                 noise_multiplier=tb.leaf_noise_multiplier, sampling_rate=tb.sampling_rate,
                 filtered=tb.filtered))
-            if tb.tree in validation:
-                out.append(validation[tb.tree])
+            out.extend(validation.get(tb.tree, ()))
         return tuple(out)
 
 
@@ -305,7 +310,7 @@ def plan_budget(*, epsilon, n_estimators, max_depth, learning_rate, l2_regulariz
                 subsample=1.0, sketch_features=0, hessian_sketch_features=0,
                 hessian_sketch_rounds=1, bounds_features=0, gradient_bound=GRADIENT_BOUND,
                 categories_features=0, sample_weight_bound=None, renyi_filter=None,
-                domain_groups=0, bounds_target=False, validation_clip=None):
+                domain_groups=0, bounds_target=False, initial_statistics=0, initial_share=None):
     """Plan every mechanism's epsilon, noise and sensitivity.
 
     Parameters
@@ -333,8 +338,8 @@ def plan_budget(*, epsilon, n_estimators, max_depth, learning_rate, l2_regulariz
         gets the same zCDP budget rho, :data:`SELECTION_SHARE` of it to the levels
         (``eps_level = sqrt(8 rho_level)``, bounded range) and the rest to the leaves (Laplace
         ``eps_leaf = sqrt(2 rho_leaf)``, or Gaussian noise multiplier ``1 / sqrt(2 rho_leaf)``),
-        with rho the largest, found by bisection, whose accountant epsilon is within 1e-3 below
-        ``epsilon`` (where no rho comes that close, as where the accountant's epsilon jumps
+        with rho the largest, found by bisection, whose accountant epsilon is within
+        ``min(1, epsilon) * PLAN_TOLERANCE`` below ``epsilon`` (where no rho comes that close, as where the accountant's epsilon jumps
         from 0 past it, the largest within ``epsilon`` to a relative :data:`RHO_PRECISION`).
     leaf_noise : {"laplace", "gaussian", "average"}, default="laplace"
         ``"laplace"``: Laplace on the leaf value (DPBoost). ``"gaussian"``: Gaussian perturbation
@@ -416,11 +421,14 @@ def plan_budget(*, epsilon, n_estimators, max_depth, learning_rate, l2_regulariz
         2; 0: no report). One release (``_domain.domain_release``: Gaussian at ``delta > 0``,
         Laplace at ``delta = 0``, of ``DOMAIN_SHARE`` of epsilon) composed with the trees as
         the private category lists' are.
-    validation_clip : float or None, default=None
-        Early stopping (``early_stopping=True``): C, the clip of a held-out record's loss
-        (``_early_stopping.loss_clip``); the plan then holds a validation release every
-        ``VALIDATION_INTERVAL`` stages (:attr:`BudgetPlan.validation`), calibrated below the
-        trees' curve and composed with nothing. None: no early stopping.
+    initial_statistics : int, default=0
+        Coordinates of the private initial score's release (``init="private"``,
+        ``_initial.initial_statistics_count``; 0: none, every output starts from 0). One
+        release after the private bounds, composed with the trees (:func:`~dpboost._initial.initial_release`:
+        :data:`~dpboost._initial.INITIAL_SHARE` of epsilon under pure DP, of the zCDP
+        budget in the Renyi bisection otherwise).
+    initial_share : float in (0, 1) or None, default=None
+        That share (``FitConfig.initial_share``); None: ``INITIAL_SHARE``.
 
     Returns
     -------
@@ -437,11 +445,14 @@ def plan_budget(*, epsilon, n_estimators, max_depth, learning_rate, l2_regulariz
     """
     arguments = {k: v for k, v in locals().items()
                  if k not in ("bounds_features", "categories_features", "domain_groups",
-                              "bounds_target", "validation_clip")}
+                              "bounds_target", "initial_statistics")}
+    arguments["initial_share"] = share = INITIAL_SHARE if initial_share is None else initial_share
     arguments["categories"] = (None if not categories_features else
                                categories_release(categories_features, epsilon, delta))
     arguments["domain"] = (None if not domain_groups else
                            domain_release(domain_groups, epsilon, delta))
+    arguments["initial"] = (None if not initial_statistics else
+                            initial_release(epsilon, delta, sample_weight_bound, share))
     n_bounds = bounds_features + bounds_target
     if not n_bounds:
         plan = _plan(**arguments)
@@ -460,40 +471,19 @@ def plan_budget(*, epsilon, n_estimators, max_depth, learning_rate, l2_regulariz
         plan = dataclasses.replace(rest, bounds=entry)
         entries, repeats = _first_tree(plan, len({tb.group for tb in plan.trees}))
         plan = dataclasses.replace(plan, epsilon=compose(entries, delta, repeats))
-    if validation_clip is not None and n_estimators >= VALIDATION_INTERVAL:
-        # The trees' releases alone (those that never read a held-out record) bound the
-        # validation releases (docs/privacy.md, Early stopping).
-        trees_only = dataclasses.replace(plan, sketch=None, hessian_sketches=(), bounds=None,
-                                         categories=None, domain=None, filter=None)
-        entries, repeats = _first_tree(trees_only, len({tb.group for tb in plan.trees}))
-        plan = dataclasses.replace(plan, validation=validation_releases(
-            entries, repeats, n_estimators=n_estimators, n_outputs=n_outputs,
-            max_depth=max_depth, clip=validation_clip, epsilon=epsilon, delta=delta))
     return plan.check_scales(sketch_features, hessian_sketch_features, n_bounds,
-                             domain_groups)
+                             domain_groups, initial_statistics)
 
 
 def _bounds_release(n_features, target, epsilon, delta):
     """The Gaussian release of the private bounds' histograms of ``n_features`` features and
-    the target if ``target`` (``delta > 0``): the noise multiplier that alone is ``(BOUNDS_SHARE epsilon, delta)``-DP
-    (``_thresholds.category_noise_multiplier``), composed with the trees by Renyi accounting.
-
-    Raises
-    ------
-    ValueError
-        epsilon and delta too small for the histograms' noise.
-    """
-    try:
-        sigma = category_noise_multiplier(BOUNDS_SHARE * epsilon, delta)
-    except ValueError:
-        raise ValueError(f"epsilon={epsilon} with delta={delta} is too small for private "
-                         f"bounds: their histograms get {BOUNDS_SHARE:g} of epsilon, which no "
-                         "Gaussian noise up to 1e7 times their sensitivity reaches; pass "
-                         "public bounds.") from None
-    return LedgerEntry(mechanism="gaussian", epsilon=math.inf,
-                       sensitivity=bounds_histogram_sensitivity(n_features, "l2", target),
-                       n_nodes=1,
-                       noise_multiplier=sigma, **BOUNDS_SCOPE)
+    the target if ``target`` (``delta > 0``): ``_thresholds.share_release`` at
+    ``BOUNDS_SHARE``, which raises ValueError where epsilon and delta are too small for it."""
+    return share_release(
+        BOUNDS_SHARE, epsilon, delta, bounds_histogram_sensitivity(n_features, "l2", target),
+        BOUNDS_SCOPE, f"epsilon={epsilon} with delta={delta} is too small for private bounds: "
+        f"their histograms get {BOUNDS_SHARE:g} of epsilon, which no Gaussian noise up to 1e7 "
+        "times their sensitivity reaches; pass public bounds.")
 
 
 def _first_tree(plan, n_groups):
@@ -518,10 +508,12 @@ def _plan(*, epsilon, n_estimators, max_depth, learning_rate, l2_regularization,
           budget_allocation, trees_per_ensemble, leaf_clipping, n_outputs, delta, leaf_noise,
           hessian_bound, split_selection, subsample, sketch_features, hessian_sketch_features,
           hessian_sketch_rounds, gradient_bound, sample_weight_bound, renyi_filter,
-          categories=None, domain=None, bounds=None):
+          categories=None, domain=None, bounds=None, initial=None,
+          initial_share=INITIAL_SHARE):
     """:func:`plan_budget` without the Laplace private bounds (``categories``, ``domain``,
-    ``bounds``: the entries of the private category lists, of the domain report and of the
-    Gaussian private bounds, composed with the rest), its noise scales not yet checked."""
+    ``bounds``, ``initial``: the entries of the private category lists, of the domain report,
+    of the Gaussian private bounds and of the initial score, composed with the rest), its noise
+    scales not yet checked."""
     n_trees = n_outputs * n_estimators
     weight = 1.0 if sample_weight_bound is None else float(sample_weight_bound)
     leaves = LEAF_RELEASES[leaf_noise]
@@ -569,14 +561,15 @@ def _plan(*, epsilon, n_estimators, max_depth, learning_rate, l2_regularization,
         return BudgetPlan(trees=trees, record_shares=None, max_depth=max_depth, epsilon=math.inf,
                           sketch=sketch, hessian_sketch_trees=sketch_trees,
                           hessian_sketches=hessian_sketches(math.inf, 0.0),
-                          categories=categories, domain=domain, bounds=bounds)
+                          categories=categories, domain=domain, bounds=bounds,
+                          initial=initial)
 
     groups, positions, shares = _layout(budget_allocation, n_estimators, trees_per_ensemble,
                                         learning_rate)
     n_groups = int(groups.max()) + 1
 
     def unpriced(epsilon_level, epsilon_leaf, noise_multiplier, sketch_epsilon=math.inf,
-                 sketch_noise_multiplier=0.0, n_built=n_trees):
+                 sketch_noise_multiplier=0.0, initial_noise_multiplier=None, n_built=n_trees):
         """The plan at these budgets with its first ``n_built`` trees, its epsilon not yet
         composed (0)."""
         trees = []
@@ -608,7 +601,10 @@ def _plan(*, epsilon, n_estimators, max_depth, learning_rate, l2_regularization,
                           hessian_sketches=hessian_sketches(sketch_epsilon,
                                                             sketch_noise_multiplier),
                           categories=categories, filter=budget, domain=domain,
-                          bounds=bounds)
+                          bounds=bounds,
+                          initial=(initial if initial_noise_multiplier is None else
+                                   dataclasses.replace(
+                                       initial, noise_multiplier=initial_noise_multiplier)))
 
     def first_tree(*budgets):
         return _first_tree(unpriced(*budgets, n_built=1), n_outputs * n_groups)
@@ -623,9 +619,12 @@ def _plan(*, epsilon, n_estimators, max_depth, learning_rate, l2_regularization,
         # cost nothing, so their trees give it all to the leaves.
         selection = 0.0 if random else 0.5
         sketch_total = SKETCH_SHARE * epsilon if sketch or n_sketches else 0.0
-        # The domain report's Laplace release is composed sequentially with the rest.
+        # The domain report's and the initial score's Laplace releases are composed
+        # sequentially with the rest.
         domain_total = 0.0 if domain is None else domain.epsilon
-        epsilon_tree = (epsilon - sketch_total - domain_total) / (n_outputs * n_groups)
+        initial_total = 0.0 if initial is None else initial.epsilon
+        epsilon_tree = ((epsilon - sketch_total - domain_total - initial_total)
+                        / (n_outputs * n_groups))
         for _ in range(_MAX_SHRINKS):
             # A tree on a Poisson sample may spend more on it for the same cost on the data.
             spend = deamplify_pure(epsilon_tree, subsample) if subsample < 1 else epsilon_tree
@@ -649,10 +648,15 @@ def _plan(*, epsilon, n_estimators, max_depth, learning_rate, l2_regularization,
         # compose sequentially (one per group and output).
         rho_sketch = (SKETCH_SHARE / (1.0 - SKETCH_SHARE) * n_outputs * n_groups * rho
                       / max(n_sketches, 1))
+        # The initial score's Gaussian likewise gets its share of the zCDP budget.
+        rho_initial = initial_share / (1.0 - initial_share) * n_outputs * n_groups * rho
         return (math.sqrt(8.0 * selection_share * rho / max_depth),
                 math.inf if gaussian else math.sqrt(2.0 * rho_leaf),
                 1.0 / math.sqrt(2.0 * rho_leaf) if gaussian else 0.0,
-                math.inf, 1.0 / math.sqrt(2.0 * rho_sketch))
+                math.inf, 1.0 / math.sqrt(2.0 * rho_sketch),
+                None if initial is None else 1.0 / math.sqrt(2.0 * rho_initial))
+
+    tolerance = min(1.0, epsilon) * PLAN_TOLERANCE
 
     def settled(rho):
         # Bounds on the plan's epsilon at rho (rdp_bounds, from its first tree), the first
@@ -660,8 +664,8 @@ def _plan(*, epsilon, n_estimators, max_depth, learning_rate, l2_regularization,
         # of the exact epsilon, from fewer Renyi orders where it is far from the target.
         entries, repeats = first_tree(*budgets(rho))
         for lower, upper in rdp_bounds(entries, delta, repeats):
-            if lower > epsilon or (upper <= epsilon and (epsilon - lower <= 1e-3
-                                                         or epsilon - upper > 1e-3)):
+            if lower > epsilon or (upper <= epsilon and (epsilon - lower <= tolerance
+                                                         or epsilon - upper > tolerance)):
                 break
         return lower, upper
 
@@ -679,21 +683,15 @@ def _plan(*, epsilon, n_estimators, max_depth, learning_rate, l2_regularization,
         lower, upper = settled(mid)
         if upper <= epsilon:
             low, best = mid, (upper if lower == upper else None)
-            if epsilon - lower <= 1e-3:
+            if epsilon - lower <= tolerance:
                 break
         else:
             high = mid
         # Where the accountant's epsilon jumps from 0 past the target (at a tiny sampling rate
         # or a delta near 1) or cannot reach it (beyond what the largest rho spends), no rho
-        # comes within 1e-3 below it: stop once rho is known to a relative RHO_PRECISION.
+        # comes within the tolerance below it: stop once rho is known to RHO_PRECISION.
         if high / low < 1.0 + RHO_PRECISION:
             break
     if best is None:
         best = spent(*budgets(low))
     return dataclasses.replace(unpriced(*budgets(low)), epsilon=best)
-
-
-
-
-
-

@@ -34,6 +34,12 @@ class FitConfig:
     private_feature_bounds, private_target_bounds : bool
         Whether the fit releases the numeric features' bounds / the target's bounds
         (``"private"``).
+    init : {"private", "zero"}
+        The initial scores: released (``_initial``) or 0.
+    initial_share : float or None
+        The share of the budget on the initial score's release: ``_auto.SMALL_INITIAL_SHARE``
+        where ``n_samples_hint * epsilon`` is small, else None (the planner's
+        ``INITIAL_SHARE``).
     random_state : None, int, Generator, RandomState or NoiseSource
         The source of the fit's noise (``_noise.make_noise``).
     verbose : int
@@ -68,6 +74,8 @@ class FitConfig:
     weight_bound: object
     private_feature_bounds: bool
     private_target_bounds: bool
+    init: str
+    initial_share: object
     random_state: object
     verbose: int
     domain_groups: int = 0

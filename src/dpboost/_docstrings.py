@@ -186,6 +186,18 @@ default="from_dtype"
         (NaN and non-numbers weigh 0); gradients, Hessians and counts are multiplied by it and
         every sensitivity by ``W`` (times the largest ``class_weight``): the guarantee is for
         adding or removing one record of weight at most W (docs/privacy.md, Sample weights).
+    init : {"auto", "private", "zero"}, default="zero" (classifier), "auto" (regressor)
+        The scores every output starts from (scikit-learn's ``init``). ``"auto"``:
+        ``"private"`` where the regressor's ``n_samples_hint * epsilon`` is below 700 (then
+        with half of the budget), else ``"zero"``. ``"private"``: the constant that fits the
+        data, released once before the grid and the trees (the class counts, or the target's
+        sums, with Laplace noise at ``INITIAL_SHARE`` = 10 % of epsilon when ``delta = 0``,
+        else Gaussian noise at 10 % of the zCDP budget; sensitivity W; the regressor's mean
+        target, the classifier's log-odds of the class shares); stored in the leaves of the
+        first boosting stage. ``"zero"``: 0 (DPBoost's ``F0 = 0``), spending nothing; what
+        ``"auto"`` is elsewhere, as with the shipped numbers of trees the release did not pay
+        for its share (benchmarks/README.md, "Private initial score"). A ``warm_start`` fit
+        continues from the fitted scores (docs/privacy.md, Private initial score).
     {extra}
     random_state : int, numpy.random.Generator or None, default=None
         Source of all randomness of ``fit``. None (for every release): OpenDP's exact samplers
@@ -339,7 +351,16 @@ REGRESSOR = ("""Differentially private gradient-boosted trees for regression.
 """ + PARAMETERS.replace("{extra}", """target_bounds : tuple of float, "private" or None, default=None
         Public ``(lower, upper)`` of the target. ``"private"``: released by the fit as the
         numeric features' with ``feature_bounds="private"`` (in the same release: 10 % of
-        ``epsilon``). None: read from ``y`` with a PrivacyLeakWarning.""")
+        ``epsilon``). None: read from ``y`` with a PrivacyLeakWarning.
+    n_samples_hint : int >= 1 or None, default=None
+        A public statement of the number of training rows (e.g. a published data set size),
+        read by the ``"auto"`` rules and never checked against the data (a check would depend
+        on the private count). Where ``n_samples_hint * epsilon < 700`` (``_auto.small_data``:
+        trees on so few records per unit of budget are mostly noise) ``init="auto"`` releases
+        the mean target with half of the budget and ``n_estimators="auto"`` is 10; on the
+        tuning splits of the shared regression sets that was at or below the other default in
+        every such cell (benchmarks/README.md, "Trees against the row count times epsilon").
+        None: the rules of a large data set.""")
         + ATTRIBUTES + """    target_bounds_ : tuple of float
         The target bounds used.
 

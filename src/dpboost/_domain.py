@@ -22,7 +22,7 @@ import numpy as np
 
 from ._accounting import LedgerEntry
 from ._mechanisms import noise_scale
-from ._thresholds import category_noise_multiplier
+from ._thresholds import share_release
 
 #: Kinds of count of a numeric column, of a categorical one, of the target, and the number of
 #: records: each record holds one kind of each column at most (the kinds are exclusive).
@@ -93,16 +93,11 @@ def domain_release(n_groups, epsilon, delta):
         return LedgerEntry(mechanism="laplace", epsilon=DOMAIN_SHARE * epsilon,
                            sensitivity=domain_count_sensitivity(n_groups, "l1"), n_nodes=1,
                            **DOMAIN_SCOPE)
-    try:
-        sigma = category_noise_multiplier(DOMAIN_SHARE * epsilon, delta)
-    except ValueError:
-        raise ValueError(f"epsilon={epsilon} with delta={delta} is too small for "
-                         f"domain_report=True: its counts get {DOMAIN_SHARE:g} of epsilon, "
-                         "which no Gaussian noise up to 1e7 times their sensitivity reaches; "
-                         "set domain_report=False.") from None
-    return LedgerEntry(mechanism="gaussian", epsilon=math.inf,
-                       sensitivity=domain_count_sensitivity(n_groups, "l2"), n_nodes=1,
-                       noise_multiplier=sigma, **DOMAIN_SCOPE)
+    return share_release(
+        DOMAIN_SHARE, epsilon, delta, domain_count_sensitivity(n_groups, "l2"), DOMAIN_SCOPE,
+        f"epsilon={epsilon} with delta={delta} is too small for domain_report=True: its "
+        f"counts get {DOMAIN_SHARE:g} of epsilon, which no Gaussian noise up to 1e7 times their "
+        "sensitivity reaches; set domain_report=False.")
 
 
 def domain_layout(n_features, categorical, private_lists, private_feature_bounds, regression,

@@ -24,7 +24,9 @@ from ._accounting import (
     compose_pure,
     ledger_event,
 )
-from ._mechanisms import gaussian_mechanism, laplace_mechanism
+from ._budget import _first_tree
+from ._mechanisms import gaussian_mechanism, laplace_mechanism, noise_scale
+from ._noise import SecureNoise
 from ._records import HELD_OUT_STREAM
 from ._sensitivities import validation_loss_sensitivity
 
@@ -145,6 +147,49 @@ def validation_releases(tree_entries, repeats, *, n_estimators, n_outputs, max_d
                              level=max_depth + 1)
                  for stage in range((VALIDATION_INTERVAL - 1), n_estimators,
                                     VALIDATION_INTERVAL)[:k])
+
+
+def plan_validation(plan, clip, n_outputs, delta):
+    """``plan`` (``_budget.plan_budget``'s) with its validation releases
+    (:attr:`~dpboost._budget.BudgetPlan.validation`), their noise scales checked.
+
+    The releases are calibrated against the trees' releases alone: those over every record
+    (bounds, category lists, domain report, sketches, initial score, filter) read a held-out
+    record as much as one in the trees, so they are counted in both branches of its coin
+    (docs/privacy.md, Early stopping).
+
+    Parameters
+    ----------
+    plan : BudgetPlan
+    clip : float
+        :func:`loss_clip`.
+    n_outputs : int
+    delta : float
+        The fit's.
+
+    Raises
+    ------
+    ValueError
+        A release's scale that the secure samplers cannot draw (``SecureNoise.check``).
+
+    Returns
+    -------
+    plan : BudgetPlan
+        ``plan`` itself with fewer than :data:`VALIDATION_INTERVAL` stages (no check).
+    """
+    n_estimators = len(plan.trees) // n_outputs
+    if n_estimators < VALIDATION_INTERVAL:
+        return plan
+    trees_only = dataclasses.replace(plan, sketch=None, hessian_sketches=(), bounds=None,
+                                     categories=None, domain=None, filter=None, initial=None)
+    entries, repeats = _first_tree(trees_only, len({tb.group for tb in plan.trees}))
+    releases = validation_releases(entries, repeats, n_estimators=n_estimators,
+                                   n_outputs=n_outputs, max_depth=plan.max_depth, clip=clip,
+                                   epsilon=plan.epsilon, delta=delta)
+    for e in releases:
+        noise_scale(e)
+        SecureNoise.check(e, 1)
+    return dataclasses.replace(plan, validation=releases)
 
 
 # The partition side (``_records``): pure functions of a partition, as on Dask.

@@ -6,12 +6,13 @@ attributes. Prediction bins ``X`` on the fitted grid and sums the forest's trees
 """
 
 from collections.abc import Iterator
+from numbers import Integral
 from typing import TypeVar
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin, _fit_context
-from sklearn.utils._param_validation import StrOptions
+from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ._accountant import Reservation
@@ -329,10 +330,10 @@ class DPGBClassifier(ClassifierMixin, _BaseDPGB):
                  subsample="auto", split_selection="random", split_candidates="uniform",
                  interaction_cst="no_interactions", monotonic_cst=None, feature_bounds=None,
                  categorical_features="from_dtype", categories=None, classes=None,
-                 class_weight=None, sample_weight_bound=None, warm_start=False, early_stopping=False,
-                 validation_fraction=0.1, n_iter_no_change=20, random_state=None,
-                 verbose=0, diagnostics=False, domain_report=False, n_jobs=None,
-                 accountant=None):
+                 class_weight=None, sample_weight_bound=None, init="zero", warm_start=False,
+                 early_stopping=False, validation_fraction=0.1, n_iter_no_change=20,
+                 random_state=None, verbose=0, diagnostics=False, domain_report=False,
+                 n_jobs=None, accountant=None):
         self._store_parameters(locals())
 
     @property
@@ -406,7 +407,9 @@ class DPGBRegressor(RegressorMixin, _BaseDPGB):
     __doc__ = REGRESSOR
 
     _parameter_constraints = {**_BaseDPGB._parameter_constraints,
-                              "target_bounds": ["array-like", StrOptions({"private"}), None]}
+                              "target_bounds": ["array-like", StrOptions({"private"}), None],
+                              "n_samples_hint": [Interval(Integral, 1, None, closed="left"),
+                                                 None]}
 
     def __init__(self, *, epsilon=1.0, delta=1e-5, n_estimators="auto", max_depth=4, learning_rate=0.1,
                  l2_regularization=1.0, max_bins=32, trees_per_ensemble=50,
@@ -415,9 +418,10 @@ class DPGBRegressor(RegressorMixin, _BaseDPGB):
                  min_child_weight="auto", subsample=1.0, split_selection="random",
                  split_candidates="hessian", interaction_cst="no_interactions", monotonic_cst=None,
                  feature_bounds=None, categorical_features="from_dtype", categories=None,
-                 target_bounds=None, sample_weight_bound=None, warm_start=False, early_stopping=False,
-                 validation_fraction=0.1, n_iter_no_change=20, random_state=None,
-                 verbose=0, diagnostics=False, domain_report=False, n_jobs=None,
+                 target_bounds=None, sample_weight_bound=None, init="auto", n_samples_hint=None,
+                 warm_start=False, early_stopping=False, validation_fraction=0.1,
+                 n_iter_no_change=20, random_state=None, verbose=0, diagnostics=False,
+                 domain_report=False, n_jobs=None,
                  accountant=None):
         self._store_parameters(locals())
 

@@ -18,6 +18,11 @@ from ._common import G_H_DTYPE
 #: Rows below which the gradient kernels run on the calling thread.
 PARALLEL_ROWS = 1 << 16
 
+#: Least share read by the log-odds initial scores: a class absent from the exact shares of a
+#: non-private fit (the private shares are positive) gives a finite score, ``log(1e-6)``.
+SHARE_FLOOR = 1e-6
+
+
 
 def square_loss_gradients(raw_predictions, y_scaled, out, n_threads=1):
     """Write ``g_i = F(x_i) - y_i`` into ``out``.
@@ -213,6 +218,23 @@ class SquareLoss:
         """
         return _one_vs_rest(np.clip((np.asarray(raw_predictions) + 1.0) / 2.0, 0.0, 1.0))
 
+    def initial_scores(self, shares, n_outputs):
+        """The constant scores that minimise the loss on records of these label shares
+        (``_initial``): ``2 p_k - 1``, the mean of labels in [-1, 1] (one output: of
+        ``shares[1]``, the mean target's position ``u = (y + 1) / 2``).
+
+        Parameters
+        ----------
+        shares : ndarray of shape (max(2, n_outputs),), dtype=float64
+            Positive, summing to 1 (``_initial.released_shares``).
+        n_outputs : int
+
+        Returns
+        -------
+        scores : ndarray of shape (n_outputs,), dtype=float64
+        """
+        return 2.0 * _output_shares(shares, n_outputs) - 1.0
+
 
 class LogisticLoss(SquareLoss):
     """The log-loss on -1 / +1 labels (DP-XGB): ``g = sigma(F) - (y + 1) / 2`` in [-1, 1],
@@ -230,6 +252,12 @@ class LogisticLoss(SquareLoss):
     def proba(self, raw_predictions):
         """``p = sigma(F)``, as :meth:`SquareLoss.proba` otherwise."""
         return _one_vs_rest(sigmoid(raw_predictions))
+
+    def initial_scores(self, shares, n_outputs):
+        """Log-odds ``log(p_k / (1 - p_k))`` of each output's class (one-vs-rest; as
+        :meth:`SquareLoss.initial_scores` otherwise)."""
+        p = np.clip(_output_shares(shares, n_outputs), SHARE_FLOOR, 1.0 - SHARE_FLOOR)
+        return np.log(p) - np.log1p(-p)
 
 
 class SoftmaxLoss(LogisticLoss):
@@ -249,6 +277,12 @@ class SoftmaxLoss(LogisticLoss):
         shifted = np.exp(raw_predictions - raw_predictions.max(axis=1, keepdims=True))
         return shifted / shifted.sum(axis=1, keepdims=True)
 
+    def initial_scores(self, shares, n_outputs):
+        """Centred log-shares ``log p_k - mean_j log p_j`` (softmax is unchanged by a common
+        shift; as :meth:`SquareLoss.initial_scores` otherwise)."""
+        logs = np.log(np.maximum(_output_shares(shares, n_outputs), SHARE_FLOOR))
+        return logs - logs.mean()
+
 
 #: The loss classes by the estimators' ``loss`` names.
 LOSSES = {"square": SquareLoss, "logistic": LogisticLoss, "softmax": SoftmaxLoss}
@@ -258,6 +292,12 @@ def make_loss(name, n_outputs):
     """The loss object of a ``loss`` parameter: ``"softmax"`` with one output (two classes) is
     the logistic loss."""
     return LogisticLoss() if name == "softmax" and n_outputs == 1 else LOSSES[name]()
+
+
+def _output_shares(shares, n_outputs):
+    """Each output's share: the second of two (one output) or one per output."""
+    shares = np.asarray(shares, dtype=np.float64)
+    return shares[1:] if n_outputs == 1 else shares
 
 
 def _one_vs_rest(p):

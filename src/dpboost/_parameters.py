@@ -53,6 +53,7 @@ PARAMETER_CONSTRAINTS = {
     "early_stopping": ["boolean"],
     "validation_fraction": [Interval(Real, 0, 1, closed="neither")],
     "n_iter_no_change": [Interval(Integral, 1, None, closed="left")],
+    "init": [StrOptions({"auto", "private", "zero"})],
 }
 
 
@@ -100,7 +101,7 @@ DPBOOST_PAPER = {"delta": 0.0, "n_estimators": 50, "max_depth": 6, "learning_rat
                  "leaf_clipping": True,
                  "leaf_noise": "laplace", "min_child_weight": 0.0, "subsample": 1.0,
                  "split_selection": "exponential", "split_candidates": "uniform",
-                 "interaction_cst": None}
+                 "interaction_cst": None, "init": "zero"}
 
 
 def check_iteration_range(iteration_range, n_stages):

@@ -189,3 +189,15 @@ def validation_loss_sensitivity(clip):
     Def. 3.1; unweighted, so sample weights do not scale it). L1 and L2 alike: one coordinate.
     """
     return float(clip)
+
+
+def initial_statistics_sensitivity(weight_bound=1.0):
+    """L1 (and L2) sensitivity of the initial score's statistics, ``W``.
+
+    One record adds ``w (1 - u, u)`` with ``u = (y + 1) / 2`` in [0, 1] (one output: a target
+    in [-1, 1], or the second of two classes as ``u = 1``), or ``w`` times its class's one-hot
+    vector (several outputs), to the vector of sums: coordinates that are non-negative and sum
+    to ``w <= W`` (1 without sample weights), so its L1 norm, hence its L2 norm, is at most W
+    (the Laplace mechanism, Dwork et al. 2006; docs/privacy.md, Private initial score).
+    """
+    return float(weight_bound)

@@ -112,6 +112,25 @@ def category_noise_multiplier(epsilon, delta):
     return high
 
 
+def share_release(share, epsilon, delta, sensitivity, scope, refusal):
+    """The ledger entry of a Gaussian release (L2 ``sensitivity``, ledger ``scope``) whose noise
+    alone is ``(share * epsilon, delta)``-DP (:func:`category_noise_multiplier`), composed with
+    the trees by Renyi accounting: the private bounds' and the domain report's releases.
+
+    Raises
+    ------
+    ValueError
+        ``refusal`` (it names the parameter to change), when no noise multiplier up to 1e7
+        reaches ``share * epsilon``.
+    """
+    try:
+        sigma = category_noise_multiplier(share * epsilon, delta)
+    except ValueError:
+        raise ValueError(refusal) from None
+    return LedgerEntry(mechanism="gaussian", epsilon=math.inf, sensitivity=sensitivity,
+                       n_nodes=1, noise_multiplier=sigma, **scope)
+
+
 def categories_release(n_columns, epsilon, delta):
     """The ledger entry of the private category lists of ``n_columns`` columns.
 

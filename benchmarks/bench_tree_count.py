@@ -1,0 +1,186 @@
+"""The number of trees against the row count times epsilon (``n_samples_hint``), on tuning
+splits only.
+
+Stages (``--stage``):
+
+- ``regression``: the five shared regression sets, ``bench_regression.tuning_split`` (an inner
+  75 / 25 split of fold 0's training part, at most 20,000 fitting rows: no test fold is read),
+  delta 1e-5, ``n_estimators`` in :data:`TREES` (``"auto"``: the rule without a hint, the
+  previous default) x epsilon in :data:`REGRESSION_EPSILONS` x ``random_state`` 0 and 1;
+  ``n_eps`` = fitting rows x epsilon: results/tree_count_regression.csv.
+- ``classification``: Adult (adult.data, rows without missing values, S-BDT's protocol) on an
+  inner 80 / 20 split (``random_state=0``) of the training part of fold 0 of
+  ``KFold(5, shuffle=True, random_state=0)``: the folds S-BDT's goals are scored on are never
+  the validation rows; delta 5e-8, ``n_estimators`` in :data:`TREES` x epsilon in
+  :data:`ADULT_EPSILONS` x ``random_state`` 0 and 1: results/tree_count_classification.csv.
+- ``small``: the regression stage's splits at small n x epsilon, delta 5e-8: the shipped
+  default (``n_estimators="auto"``, ``init="zero"``) against ``init="private"`` with half or
+  most of the budget on the initial score (``_budget.INITIAL_SHARE`` patched, 0.5 and 0.8) and
+  10 or 50 trees, epsilon in :data:`SMALL_EPSILONS`, ``random_state`` 0 and 1:
+  results/tree_count_small.csv.
+- ``goals``: the rule chosen (``n_samples_hint`` = the training rows: Abalone's size is
+  published) scored against the goals, S-BDT's protocol (bench_initial_score.py: Abalone 5-fold
+  CV, fold split by seed, delta 5e-8), with and without the hint, seeds 0 and 1, epsilon in
+  :data:`GOAL_EPSILONS`: results/tree_count_goals.csv. Test folds: reporting only, nothing
+  was chosen on them.
+
+Run: ``NUMBA_NUM_THREADS=1 python benchmarks/bench_tree_count.py --stage regression`` (and
+``--stage classification``); ``--report`` prints the mean validation score per cell from the
+CSV. Seeded numpy noise; 2 shared cores, so fit times are not comparable across runs.
+"""
+
+import argparse
+import itertools
+import math
+import warnings
+from collections import defaultdict
+
+import _harness
+import _loaders
+import numpy as np
+from bench_regression import DATASETS, dpboost, tuning_split
+from sklearn.metrics import roc_auc_score
+from sklearn.model_selection import KFold, train_test_split
+
+import dpboost._budget as budget
+from dpboost import DPGBClassifier, DPGBRegressor
+
+TREES = (25, 50, 100, 200, "auto")
+REGRESSION_EPSILONS = (0.03, 0.1, 0.3, 1.0, 4.0)
+ADULT_EPSILONS = (0.01, 0.03, 0.1, 0.5)
+SEEDS = (0, 1)
+SMALL_EPSILONS = (0.03, 0.1, 0.3)
+GOAL_EPSILONS = (0.01, 0.05, 0.1, 0.2, 0.5, 1.0)
+#: (label, initial share or None for init="zero", n_estimators) of the ``small`` stage.
+SMALL_SETTINGS = (("default", None, "auto"), ("private 0.5, 10 trees", 0.5, 10),
+                  ("private 0.5, 50 trees", 0.5, 50), ("private 0.8, 10 trees", 0.8, 10))
+
+
+def _rmse(y, prediction):
+    return math.sqrt(float(np.mean((prediction - y) ** 2)))
+
+
+def regression_stage():
+    rows = []
+    for name in _loaders.available(DATASETS):
+        data = _loaders.load(name)
+        X_fit, y_fit, X_val, y_val = tuning_split(data)
+        for epsilon, trees, seed in itertools.product(REGRESSION_EPSILONS, TREES, SEEDS):
+            model = dpboost(data, epsilon, seed, n_jobs=1, n_estimators=trees)
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                model.fit(X_fit, y_fit)
+            rmse = _rmse(y_val, model.predict(X_val))
+            rows.append({"dataset": name, "n_fit": len(y_fit), "n_features": X_fit.shape[1],
+                         "epsilon": epsilon, "n_eps": len(y_fit) * epsilon,
+                         "trees": trees, "n_estimators_": model.n_estimators_, "seed": seed,
+                         "rmse": rmse,
+                         "mean_rmse": _rmse(y_val, np.full(y_val.size, y_fit.mean()))})
+        print(name, "done", flush=True)
+    return rows
+
+
+def small_stage():
+    rows = []
+    shipped = budget.INITIAL_SHARE
+    for name in _loaders.available(DATASETS):
+        data = _loaders.load(name)
+        X_fit, y_fit, X_val, y_val = tuning_split(data)
+        for epsilon, (label, share, trees), seed in itertools.product(
+                SMALL_EPSILONS, SMALL_SETTINGS, SEEDS):
+            budget.INITIAL_SHARE = shipped if share is None else share
+            budget.plan_budget.cache_clear()
+            model = DPGBRegressor(epsilon=epsilon, delta=5e-8, feature_bounds=data["bounds"],
+                                  target_bounds=data["target_bounds"], random_state=seed,
+                                  n_jobs=1, n_estimators=trees,
+                                  init="zero" if share is None else "private")
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                model.fit(X_fit, y_fit)
+            rows.append({"dataset": name, "n_fit": len(y_fit), "n_features": X_fit.shape[1],
+                         "epsilon": epsilon, "n_eps": len(y_fit) * epsilon, "trees": label,
+                         "seed": seed, "rmse": _rmse(y_val, model.predict(X_val)),
+                         "mean_rmse": _rmse(y_val, np.full(y_val.size, y_fit.mean()))})
+        print(name, "done", flush=True)
+    budget.INITIAL_SHARE = shipped
+    budget.plan_budget.cache_clear()
+    return rows
+
+
+def goals_stage():
+    from bench_initial_score import _abalone
+
+    X, y, public = _abalone()
+    rows = []
+    for seed in SEEDS:
+        for fold, (train, test) in enumerate(KFold(5, shuffle=True, random_state=seed).split(X)):
+            rows.append({"dataset": "abalone", "trees": "mean (non-private)", "epsilon": math.inf,
+                         "seed": seed, "fold": fold,
+                         "rmse": _rmse(y[test], np.full(test.size, y[train].mean()))})
+            for epsilon, hint in itertools.product(GOAL_EPSILONS, (None, train.size)):
+                model = DPGBRegressor(epsilon=epsilon, delta=5e-8, n_samples_hint=hint,
+                                      random_state=100 * seed + fold, n_jobs=1, **public)
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    model.fit(X[train], y[train])
+                rows.append({"dataset": "abalone",
+                             "trees": "no hint" if hint is None else "n_samples_hint",
+                             "epsilon": epsilon, "seed": seed, "fold": fold,
+                             "rmse": _rmse(y[test], model.predict(X[test]))})
+        print("seed", seed, "done", flush=True)
+    return rows
+
+
+def adult_tuning_split():
+    data = _loaders.load("adult")
+    complete = ~np.isnan(data["X"]).any(axis=1)
+    X, y = data["X"][complete], data["y"][complete]
+    train, _ = next(KFold(5, shuffle=True, random_state=0).split(X))
+    fit, val = train_test_split(train, test_size=0.2, random_state=0)
+    return X[fit], y[fit], X[val], y[val], data["bounds"]
+
+
+def classification_stage():
+    X_fit, y_fit, X_val, y_val, bounds = adult_tuning_split()
+    rows = []
+    for epsilon, trees, seed in itertools.product(ADULT_EPSILONS, TREES, SEEDS):
+        model = DPGBClassifier(epsilon=epsilon, delta=5e-8, n_estimators=trees,
+                               feature_bounds=bounds, classes=[0, 1], random_state=seed,
+                               n_jobs=1)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            model.fit(X_fit, y_fit)
+        rows.append({"dataset": "adult", "n_fit": len(y_fit), "n_features": X_fit.shape[1],
+                     "epsilon": epsilon, "n_eps": len(y_fit) * epsilon, "trees": trees,
+                     "n_estimators_": model.n_estimators_, "seed": seed,
+                     "auc": roc_auc_score(y_val, model.predict_proba(X_val)[:, 1])})
+        print(epsilon, trees, seed, round(rows[-1]["auc"], 4), flush=True)
+    return rows
+
+
+def report(rows, metric):
+    cells = defaultdict(list)
+    for r in rows:
+        cells[(r["dataset"], float(r["epsilon"]), str(r["trees"]))].append(float(r[metric]))
+    for (dataset, epsilon, trees), values in sorted(cells.items()):
+        print(f"{dataset:12s} eps={epsilon:<5g} trees={trees:>5s} {metric} "
+              f"{sum(values) / len(values):.4g} (n={len(values)})")
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--stage", choices=("regression", "classification", "small", "goals"), required=True)
+    parser.add_argument("--report", action="store_true", help="print the table from the CSV")
+    args = parser.parse_args()
+    name = f"tree_count_{args.stage}"
+    metric = "auc" if args.stage == "classification" else "rmse"
+    if not args.report:
+        _harness.warm_up()
+        rows = {"regression": regression_stage, "classification": classification_stage,
+                "small": small_stage, "goals": goals_stage}[args.stage]()
+        _harness.write_results(name, rows)
+    report(_harness.read_results(name), metric)
+
+
+if __name__ == "__main__":
+    main()
