@@ -7,7 +7,12 @@ import pytest
 
 from dpboost._coins import MAX_ROWS, chacha20_block, uniforms
 from dpboost._histogram import all_rows_histograms, build_level_histograms
-from dpboost._loss import logistic_loss_gradients, sigmoid, square_loss_gradients
+from dpboost._loss import (
+    logistic_loss_gradients,
+    sigmoid,
+    softmax_loss_gradients,
+    square_loss_gradients,
+)
 from dpboost._predictor import add_tree_scores, predict_binned
 from dpboost._selection import select_rows
 from dpboost._splitting import compute_gains, label_by_range, partition_level, range_sums
@@ -359,6 +364,29 @@ def test_loss_kernels_match_numpy(n_threads):
     assert np.mean(g == (p - (y + 1) / 2).astype(np.float32)) > 0.999
     square_loss_gradients(raw, y, g, n_threads)
     np.testing.assert_array_equal(g, (raw - y).astype(np.float32))
+
+
+@pytest.mark.parametrize("n_threads", [1, 2, 3])
+def test_softmax_kernel_matches_numpy(n_threads):
+    rng = np.random.default_rng(3)
+    n = 70_001  # above the kernel's parallel threshold
+    raw = rng.normal(scale=20, size=(4, n))  # large scores: no overflow
+    raw[:, :2] = [[0.0, 800.0], [-0.0, -800.0], [0.0, 800.0], [0.0, 0.0]]
+    y = np.where(np.arange(4)[:, None] == rng.integers(0, 4, n)[None, :], 1.0, -1.0)
+    g, h = np.empty((4, n), np.float32), np.empty((4, n), np.float32)
+    softmax_loss_gradients(raw, y, g, h, n_threads)
+    shifted = np.exp(raw - raw.max(axis=0))
+    p = shifted / shifted.sum(axis=0)
+    # The same float64 operations in the same order, but libm's exp against NumPy's (which
+    # may use SIMD code): p a few float64 ulps apart, then one rounding to float32, so at most
+    # one float32 step apart (2**-24 below 1 in magnitude, and the values are in [-1, 1]).
+    np.testing.assert_allclose(g, p - (y + 1) / 2, rtol=0, atol=2.0**-24 + 1e-15)
+    np.testing.assert_allclose(h, p * (1 - p), rtol=0, atol=2.0**-24 + 1e-15)
+    assert np.mean(g == (p - (y + 1) / 2).astype(np.float32)) > 0.999
+    assert np.mean(h == (p * (1 - p)).astype(np.float32)) > 0.999
+    one = np.empty_like(g), np.empty_like(h)
+    softmax_loss_gradients(raw, y, *one, 1)
+    assert g.tobytes() == one[0].tobytes() and h.tobytes() == one[1].tobytes()
 
 
 def _naive_selection(g, h, positions, position, within, coins, threshold, bound, filtering):
