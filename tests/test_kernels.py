@@ -7,10 +7,15 @@ import pytest
 
 from dpboost._coins import MAX_ROWS, chacha20_block, uniforms
 from dpboost._histogram import all_rows_histograms, build_level_histograms
-from dpboost._loss import logistic_loss_gradients, sigmoid, square_loss_gradients
-from dpboost._predictor import predict_binned
+from dpboost._loss import (
+    logistic_loss_gradients,
+    sigmoid,
+    softmax_loss_gradients,
+    square_loss_gradients,
+)
+from dpboost._predictor import add_tree_scores, predict_binned
 from dpboost._selection import select_rows
-from dpboost._splitting import add_by_range, compute_gains, partition_level, range_sums
+from dpboost._splitting import compute_gains, label_by_range, partition_level, range_sums
 
 
 def _naive_histograms(X_binned, idx, node, g, n_nodes, n_codes):
@@ -224,21 +229,18 @@ def test_range_sums_match_bincount():
                                   np.bincount(node, weights=g, minlength=n_nodes))
 
 
-def test_add_by_range_matches_naive():
+def test_label_by_range_matches_naive():
     _, idx, node, _, n_nodes, _ = _level_inputs(7, n_nodes=8)
     node[node == 3] = 4  # an empty range
-    values = np.random.default_rng(7).normal(size=n_nodes)
-    values[5] = -0.0
-    out = np.full(400, 0.25)
-    out[idx[node == 6]] = 0.0
-    expected = out.copy()
-    for k, i in enumerate(idx):
-        expected[i] += 0.0 + values[node[k]]
-    add_by_range(values, _node_start(node, n_nodes), idx, out)
-    # Bit for bit, signed zeros included: the rows of node 5 keep 0.25, those of node 6 are +0.0.
-    assert out.tobytes() == expected.tobytes()
-    untouched = np.setdiff1d(np.arange(400), idx)
-    assert (out[untouched] == 0.25).all()
+    out = np.full(400, -1, dtype=np.int16)
+    start = _node_start(node, n_nodes)
+    # In pieces of positions that split ranges and begin at empty ones (parallel chunks).
+    cuts = [0, 17, start[3], start[6] + 1, idx.size]
+    for first, stop in zip(cuts[:-1], cuts[1:]):
+        label_by_range(start, idx, first, stop, out)
+    expected = np.full(400, -1, dtype=np.int16)
+    expected[idx] = node
+    np.testing.assert_array_equal(out, expected)
 
 
 @pytest.mark.parametrize(("depth", "n_rows"), [(1, 300), (3, 303), (3, 2), (6, 1001),
@@ -261,15 +263,49 @@ def test_predict_binned_matches_naive(depth, n_rows, n_threads):
         out_f = np.full(n_rows, 0.5)
         predict_binned(layout, feat, thr, miss, 10, leaves, n_threads, out_f)
         np.testing.assert_array_equal(out_f, out)
-    # Given rows (the score update of the records outside a tree): theirs as above, bit for
-    # bit, and the others left alone.
-    rows = np.flatnonzero(rng.random(n_rows) < 0.3)
-    out_rows = np.full(n_rows, 0.5)
-    predict_binned(np.asfortranarray(X_binned), feat, thr, miss, 10, leaves, n_threads,
-                   out_rows, rows=rows)
-    assert out_rows[rows].tobytes() == out[rows].tobytes()
-    assert (np.delete(out_rows, rows) == 0.5).all()
 
+
+def _naive_leaf(X_binned, feat, thr, miss, missing_code):
+    """Each row's leaf in one tree."""
+    leaf = np.empty(X_binned.shape[0], dtype=np.int64)
+    for i in range(X_binned.shape[0]):
+        k = 0
+        while k < feat.shape[0]:
+            right = _naive_go_right(X_binned[i, feat[k]], thr[k], miss[k], missing_code)
+            k = 2 * k + (2 if right else 1)
+        leaf[i] = k - feat.shape[0]
+    return leaf
+
+
+@pytest.mark.parametrize("n_rows", [1001, 40_003])
+@pytest.mark.parametrize("share", [0.0, 0.4, 1.0])
+@pytest.mark.parametrize("n_threads", [1, 2, 3])
+def test_add_tree_scores_equals_prediction_bit_for_bit(n_rows, share, n_threads):
+    # The sample's rows by their leaf's range, the others by prediction: every score of the
+    # output equals, bit for bit, the tree's prediction added to it (a -0.0 leaf included); the
+    # other outputs are copied and the input scores are left as they were.
+    rng = np.random.default_rng(11)
+    depth = 4
+    X_binned = np.asfortranarray(rng.integers(0, 11, size=(n_rows, 6), dtype=np.uint8))
+    feat = rng.integers(0, 6, size=2**depth - 1).astype(np.int32)
+    thr = rng.integers(0, 9, size=2**depth - 1).astype(np.uint8)
+    miss = rng.random(2**depth - 1) < 0.5
+    leaves = rng.normal(size=2**depth)
+    leaves[3] = -0.0
+    selected = np.flatnonzero(rng.random(n_rows) < share).astype(np.int32)
+    leaf = _naive_leaf(X_binned[selected], feat, thr, miss, 10)
+    indices = selected[np.argsort(leaf, kind="stable")]  # grouped by leaf, as the grower does
+    leaf_start = np.concatenate([[0], np.cumsum(np.bincount(leaf, minlength=2**depth))])
+    raw = rng.normal(size=(3, n_rows))
+    raw[1, ::5] = 0.0
+    before = raw.copy()
+    new = add_tree_scores(raw, 1, X_binned, selected, indices, leaf_start, feat, thr, miss, 10,
+                          leaves, n_threads)
+    expected = raw.copy()
+    predict_binned(X_binned, feat[None], thr[None], miss[None], 10, leaves[None], 1,
+                   expected[1])
+    assert new.tobytes() == expected.tobytes()
+    assert raw.tobytes() == before.tobytes()
 
 
 # ------------------------------------------------------------------------------------------------
@@ -328,6 +364,29 @@ def test_loss_kernels_match_numpy(n_threads):
     assert np.mean(g == (p - (y + 1) / 2).astype(np.float32)) > 0.999
     square_loss_gradients(raw, y, g, n_threads)
     np.testing.assert_array_equal(g, (raw - y).astype(np.float32))
+
+
+@pytest.mark.parametrize("n_threads", [1, 2, 3])
+def test_softmax_kernel_matches_numpy(n_threads):
+    rng = np.random.default_rng(3)
+    n = 70_001  # above the kernel's parallel threshold
+    raw = rng.normal(scale=20, size=(4, n))  # large scores: no overflow
+    raw[:, :2] = [[0.0, 800.0], [-0.0, -800.0], [0.0, 800.0], [0.0, 0.0]]
+    y = np.where(np.arange(4)[:, None] == rng.integers(0, 4, n)[None, :], 1.0, -1.0)
+    g, h = np.empty((4, n), np.float32), np.empty((4, n), np.float32)
+    softmax_loss_gradients(raw, y, g, h, n_threads)
+    shifted = np.exp(raw - raw.max(axis=0))
+    p = shifted / shifted.sum(axis=0)
+    # The same float64 operations in the same order, but libm's exp against NumPy's (which
+    # may use SIMD code): p a few float64 ulps apart, then one rounding to float32, so at most
+    # one float32 step apart (2**-24 below 1 in magnitude, and the values are in [-1, 1]).
+    np.testing.assert_allclose(g, p - (y + 1) / 2, rtol=0, atol=2.0**-24 + 1e-15)
+    np.testing.assert_allclose(h, p * (1 - p), rtol=0, atol=2.0**-24 + 1e-15)
+    assert np.mean(g == (p - (y + 1) / 2).astype(np.float32)) > 0.999
+    assert np.mean(h == (p * (1 - p)).astype(np.float32)) > 0.999
+    one = np.empty_like(g), np.empty_like(h)
+    softmax_loss_gradients(raw, y, *one, 1)
+    assert g.tobytes() == one[0].tobytes() and h.tobytes() == one[1].tobytes()
 
 
 def _naive_selection(g, h, positions, position, within, coins, threshold, bound, filtering):

@@ -38,12 +38,11 @@ from ._initial import (
     start_scores,
 )
 from ._loss import scale_target, weight_statistics
-from ._mechanisms import partition_records
+from ._mechanisms import partition_records, poisson_threshold
 from ._noise import make_noise
-from ._predictor import Forest, predict_binned
+from ._predictor import Forest, add_tree_scores
 from ._records import POISSON_STREAM, POSITION_STREAM, TreeState
 from ._selection import select_rows
-from ._splitting import add_by_range
 
 
 @dataclass(frozen=True)
@@ -459,7 +458,7 @@ def select_records(partition, coins, output, tree, position, sampling_rate, boun
         within = ~partition.held_out if within.size == 0 else within & ~partition.held_out
     n_sampled, indices, grads, hessians = select_rows(
         gradients, hessians, positions, -1 if position is None else position, within, coins,
-        math.floor(sampling_rate * 2**32) * 2.0**-32, np.inf if bound is None else bound,
+        poisson_threshold(sampling_rate), np.inf if bound is None else bound,
         filtering, partition.n_threads)
     if partition.hessians is None:
         hessians = None
@@ -492,17 +491,12 @@ def add_tree(partition, output, split_feature, split_bin, missing_left, leaf_val
     """The partition with the released tree's predictions added to its scores of ``output``.
 
     The tree's records (its sample) get their leaf's value by the leaf's range of the grower's
-    partitioned indices (``_splitting.add_by_range``: the grower routed them as prediction
-    does); the other records go through prediction. Either way a score gets the same float
-    addition, to the last bit."""
-    raw = partition.raw.copy()
+    partitioned indices; the other records go through prediction
+    (``_predictor.add_tree_scores``, parallel over records). Either way a score gets the same
+    float addition, to the last bit. A new partition with new scores: the input is left as it
+    was."""
     tree = partition.tree
-    add_by_range(leaf_value, tree.node_start, tree.indices, raw[output])
-    n_rows = raw.shape[1]
-    if tree.indices.size < n_rows:
-        outside = np.ones(n_rows, dtype=bool)
-        outside[tree.selected] = False
-        predict_binned(partition.X_binned, split_feature[None], split_bin[None],
-                       missing_left[None], missing_code, leaf_value[None], partition.n_threads,
-                       raw[output], rows=np.flatnonzero(outside))
+    raw = add_tree_scores(partition.raw, output, partition.X_binned, tree.selected, tree.indices,
+                          tree.node_start, split_feature, split_bin, missing_left, missing_code,
+                          leaf_value, partition.n_threads)
     return replace(partition, raw=raw, tree=None)

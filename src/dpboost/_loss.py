@@ -94,12 +94,13 @@ def _gradient_chunks(raw, y, logistic, n_threads, out, hessians_out):
                        out, hessians_out)
 
 
-def softmax_loss_gradients(raw_predictions, y_scaled, out, hessians_out):
+def softmax_loss_gradients(raw_predictions, y_scaled, out, hessians_out, n_threads=1):
     """Write the multinomial log-loss's ``g_ik = p_ik - y_ik`` and ``h_ik = p_ik (1 - p_ik)``.
 
-    ``p_i = softmax(F_i)`` over the K outputs; each class's tree uses the diagonal Hessian, as
-    XGBoost and LightGBM do. ``g`` in [-1, 1] and ``h`` in [0, 1/4], the logistic loss's bounds,
-    so the sensitivities are the same (docs/privacy.md, Losses).
+    ``p_i = softmax(F_i)`` over the K outputs, as ``exp(F_ik - max_k F_ik)`` over its sum (no
+    overflow); each class's tree uses the diagonal Hessian, as XGBoost and LightGBM do. ``g``
+    in [-1, 1] and ``h`` in [0, 1/4], the logistic loss's bounds, so the sensitivities are the
+    same (docs/privacy.md, Losses). Computed in float64, rounded once to float32.
 
     Parameters
     ----------
@@ -108,12 +109,43 @@ def softmax_loss_gradients(raw_predictions, y_scaled, out, hessians_out):
     y_scaled : ndarray of shape (n_outputs, n), dtype=float64
         One-hot labels as -1 / +1.
     out, hessians_out : ndarray of shape (n_outputs, n), dtype=float32
+    n_threads : int, default=1
+        As :func:`square_loss_gradients`.
     """
-    shifted = np.exp(raw_predictions - raw_predictions.max(axis=0, keepdims=True))
-    p = shifted / shifted.sum(axis=0, keepdims=True)
-    np.subtract(p, (y_scaled + 1.0) / 2.0, out=out, casting="same_kind")
-    np.multiply(p, 1.0 - p, out=hessians_out, casting="same_kind")
+    n = raw_predictions.shape[1]
+    if n_threads == 1 or n < PARALLEL_ROWS:
+        _softmax_rows(raw_predictions, y_scaled, np.int64(0), np.int64(n), out, hessians_out)
+    else:
+        _softmax_chunks(raw_predictions, y_scaled, n_threads, out, hessians_out)
     return out
+
+
+@njit(cache=True)
+def _softmax_rows(raw, y, lo, hi, out, hessians_out):
+    """Rows ``lo:hi`` of :func:`softmax_loss_gradients`."""
+    n_outputs = raw.shape[0]
+    shifted = np.empty(n_outputs)
+    for i in range(lo, hi):
+        top = raw[0, i]
+        for k in range(1, n_outputs):
+            top = max(top, raw[k, i])
+        total = 0.0
+        for k in range(n_outputs):
+            shifted[k] = math.exp(raw[k, i] - top)
+            total += shifted[k]
+        for k in range(n_outputs):
+            p = shifted[k] / total
+            out[k, i] = p - (y[k, i] + 1.0) / 2.0
+            hessians_out[k, i] = p * (1.0 - p)
+
+
+@njit(parallel=True, cache=True)
+def _softmax_chunks(raw, y, n_threads, out, hessians_out):
+    n = raw.shape[1]
+    for c in prange(n_threads):
+        chunk = np.int64(c)
+        _softmax_rows(raw, y, chunk * n // n_threads, (chunk + 1) * n // n_threads, out,
+                      hessians_out)
 
 
 def weight_statistics(values, weights):
@@ -271,7 +303,7 @@ class SoftmaxLoss(LogisticLoss):
         """At output 0 (the first tree of a boosting round) every output's gradients, from the
         scores after the previous round; nothing at the others."""
         if output == 0:
-            softmax_loss_gradients(raw_predictions, y_rows, gradients, hessians)
+            softmax_loss_gradients(raw_predictions, y_rows, gradients, hessians, n_threads)
 
     def proba(self, raw_predictions):
         shifted = np.exp(raw_predictions - raw_predictions.max(axis=1, keepdims=True))

@@ -255,7 +255,25 @@ def poisson_sample(coins, rate):
     -------
     kept : ndarray of shape (n_records,), dtype=bool
     """
-    return coins < math.floor(rate * 2**32) * 2.0**-32
+    return coins < poisson_threshold(rate)
+
+
+def poisson_threshold(rate):
+    """The coin below which :func:`poisson_sample` keeps a record: ``floor(rate 2**32) 2**-32``.
+
+    The largest value on the coins' ``2**-32`` grid that is at most ``rate``: a coin uniform on
+    the grid is below it with probability exactly that value, never above ``rate``.
+
+    Parameters
+    ----------
+    rate : float
+        In (0, 1].
+
+    Returns
+    -------
+    threshold : float
+    """
+    return math.floor(rate * 2**32) * 2.0**-32
 
 
 def partition_records(coins, shares):

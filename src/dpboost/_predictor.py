@@ -12,6 +12,7 @@ from numba import njit, prange
 
 from ._binning import flat_layout
 from ._common import MAX_BINS, X_BINNED_DTYPE, n_internal_nodes
+from ._splitting import label_by_range
 
 
 @dataclass(frozen=True)
@@ -296,7 +297,7 @@ def subtree_sums(leaves):
 
 
 def predict_binned(X_binned, split_feature, split_bin, missing_left, missing_code, leaf_value,
-                   n_threads, out, rows=None):
+                   n_threads, out):
     """Add the predictions of the given trees to ``out`` (parallel over rows).
 
     Every tree is complete, so a row takes exactly ``depth`` steps, each without a branch: the
@@ -324,21 +325,11 @@ def predict_binned(X_binned, split_feature, split_bin, missing_left, missing_cod
         thread, no parallel region). The result does not depend on it.
     out : ndarray of shape (n_samples,), dtype=float64
         Accumulated in place.
-    rows : ndarray of shape (n_rows,), dtype=int64, default=None
-        Distinct rows to predict, the other elements of ``out`` left alone (the score update
-        of the records outside a tree's sample, ``_boosting.add_tree``); None: every row.
     """
-    if rows is None:
-        # One compiled kernel for both uses: the row numbers cost 8 bytes a row, one load per
-        # row and call (not per tree).
-        rows = np.arange(X_binned.shape[0])
-    if not (X_binned.flags.c_contiguous or X_binned.flags.f_contiguous):
-        X_binned = np.ascontiguousarray(X_binned)  # a strided view: copied
-    codes, row_stride, column_stride = flat_layout(X_binned)
-    # node = offset * 512 + missing_left * 256 + bin (bins < 256), the offset of the feature's
-    # codes in a row: a step is one load of ``codes[row_start + offset]``, whatever the layout.
-    node = ((split_feature.astype(np.int64) * column_stride) * 512
-            + np.where(missing_left, 256, 0) + split_bin.astype(np.int64))
+    # The kernel takes row numbers, for :func:`add_tree_scores`' rows outside a tree's sample
+    # (one compiled kernel for both uses): 8 bytes a row, one load per row and call.
+    rows = np.arange(X_binned.shape[0])
+    codes, row_stride, node = _packed(X_binned, split_feature, split_bin, missing_left)
     leaf_value = np.ascontiguousarray(leaf_value, dtype=np.float64)
     n_quads = (rows.shape[0] + 3) // 4
     if n_threads == 1 or n_quads * node.shape[0] < 4096:  # on the calling thread
@@ -346,6 +337,133 @@ def predict_binned(X_binned, split_feature, split_bin, missing_left, missing_cod
     else:
         _predict_parallel(codes, row_stride, rows, node, missing_code, leaf_value, n_threads,
                           out)
+
+
+def add_tree_scores(raw, output, X_binned, selected, indices, leaf_start, split_feature,
+                    split_bin, missing_left, missing_code, leaf_value, n_threads):
+    """A copy of ``raw`` with one tree's predictions added to row ``output`` (parallel over rows).
+
+    The score update of a grown tree (``_boosting.add_tree``). The rows of the tree's sample get
+    their leaf's value by the leaf's range of the grower's partitioned indices
+    (``_splitting.label_by_range``); the other rows go through prediction
+    (:func:`predict_binned`'s kernel). Either way a score gets the same float addition, to the
+    last bit: ``raw + (0.0 + leaf value)``. Two parallel loops over ``n_threads`` contiguous
+    chunks: the sample's positions label their rows with their leaf, then the rows are
+    written, in row order, straight into the new array. ``raw`` is read only: a recomputed
+    task finds it as it was.
+
+    Parameters
+    ----------
+    raw : ndarray of shape (n_outputs, n), dtype=float64
+    output : int
+    X_binned : ndarray of shape (n, n_features), dtype=uint8
+        As :func:`predict_binned`.
+    selected : ndarray of shape (n_selected,), dtype=int32
+        The tree's sample, ascending distinct rows.
+    indices : ndarray of shape (n_selected,), dtype=int32
+        The same rows grouped by leaf.
+    leaf_start : ndarray of shape (2**max_depth + 1,), dtype=int64
+        Leaf ``j``'s rows are ``indices[leaf_start[j]:leaf_start[j + 1]]``.
+    split_feature, split_bin, missing_left, missing_code, leaf_value
+        The tree, as one tree of :func:`predict_binned` (without its leading axis).
+    n_threads : int
+        Chunks of each pass (1, or fewer than :data:`_PARALLEL_ROWS` rows: on the calling
+        thread, no parallel region). The result does not depend on it.
+
+    Returns
+    -------
+    new_raw : ndarray of shape (n_outputs, n), dtype=float64
+    """
+    codes, row_stride, node = _packed(X_binned, split_feature, split_bin, missing_left)
+    leaf_value = np.ascontiguousarray(leaf_value, dtype=np.float64)
+    new_raw = np.empty(raw.shape)
+    leaf = np.empty(raw.shape[1], dtype=np.int16)  # the sample's leaves; other rows unwritten
+    args = (raw, np.int64(output), codes, row_stride, selected, leaf, node[None], missing_code,
+            leaf_value[None])
+    n_sample = indices.shape[0]
+    if n_threads == 1 or raw.shape[1] < _PARALLEL_ROWS:
+        label_by_range(leaf_start, indices, 0, n_sample, leaf)
+        _update_rows(*args, np.int64(0), np.int64(raw.shape[1]), new_raw)
+    else:
+        # Two parallel loops (the second reads the labels of any chunk's positions).
+        _label_chunks(leaf_start, indices, n_threads, leaf)
+        _update_chunks(*args, n_threads, new_raw)
+    return new_raw
+
+
+def _packed(X_binned, split_feature, split_bin, missing_left):
+    """``(codes, row_stride, node)``: the kernels' flat codes (:func:`flat_layout`) and packed
+    nodes."""
+    if not (X_binned.flags.c_contiguous or X_binned.flags.f_contiguous):
+        X_binned = np.ascontiguousarray(X_binned)  # a strided view: copied
+    codes, row_stride, column_stride = flat_layout(X_binned)
+    # node = offset * 512 + missing_left * 256 + bin (bins < 256), the offset of the feature's
+    # codes in a row: a step is one load of ``codes[row_start + offset]``, whatever the layout.
+    node = ((split_feature.astype(np.int64) * column_stride) * 512
+            + np.where(missing_left, 256, 0) + split_bin.astype(np.int64))
+    return codes, row_stride, node
+
+
+#: Rows below which :func:`add_tree_scores` runs on the calling thread.
+_PARALLEL_ROWS = 1 << 14
+#: Rows of a block of :func:`_update_rows`: its rows to predict fit in the L1 cache.
+_BLOCK_ROWS = 2048
+
+
+@njit(cache=True)
+def _update_rows(raw, output, codes, row_stride, selected, leaf, node, missing_code,
+                 leaf_value, lo, hi, out):
+    """Rows ``lo:hi`` of :func:`add_tree_scores` (``node``, ``leaf_value``: one tree's, with a
+    leading axis of 1), block by block: the other outputs copied, the rows of ``selected``
+    their leaf's value added, the others copied and predicted."""
+    outside = np.empty(_BLOCK_ROWS, dtype=np.int64)
+    inside = np.empty(_BLOCK_ROWS, dtype=np.bool_)
+    source, target, values = raw[output], out[output], leaf_value[0]
+    p = np.searchsorted(selected, lo)  # the first selected row at or after lo
+    for start in range(lo, hi, _BLOCK_ROWS):
+        stop = min(start + _BLOCK_ROWS, hi)
+        for o in range(raw.shape[0]):
+            if o != output:
+                out[o, start:stop] = raw[o, start:stop]
+        q = p + np.searchsorted(selected[p:], stop)  # the block's selected rows: p:q
+        for s in range(p, q):
+            r = selected[s]
+            # Prediction's addition: its per-row total of one tree starts from 0.
+            target[r] = source[r] + (0.0 + values[leaf[r]])
+        if q - p < stop - start:
+            # The block's complement of ``selected`` without a branch per row (a random sample
+            # would mispredict half of them).
+            inside[:stop - start] = False
+            for s in range(p, q):
+                inside[selected[s] - start] = True
+            m = 0
+            for r in range(start, stop):
+                outside[m] = r
+                m += not inside[r - start]
+            for i in range(m):
+                target[outside[i]] = source[outside[i]]
+            _predict_quads(codes, row_stride, outside[:m], node, missing_code, leaf_value, 0,
+                           (m + 3) // 4, target)
+        p = q
+
+
+@njit(parallel=True, cache=True)
+def _update_chunks(raw, output, codes, row_stride, selected, leaf, node, missing_code,
+                   leaf_value, n_threads, out):
+    n = raw.shape[1]
+    for c in prange(n_threads):
+        chunk = np.int64(c)
+        _update_rows(raw, output, codes, row_stride, selected, leaf, node, missing_code,
+                     leaf_value, chunk * n // n_threads, (chunk + 1) * n // n_threads, out)
+
+
+@njit(parallel=True, cache=True)
+def _label_chunks(start, sample_indices, n_threads, out):
+    n = sample_indices.shape[0]
+    for c in prange(n_threads):
+        chunk = np.int64(c)
+        label_by_range(start, sample_indices, chunk * n // n_threads,
+                       (chunk + 1) * n // n_threads, out)
 
 
 # The serial worker and the parallel loop whose body is one call of it, on the codes as a flat

@@ -35,7 +35,7 @@ def select_rows(gradients, hessians, positions, position, within, coins, thresho
     coins : ndarray of shape (n,) or (0,), dtype=float64
         The records' Poisson coins (``RecordCoins.uniforms``).
     threshold : float
-        ``poisson_sample``'s ``floor(rate 2**32) 2**-32``.
+        ``_mechanisms.poisson_threshold(rate)``.
     bound : numpy.float32
     filtering : bool
     n_threads : int
