@@ -5,7 +5,9 @@ inputs, the data domain) -> ``_boosting.train`` (plan, candidates, trees) -> the
 attributes. Prediction bins ``X`` on the fitted grid and sums the forest's trees.
 """
 
+import os
 from collections.abc import Iterator
+from pathlib import Path
 from typing import TypeVar
 
 import numpy as np
@@ -22,7 +24,7 @@ from ._categories import released_category_columns
 from ._cells import cells_as_numbers, encode_classes, encode_targets
 from ._docstrings import CLASSIFIER, REGRESSOR, TO_XGBOOST_JSON, predict_doc
 from ._export import estimator_to_xgboost, xgboost_link
-from ._inspection import feature_importance, privacy_report, releases_statistics, tree_text
+from ._inspection import feature_importance, privacy_report, tree_text
 from ._loss import LOSSES, make_loss, predicted_target
 from ._parameters import (
     DPBOOST_PAPER,
@@ -32,7 +34,7 @@ from ._parameters import (
     check_mechanisms,
     n_threads,
 )
-from ._persistence import FITTED, model_from_json, model_to_json
+from ._persistence import FITTED, model_from_json, model_to_json, read_source
 from ._public_inputs import fit_inputs, planned_shape, schema_width
 from ._records import InMemoryRecords
 from ._warm_start import warm_start_inputs, warm_start_params
@@ -157,28 +159,33 @@ class _BaseDPGB(BaseEstimator):
 
     @property
     def feature_importances_(self) -> NDArray:
-        """ndarray of shape (n_features_in_,): :meth:`feature_importance` of the released gain,
-        or of the split counts when the leaves released no statistics (Laplace leaves)."""
+        """ndarray of shape (n_features_in_,): :meth:`feature_importance` ``("contribution")``,
+        the spread of each feature's contribution to the margin (what the model does with it),
+        from released values only."""
         check_is_fitted(self)
-        return self.feature_importance("gain" if releases_statistics(self._forest) else "split")
+        return self.feature_importance("contribution")
 
-    def feature_importance(self, importance_type: str = "gain") -> NDArray:
+    def feature_importance(self, importance_type: str = "contribution") -> NDArray:
         """Feature importances from released values only (never exact gains or covers).
 
         Parameters
         ----------
-        importance_type : {"gain", "cover", "split"}, default="gain"
+        importance_type : {"contribution", "gain", "cover", "split"}, default="contribution"
+            ``"contribution"``: the spread (weighted variance) of each feature's contribution
+            to the margin, the sum of the trees that split on it, over its public grid
+            weighted by the released leaf covers (``_inspection.contribution_importances``;
+            on Laplace leaves, which release no covers, each grid code weighs the same).
             ``"split"``: the fraction of split nodes using each feature (released split
             choices; about uniform with random splits, whatever the data). ``"gain"`` and
             ``"cover"``: each feature's share of the split gain, or of the released weight
             (noisy Hessian sum or count) of the nodes it splits, recomputed from the released
             leaf statistics (``_inspection.released_importances``: XGBoost's gain, Chen &
-            Guestrin 2016, Eq. 7, on noisy sums).
+            Guestrin 2016, Eq. 7, on noisy sums; the noise makes the gain a poor ranking).
 
         Returns
         -------
         importances : ndarray of shape (n_features_in_,), dtype=float64
-            Non-negative, summing to 1 (all 0 if no split has a positive value).
+            Non-negative, summing to 1 (all 0 if no feature has a positive value).
 
         Raises
         ------
@@ -241,19 +248,68 @@ class _BaseDPGB(BaseEstimator):
 
     to_xgboost_json.__doc__ = TO_XGBOOST_JSON
 
-    @classmethod
-    def from_json(cls: type[_Self], text: str) -> _Self:
-        """Rebuild a fitted estimator from :meth:`to_json` output (same predictions).
+    def save_model(self, path: str | os.PathLike) -> None:
+        """Write :meth:`to_json` to the file ``path`` (UTF-8), as XGBoost's ``save_model``.
+
+        Parameters
+        ----------
+        path : str or os.PathLike
+            Load it back with :meth:`load_model` or :meth:`from_json`.
+        """
+        text = self.to_json()
+        with open(path, "w", encoding="utf-8") as fh:
+            fh.write(text)
+
+    def load_model(self: _Self, path: str | os.PathLike) -> _Self:
+        """Replace this estimator's parameters and fitted model with those of a saved model, as
+        XGBoost's ``load_model``.
+
+        Parameters
+        ----------
+        path : str or os.PathLike
+            A file written by :meth:`save_model` (or :meth:`to_json`).
+
+        Returns
+        -------
+        self
 
         Raises
         ------
         ValueError
-            "model file: " and what is wrong, naming the field, its value and the rule: text
-            that is not JSON, not a dpboost model of this class and format version, a missing
-            field, or a field of the wrong type, shape or range (a model file is untrusted
-            input: every index and shape the prediction kernel reads is checked on load).
+            As :meth:`from_json`: a truncated or foreign file, a newer format.
         """
-        params, fitted, forest = model_from_json(text, cls.__name__)
+        loaded = self.from_json(Path(path))  # from_json reads a str as JSON text
+        self.__dict__.clear()
+        self.__dict__.update(loaded.__dict__)
+        return self
+
+    @classmethod
+    def from_json(cls: type[_Self], source: str | os.PathLike | dict) -> _Self:
+        """Rebuild a fitted estimator from :meth:`to_json` output (same predictions).
+
+        Parameters
+        ----------
+        source : str, os.PathLike or dict
+            The JSON text (a ``str``), the path of a file holding it (``pathlib.Path``; or
+            :meth:`load_model`, which takes a ``str`` path too) or the parsed document.
+
+        Raises
+        ------
+        ValueError
+            "model file: " and what is wrong, naming the field, its value and the rule: a file
+            that is not UTF-8 JSON (truncated), not a dpboost model of this class, a newer or
+            unknown format version, a missing field, or a field of the wrong type, shape or
+            range (a model file is untrusted input: every index and shape the prediction kernel
+            reads is checked on load).
+        OSError
+            The path cannot be read.
+
+        Warns
+        -----
+        UserWarning
+            The file's ``dpboost_version`` is newer than this library.
+        """
+        params, fitted, forest = model_from_json(read_source(source), cls.__name__)
         estimator = cls(**params)
         estimator.__dict__.update(fitted, _forest=forest)
         estimator._warm_start_params = warm_start_params(estimator)
