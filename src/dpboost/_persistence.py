@@ -355,6 +355,12 @@ def _read_categories(pairs, bounds):
     return categories
 
 
+def read_ledger_entry(entry, name):
+    """A :class:`LedgerEntry` of its stored fields (``vars(entry)`` as JSON), each checked:
+    ``ValueError`` naming ``name`` and the field otherwise (a budget file's ledgers)."""
+    return _read_entry(entry, name, "")
+
+
 def _read_entry(entry, name, fit_id):
     """A :class:`LedgerEntry` of a stored one: its fields, each of its type, and the fit's
     identifier unless the entry has its own."""
