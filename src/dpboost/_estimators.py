@@ -248,6 +248,57 @@ class _BaseDPGB(BaseEstimator):
 
     to_xgboost_json.__doc__ = TO_XGBOOST_JSON
 
+    def to_xgboost(self):
+        """The fitted model as an ``xgboost.Booster`` (:meth:`to_xgboost_json` loaded), for
+        XGBoost's ``predict`` or ``shap.TreeExplainer``; feed it :meth:`encode` ``(X)``.
+
+        Returns
+        -------
+        booster : xgboost.Booster
+
+        Raises
+        ------
+        ImportError
+            XGBoost is not installed.
+        """
+        try:
+            import xgboost
+        except ImportError as error:
+            raise ImportError("to_xgboost needs XGBoost: pip install xgboost (or "
+                              "xgboost-cpu)") from error
+        booster = xgboost.Booster()
+        booster.load_model(bytearray(self.to_xgboost_json(), "utf-8"))
+        return booster
+
+    def encode(self, X: ArrayLike) -> NDArray:
+        """``X`` as the exported trees (:meth:`to_xgboost`) read it: each categorical cell
+        replaced by its code, its position in the public list ``categories_[j]`` (NaN when the
+        value is missing or not in the list), every other cell as a number; float32, as XGBoost
+        reads its inputs. The codes come from the public lists alone (the same per-cell
+        conversion as ``predict``), so no record decides how another is coded.
+
+        Parameters
+        ----------
+        X : array-like or DataFrame of shape (n_samples, n_features_in_)
+
+        Returns
+        -------
+        X_encoded : ndarray or DataFrame of shape (n_samples, n_features_in_), dtype=float32
+            A pandas DataFrame with the columns ``feature_names_in_`` when the model was fitted
+            on named columns (the booster checks them, SHAP's plots show them).
+
+        Raises
+        ------
+        ValueError
+            ``X`` does not match the fit (number or names of columns).
+        """
+        encoded = self._numbers(X).astype(np.float32)
+        if not hasattr(self, "feature_names_in_"):
+            return encoded
+        import pandas as pd  # a model fitted on named columns was fitted on a frame
+
+        return pd.DataFrame(encoded, columns=self.feature_names_in_, index=getattr(X, "index", None))
+
     def save_model(self, path: str | os.PathLike) -> None:
         """Write :meth:`to_json` to the file ``path`` (UTF-8), as XGBoost's ``save_model``.
 
@@ -342,15 +393,18 @@ class _BaseDPGB(BaseEstimator):
                                          else {}))
         return cls(**{**setting, "epsilon": epsilon, **params})
 
-    def _binned(self, X):
-        """``X`` checked against the fit and binned on its grid (row-major)."""
+    def _numbers(self, X):
+        """``X`` checked against the fit, categorical cells as their public codes (float64)."""
         check_is_fitted(self)
         typed = released_category_columns(
             self.categories, self.categories_,
             lambda: getattr(self, "feature_names_in_", range(self.n_features_in_)))
-        X = validate_data(self, cells_as_numbers(X, self.categories_, typed), dtype=np.float64,
-                          ensure_all_finite=False, reset=False)
-        return self._forest.binner.transform(X, order="C")
+        return validate_data(self, cells_as_numbers(X, self.categories_, typed),
+                             dtype=np.float64, ensure_all_finite=False, reset=False)
+
+    def _binned(self, X):
+        """``X`` checked against the fit and binned on its grid (row-major)."""
+        return self._forest.binner.transform(self._numbers(X), order="C")
 
     def _raw_predict(self, X, iteration_range=None):
         """Scores of every output, shape (n_samples, n_outputs)."""
