@@ -248,7 +248,7 @@ class _BaseDPGB(BaseEstimator):
 
     to_xgboost_json.__doc__ = TO_XGBOOST_JSON
 
-    def to_xgboost(self):
+    def to_xgboost(self) -> "xgboost.Booster":  # noqa: F821 (imported on call)
         """The fitted model as an ``xgboost.Booster`` (:meth:`to_xgboost_json` loaded), for
         XGBoost's ``predict`` or ``shap.TreeExplainer``; feed it :meth:`encode` ``(X)``.
 
