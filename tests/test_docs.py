@@ -8,8 +8,10 @@ The site itself is built by .ci/run (``python -m sphinx -W``), which also runs t
 import ast
 import inspect
 import re
+import warnings
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 import dpboost
@@ -167,3 +169,30 @@ def test_public_methods_carry_type_hints_and_the_package_ships_py_typed(cls):
                is inspect.Signature.empty]
     # scikit-learn's own methods (score, get_metadata_routing, ...) are not dpboost's to type
     assert missing == [], missing
+
+
+def test_a_column_transformer_pipeline_keeps_the_public_lists():
+    """docs/getting_started.md, "Pipelines": a ColumnTransformer passing a string column
+    through (pandas output) leaves the coding to dpboost, with the public list only; a value
+    that one record alone holds is not in anything the pipeline keeps."""
+    pd = pytest.importorskip("pandas")
+    from sklearn.compose import ColumnTransformer
+    from sklearn.pipeline import make_pipeline
+
+    rng = np.random.default_rng(0)
+    X = pd.DataFrame({"age": rng.integers(17, 91, 600).astype(float),
+                      "city": rng.choice(["Lille", "Lyon", "Paris"], 600), "id": np.arange(600)})
+    X.loc[3, "city"] = "Bastia"
+    y = (X["city"] == "Paris").astype(int)
+    prepare = ColumnTransformer([("keep", "passthrough", ["age", "city"])],
+                                verbose_feature_names_out=False).set_output(transform="pandas")
+    model = make_pipeline(prepare, DPGBClassifier(
+        feature_bounds={"age": (17, 90)}, categories={"city": ["Lille", "Lyon", "Paris"]},
+        classes=[0, 1], n_estimators=6, max_depth=2, random_state=0))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", dpboost.PrivacyLeakWarning)
+        warnings.filterwarnings("ignore", category=dpboost.ReproducibleNoiseWarning)
+        model.fit(X, y)
+    assert {k: list(v) for k, v in model[-1].categories_.items()} == {
+        1: ["Lille", "Lyon", "Paris"]}
+    assert "Bastia" not in model[-1].to_json()
