@@ -526,6 +526,12 @@ def test_a_bad_file_is_one_clear_value_error(saved, tmp_path, content, message):
         DPGBClassifier.from_json(bad)
 
 
+def test_a_path_given_as_text_says_how_to_load_it(saved):
+    _, _, path = saved
+    with pytest.raises(ValueError, match="is a file: pass pathlib.Path"):
+        DPGBClassifier.from_json(str(path))
+
+
 def test_a_binary_file_is_a_value_error(tmp_path):
     bad = tmp_path / "model.ubj"
     bad.write_bytes(b"{\xff\xfe\x00binary")

@@ -178,7 +178,12 @@ def read_source(source):
     except RecursionError:
         raise ValueError("model file: not JSON text (nested too deeply)") from None
     except ValueError as error:  # JSONDecodeError (a truncated file), or too many digits
-        raise ValueError(f"model file: not JSON text ({error})") from None
+        hint = ""
+        if isinstance(source, str) and "\n" not in source and len(source) < 4096 \
+                and os.path.isfile(source):
+            hint = (f"; {source!r} is a file: pass pathlib.Path({source!r}), or use "
+                    "load_model")
+        raise ValueError(f"model file: not JSON text ({error}){hint}") from None
 
 
 def model_from_json(doc, estimator_name):
