@@ -187,9 +187,10 @@ def test_clone_keeps_the_accountant_and_copies_do_not_spend_silently(data):
     assert copy.deepcopy(accountant).spent() == 0.0
 
 
-def test_threads_sharing_an_accountant_cannot_overspend(data):
+@pytest.mark.parametrize("in_file", [False, True], ids=["memory", "file"])
+def test_threads_sharing_an_accountant_cannot_overspend(data, tmp_path, in_file):
     X, y = data
-    accountant = PrivacyAccountant(epsilon=2.5)
+    accountant = PrivacyAccountant(epsilon=2.5, path=tmp_path / "budget.db" if in_file else None)
     outcomes = []
 
     def fit():
