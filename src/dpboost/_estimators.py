@@ -404,7 +404,8 @@ class _BaseDPGB(BaseEstimator):
 
     def _binned(self, X):
         """``X`` checked against the fit and binned on its grid (row-major)."""
-        return self._forest.binner.transform(self._numbers(X), order="C")
+        X = self._numbers(X)  # first: it raises NotFittedError before _forest is read
+        return self._forest.binner.transform(X, order="C")
 
     def _raw_predict(self, X, iteration_range=None):
         """Scores of every output, shape (n_samples, n_outputs)."""
