@@ -2,9 +2,8 @@
 SHAP values
 ===========
 
-``shap.TreeExplainer`` explains a dpboost model through its XGBoost export
-(``to_xgboost_json``): load it into ``xgboost.Booster`` and pass that to SHAP. Two things to
-know:
+``shap.TreeExplainer`` explains a dpboost model through its XGBoost export: pass it
+``clf.to_xgboost()`` and explain ``clf.encode(X)``. Two things to know:
 
 - **Interventional SHAP** (a background set) weighs nothing by the training data; the background
   should be data you may use, here held-out records (a background drawn from the training
@@ -19,9 +18,7 @@ import os
 from pathlib import Path
 
 import numpy as np
-import pandas as pd
 import shap
-import xgboost
 
 from dpboost import DPGBClassifier
 from dpboost.datasets import estimator_params, read_csv
@@ -38,22 +35,11 @@ clf = DPGBClassifier(epsilon=1.0, **public).fit(X_train, y_train)
 # %%
 # The model as XGBoost serves it
 # ------------------------------
-# The exported trees split categorical columns on their codes: a value's position in the public
-# list, NaN when it is not in the list.
-booster = xgboost.Booster()
-booster.load_model(bytearray(clf.to_xgboost_json(), "utf-8"))
-
-
-def codes(X):
-    """Float32 matrix with each categorical column replaced by its public codes."""
-    coded = X.copy()
-    for column, values in public["categories"].items():
-        code = pd.Categorical(X[column], categories=values).codes.astype(float)
-        coded[column] = np.where(code < 0, np.nan, code)
-    return coded.to_numpy(dtype=np.float32)
-
-
-explained, background = codes(X_test.iloc[:500]), codes(X_test.iloc[500:600])
+# ``to_xgboost`` hands out the model as an ``xgboost.Booster``; its trees split categorical
+# columns on their codes (a value's position in the public list, NaN when it is not in the
+# list), and ``encode`` turns records into those codes from the public lists alone.
+booster = clf.to_xgboost()
+explained, background = clf.encode(X_test.iloc[:500]), clf.encode(X_test.iloc[500:600])
 
 # %%
 # Interventional SHAP values
@@ -68,4 +54,4 @@ print("largest |sum of SHAP values + expected value - margin|:",
 # %%
 # The default model is additive (each tree splits on one feature), so each feature's SHAP value
 # is its own term of the margin, centred on the background.
-shap.summary_plot(values, explained, feature_names=list(X_test.columns), show=False)
+shap.summary_plot(values, explained, show=False)

@@ -2,9 +2,12 @@
 
 import copy
 import math
+import multiprocessing
 import pickle
 import threading
+import time
 import warnings
+from dataclasses import replace
 
 import dp_accounting
 import numpy as np
@@ -184,9 +187,10 @@ def test_clone_keeps_the_accountant_and_copies_do_not_spend_silently(data):
     assert copy.deepcopy(accountant).spent() == 0.0
 
 
-def test_threads_sharing_an_accountant_cannot_overspend(data):
+@pytest.mark.parametrize("in_file", [False, True], ids=["memory", "file"])
+def test_threads_sharing_an_accountant_cannot_overspend(data, tmp_path, in_file):
     X, y = data
-    accountant = PrivacyAccountant(epsilon=2.5)
+    accountant = PrivacyAccountant(epsilon=2.5, path=tmp_path / "budget.db" if in_file else None)
     outcomes = []
 
     def fit():
@@ -249,3 +253,89 @@ def test_regressor_and_json_with_an_accountant(data):
     with pytest.raises(BudgetExceededError, match=r"DPGBRegressor\(epsilon=1, delta=0\) would "
                                                    r"spend epsilon 1; .* \(remaining 0, delta=0\)"):
         reg.fit(X, y)
+
+
+# --- a budget file: one total across processes and sessions ---------------------------------------
+
+def _spend_from_file(path, outcomes, start):
+    """In another process: reserve a pure-DP spend of 0.6 from the file, hold it, register it."""
+    from dpboost import BudgetExceededError, LedgerEntry, PrivacyAccountant
+
+    accountant = PrivacyAccountant(1.0, path=path)
+    entries = [LedgerEntry("laplace", 0.6, 1.0, 0, 0, 0, 1)]
+    start.wait()
+    try:
+        fit_id = accountant.reserve(entries, "worker")
+    except BudgetExceededError:
+        outcomes.put("refused")
+        return
+    time.sleep(0.2)  # the reservation is held while the others try theirs
+    accountant.commit(fit_id, [replace(e, fit=fit_id) for e in entries])
+    outcomes.put("fitted")
+
+
+def test_processes_spending_from_one_file_cannot_overspend(tmp_path):
+    path = str(tmp_path / "budget.db")
+    PrivacyAccountant(1.0, path=path)
+    context = multiprocessing.get_context("spawn")
+    outcomes, start = context.Queue(), context.Event()
+    workers = [context.Process(target=_spend_from_file, args=(path, outcomes, start))
+               for _ in range(2)]
+    for w in workers:
+        w.start()
+    start.set()
+    for w in workers:
+        w.join(120)
+    assert [w.exitcode for w in workers] == [0] * 2
+    # 0.6 each in 1.0, reserved at the same moment: one fits, whichever it is; the other sees
+    # its reservation (or its registered spend) and is refused
+    assert sorted(outcomes.get() for _ in workers) == ["fitted", "refused"]
+    assert PrivacyAccountant(1.0, path=path).spent() == pytest.approx(0.6)
+
+
+def test_reopening_a_file_restores_the_spend(data, tmp_path):
+    X, y = data
+    path = tmp_path / "budget.db"
+    renyi = PrivacyAccountant(3.0, delta=1e-5, path=path)
+    a = _default(renyi).fit(X, y)
+    b = _default(renyi, random_state=1).fit(X, y)
+    spent = renyi.spent()
+    assert spent == pytest.approx(
+        _independent_rdp_epsilon([a.privacy_ledger_, b.privacy_ledger_], 1e-5), rel=1e-9)
+    reopened = PrivacyAccountant(3.0, delta=1e-5, path=str(path))  # a later session
+    assert reopened.spent() == spent and reopened.report() == renyi.report()
+    with pytest.raises(BudgetExceededError):
+        _default(reopened, epsilon=3.0).fit(X, y)
+    assert reopened.spent() == spent
+    with pytest.raises(ValueError, match="holds the budget epsilon=3.0, delta=1e-05, not "
+                                         "epsilon=4.0"):
+        PrivacyAccountant(4.0, delta=1e-5, path=path)
+    foreign = tmp_path / "notes.txt"
+    foreign.write_text("not a database " * 100)
+    with pytest.raises(ValueError, match="is not a budget file"):
+        PrivacyAccountant(1.0, path=foreign)
+
+
+def test_a_search_event_survives_the_file(tmp_path):
+    from dpboost._search import search_event
+
+    path = tmp_path / "budget.db"
+    event = search_event(0.01, 0.001, 5, "poisson")
+    accountant = PrivacyAccountant(5.0, delta=1e-6, path=path)
+    accountant.commit(accountant.reserve((), "search", event))
+    memory = PrivacyAccountant(5.0, delta=1e-6)
+    memory.commit(memory.reserve((), "search", event))
+    assert PrivacyAccountant(5.0, delta=1e-6, path=path).spent() == memory.spent() > 0
+
+
+def test_grid_search_in_two_processes_spends_from_one_file(data, tmp_path):
+    X, y = data
+    path = tmp_path / "budget.db"
+    accountant = PrivacyAccountant(epsilon=3.5, path=path)
+    search = GridSearchCV(_paper(accountant), {"max_depth": [1, 2]}, cv=2, refit=False, n_jobs=2)
+    with pytest.warns(FitFailedWarning, match="BudgetExceededError"), warnings.catch_warnings():
+        warnings.filterwarnings("ignore", "One or more of the test scores are non-finite")
+        search.fit(X, y)
+    # 4 fits of epsilon 1 in the workers (loky): 3 fit in 3.5, one was refused
+    assert accountant.spent() == pytest.approx(3.0)
+    assert sum(np.isnan(search.cv_results_[f"split{i}_test_score"]).sum() for i in (0, 1)) == 1

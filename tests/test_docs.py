@@ -1,14 +1,17 @@
 """The documentation site (docs/, examples/) says what the code does: the comparison table cites
 tests that exist and marks as planned only what is not built, the API reference lists every
-public name, the pages' code runs, and the README leads with the default estimator.
+public name, the pages' code runs, and the README leads with the two commands and the default
+estimator.
 
 The site itself is built by .ci/run (``python -m sphinx -W``), which also runs the examples."""
 
 import ast
 import inspect
 import re
+import warnings
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 import dpboost
@@ -120,10 +123,10 @@ def test_examples_that_read_the_shared_datasets_are_the_ones_the_build_can_skip(
             assert 'raise SystemExit(f"skipped:' in text
 
 
-def test_readme_leads_with_the_default_estimator_then_the_guarantee():
+def test_readme_leads_with_the_two_commands_the_default_estimator_then_the_guarantee():
     readme = (ROOT / "README.md").read_text()
     headings = re.findall(r"^## (.+)$", readme, flags=re.M)
-    assert headings[:2] == ["Quickstart", "What the guarantee covers"]
+    assert headings[:3] == ["Two commands", "Quickstart", "What the guarantee covers"]
     first = python_blocks(ROOT / "README.md")[0]
     # the shipped defaults: only the public inputs and epsilon are given
     assert re.search(r"clf = DPGBClassifier\(epsilon=1\.0, feature_bounds=bounds, "
@@ -131,9 +134,9 @@ def test_readme_leads_with_the_default_estimator_then_the_guarantee():
 
 
 def test_regressor_defaults_quoted_by_the_readme():
-    # The README's first paragraph describes DPGBRegressor() as "auto" trees of depth 4 (at least
-    # 200, 25 per feature from epsilon 2 on), each on one feature, random splits among the Hessian sketch's candidates, gradients clipped (no
-    # GDF) and Gaussian leaves.
+    # The README's "Defaults" describes DPGBRegressor() as "auto" trees of depth 4 (at least 200,
+    # 7.5 per feature at epsilon 0.1, 18.9 at 1, 25 from 2 on), each on one feature, random
+    # splits among the Hessian sketch's candidates, gradients clipped (no GDF).
     params = DPGBRegressor().get_params()
     assert (params["n_estimators"], params["max_depth"], params["interaction_cst"],
             params["split_selection"], params["split_candidates"], params["gradient_filtering"],
@@ -143,8 +146,8 @@ def test_regressor_defaults_quoted_by_the_readme():
         n_features=p).n_estimators for e, p in [(0.1, 8), (0.1, 48), (1.0, 48), (2.0, 48), (8.0, 48)]] == [
         200, 362, 909, 1200, 1200]
     readme = " ".join((ROOT / "README.md").read_text().split())
-    assert ("`DPGBRegressor()` grows trees of depth 4 (at least 200: 7.5 per feature at epsilon "
-            "0.1, 25 from epsilon 2 on, `n_estimators=\"auto\"`)") in readme
+    assert ("trees of depth 4 on every record (`n_estimators=\"auto\"`: at least 200, 7.5 per "
+            "feature at epsilon 0.1, 18.9 at 1, 25 from 2 on)") in readme
 
 
 @pytest.mark.parametrize("cls", ["DPGBClassifier", "DPGBRegressor", "PrivacyAccountant",
@@ -166,3 +169,30 @@ def test_public_methods_carry_type_hints_and_the_package_ships_py_typed(cls):
                is inspect.Signature.empty]
     # scikit-learn's own methods (score, get_metadata_routing, ...) are not dpboost's to type
     assert missing == [], missing
+
+
+def test_a_column_transformer_pipeline_keeps_the_public_lists():
+    """docs/getting_started.md, "Pipelines": a ColumnTransformer passing a string column
+    through (pandas output) leaves the coding to dpboost, with the public list only; a value
+    that one record alone holds is not in anything the pipeline keeps."""
+    pd = pytest.importorskip("pandas")
+    from sklearn.compose import ColumnTransformer
+    from sklearn.pipeline import make_pipeline
+
+    rng = np.random.default_rng(0)
+    X = pd.DataFrame({"age": rng.integers(17, 91, 600).astype(float),
+                      "city": rng.choice(["Lille", "Lyon", "Paris"], 600), "id": np.arange(600)})
+    X.loc[3, "city"] = "Bastia"
+    y = (X["city"] == "Paris").astype(int)
+    prepare = ColumnTransformer([("keep", "passthrough", ["age", "city"])],
+                                verbose_feature_names_out=False).set_output(transform="pandas")
+    model = make_pipeline(prepare, DPGBClassifier(
+        feature_bounds={"age": (17, 90)}, categories={"city": ["Lille", "Lyon", "Paris"]},
+        classes=[0, 1], n_estimators=6, max_depth=2, random_state=0))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", dpboost.PrivacyLeakWarning)
+        warnings.filterwarnings("ignore", category=dpboost.ReproducibleNoiseWarning)
+        model.fit(X, y)
+    assert {k: list(v) for k, v in model[-1].categories_.items()} == {
+        1: ["Lille", "Lyon", "Paris"]}
+    assert "Bastia" not in model[-1].to_json()

@@ -5,15 +5,17 @@ import re
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import dpboost
 from dpboost import DPGBClassifier, DPGBRegressor, PrivacyLeakWarning
 
 
-def test_importances_are_released_split_counts(binary, make_clf):
+def test_split_importances_are_released_split_counts(binary, make_clf):
     X, y = binary
     clf = make_clf(epsilon=8.0, n_estimators=6).fit(X, y)
-    imp = clf.feature_importances_
+    imp = clf.feature_importance("split")
     assert imp.shape == (5,) and imp.sum() == pytest.approx(1.0)
     np.testing.assert_allclose(imp * clf._forest.split_feature.size,
                                np.bincount(clf._forest.split_feature.ravel(), minlength=5))
@@ -57,24 +59,26 @@ def test_gain_importances_find_the_informative_feature_where_split_counts_cannot
     params = {"classes": [0, 1], "feature_bounds": (-1, 1), "random_state": 0}
     for epsilon, share in [(np.inf, 0.8), (4.0, 0.3)]:
         clf = DPGBClassifier(epsilon=epsilon, **params).fit(X, y)
-        gain = clf.feature_importances_
+        gain = clf.feature_importance("gain")
         assert gain.sum() == pytest.approx(1.0) and (gain >= 0).all()
-        np.testing.assert_array_equal(gain, clf.feature_importance("gain"))
         assert gain.argmax() == 2 and gain[2] > share, gain
+        contribution = clf.feature_importances_
+        assert contribution.argmax() == 2 and contribution[2] > 0.8, contribution
         # random splits, tree t on feature t mod 6: split counts uniform whatever the data
         np.testing.assert_allclose(clf.feature_importance("split"), 1 / 6, atol=1 / 200)
         cover = clf.feature_importance("cover")
         assert cover.sum() == pytest.approx(1.0) and cover.max() < 0.2
     # JSON keeps the released statistics: the same importances after loading
     loaded = DPGBClassifier.from_json(clf.to_json())
-    np.testing.assert_array_equal(loaded.feature_importances_, gain)
+    np.testing.assert_array_equal(loaded.feature_importance("gain"), gain)
 
 
-def test_laplace_leaves_release_no_statistics_so_importances_are_split_counts(binary, make_clf):
+def test_laplace_leaves_release_no_statistics_so_codes_weigh_the_same(binary, make_clf):
     X, y = binary
     clf = make_clf(n_estimators=6).fit(X, y)  # DPBoost's setting: Laplace leaves
     assert np.isnan(clf._forest.leaf_statistics).all()
-    np.testing.assert_array_equal(clf.feature_importances_, clf.feature_importance("split"))
+    imp = clf.feature_importances_
+    assert imp.sum() == pytest.approx(1.0) and np.isfinite(imp).all()
     with pytest.raises(ValueError, match="importance_type='gain' needs the leaves' released"):
         clf.feature_importance("gain")
     with pytest.raises(ValueError, match="importance_type='weight'; expected"):
@@ -187,3 +191,95 @@ def test_export_text_abbreviates_long_category_lists(make_clf):
     n_left = int(first.split("} (")[1].split(" of")[0])
     n_right = int(second.split("} (")[1].split(" of")[0])
     assert n_left + n_right == 40
+
+
+# --- contribution importances: what feature_importances_ measures ------------------------------
+
+def _random_forest(rng, n_trees, depth, n_features, single, statistics=True):
+    from dpboost._binning import BoundsBinner
+    from dpboost._predictor import Forest
+
+    n_internal = 2**depth - 1
+    features = rng.integers(0, n_features, size=(n_trees, 1 if single else n_internal))
+    return Forest(np.broadcast_to(features, (n_trees, n_internal)).astype(np.int32),
+                  rng.integers(0, 8, size=(n_trees, n_internal)).astype(np.uint8),
+                  rng.random((n_trees, n_internal)) < 0.5, rng.normal(size=(n_trees, n_internal + 1)),
+                  BoundsBinner(np.tile([-1.0, 1.0], (n_features, 1)), 8), n_trees,
+                  rng.uniform(-1, 5, size=(n_trees, n_internal + 1, 2)) if statistics else None)
+
+
+def test_contribution_is_the_weighted_spread_of_each_features_shape_function():
+    """Single-feature trees: a feature's share is the cover-weighted variance of the sum of its
+    trees over the grid's codes, computed here by walking each tree by hand."""
+    from dpboost._inspection import contribution_importances
+
+    rng = np.random.default_rng(1)
+    forest = _random_forest(rng, 12, 3, 3, single=True)
+    n_internal, codes = 7, np.arange(9)
+
+    def leaf(t, code):
+        k = 0
+        while k < n_internal:
+            left = (forest.missing_left[t, k] if code == 8 else code <= forest.split_bin[t, k])
+            k = 2 * k + 1 + (not left)
+        return k - n_internal
+
+    spread = np.zeros(3)
+    for f in range(3):
+        trees = [t for t in range(12) if forest.split_feature[t, 0] == f]
+        shape = np.array([sum(forest.leaf_value[t, leaf(t, c)] for t in trees) for c in codes])
+        weight = np.zeros(9)
+        for t in trees:
+            leaves = np.array([leaf(t, c) for c in codes])
+            share = np.array([max(forest.leaf_statistics[t, k, 1], 0) / np.sum(leaves == k)
+                              for k in leaves])
+            weight += share / share.sum()
+        if trees:
+            mean = np.average(shape, weights=weight)
+            spread[f] = np.average((shape - mean) ** 2, weights=weight)
+    np.testing.assert_allclose(contribution_importances(forest, 3), spread / spread.sum(),
+                               rtol=1e-10)
+
+
+@given(seed=st.integers(0, 2**32 - 1), single=st.booleans(), statistics=st.booleans(),
+       scale=st.floats(0.01, 100))
+@settings(max_examples=60, deadline=None)
+def test_contribution_importances_properties(seed, single, statistics, scale):
+    """A distribution over features; unchanged when the trees are reordered within an output
+    or every leaf value is scaled; a feature on which no tree splits, or whose trees' leaves
+    are all equal, gets 0."""
+    from dataclasses import replace
+
+    from dpboost._inspection import contribution_importances
+
+    rng = np.random.default_rng(seed)
+    forest = _random_forest(rng, 10, 3, 4, single, statistics)
+    imp = contribution_importances(forest, 5)  # feature 4: no tree splits on it
+    assert (imp >= 0).all() and imp[4] == 0 and imp.sum() == pytest.approx(1.0)
+    order = rng.permutation(10)
+    shuffled = replace(forest, split_feature=forest.split_feature[order],
+                       split_bin=forest.split_bin[order], missing_left=forest.missing_left[order],
+                       leaf_value=forest.leaf_value[order],
+                       leaf_statistics=forest.leaf_statistics[order])
+    np.testing.assert_allclose(contribution_importances(shuffled, 5), imp, atol=1e-12)
+    scaled = replace(forest, leaf_value=forest.leaf_value * scale)
+    np.testing.assert_allclose(contribution_importances(scaled, 5), imp, rtol=1e-9, atol=1e-12)
+    flat = forest.leaf_value.copy()
+    flat[forest.split_feature[:, 0] == 0] = 0.3  # feature 0's single-feature trees are flat
+    if single:
+        assert contribution_importances(replace(forest, leaf_value=flat), 5)[0] < 1e-12
+
+
+def test_contribution_importances_are_post_processing(binary, make_clf):
+    """They are a function of the released model alone: a model rebuilt from its JSON (only
+    public and released values, no record) gives the same, and so does the function of the
+    forest; the fitted estimator keeps no per-record array it could read."""
+    from dpboost._inspection import contribution_importances
+
+    X, y = binary
+    clf = make_clf(leaf_noise="gaussian", delta=1e-5, n_estimators=8).fit(X, y)
+    imp = clf.feature_importances_
+    np.testing.assert_array_equal(DPGBClassifier.from_json(clf.to_json()).feature_importances_, imp)
+    np.testing.assert_array_equal(contribution_importances(clf._forest, 5), imp)
+    assert not any(isinstance(v, np.ndarray) and v.shape[0] == len(y)
+                   for v in vars(clf).values())

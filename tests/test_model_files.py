@@ -333,7 +333,8 @@ def test_each_corruption_raises_a_value_error_naming_the_field(models, kind, edi
     ("[1, 2]", r"not a dpboost model of format version 1: a JSON list"),
     ('"model"', r"not a dpboost model of format version 1: a JSON str"),
     ("null", r"not a dpboost model of format version 1: a JSON NoneType"),
-    ('{"format": "dpboost", "version": 2}', r"not a dpboost model of format version 1"),
+    ('{"format": "dpboost", "version": "1"}', r"not a dpboost model of format version 1"),
+    ('{"format": "dpboost", "version": 2}', r"format version 2, written by a newer dpboost"),
 ])
 def test_foreign_text_raises_a_value_error(text, message):
     with pytest.raises(ValueError, match="^model file: " + message):
@@ -478,3 +479,74 @@ def test_mutated_model_files_load_and_predict_or_raise_a_value_error(models, dat
 @given(data=st.data())
 def test_mutated_model_files_long_fuzz(models, data):
     _loads_and_predicts_or_raises(models, data)
+
+
+# --- save_model / load_model ---------------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def saved(tmp_path_factory):
+    rng = np.random.default_rng(0)
+    X = rng.uniform(-1, 1, size=(500, 3))
+    y = (X[:, 0] > 0).astype(int)
+    clf = DPGBClassifier(feature_bounds=(-1, 1), classes=[0, 1], n_estimators=4, max_depth=2,
+                         random_state=0).fit(X, y)
+    path = tmp_path_factory.mktemp("models") / "model.json"
+    clf.save_model(path)
+    return clf, X, path
+
+
+def test_save_and_load_model_predict_the_same(saved):
+    clf, X, path = saved
+    expected = clf.predict_proba(X)
+    for loaded in (DPGBClassifier().load_model(path), DPGBClassifier().load_model(str(path)),
+                   DPGBClassifier.from_json(path),
+                   DPGBClassifier.from_json(path.read_text()),
+                   DPGBClassifier.from_json(json.loads(path.read_text()))):
+        np.testing.assert_array_equal(loaded.predict_proba(X), expected)
+        assert loaded.max_depth == clf.max_depth and loaded.n_estimators_ == clf.n_estimators_
+        assert loaded.privacy_spent_ == clf.privacy_spent_
+
+
+@pytest.mark.parametrize("content, message", [
+    (lambda text: text[:len(text) // 2], "not JSON text"),        # truncated
+    (lambda text: text[:1], "not JSON text"),
+    (lambda text: "", "not JSON text"),
+    (lambda text: '{"learner": {"gradient_booster": {}}}', "not a dpboost model"),  # XGBoost's
+    (lambda text: "null", "not a dpboost model"),
+    (lambda text: "a,b\n1,2\n", "not JSON text"),                 # a CSV file
+    (lambda text: text.replace('"version": 1', '"version": 2', 1), "written by a newer dpboost"),
+])
+def test_a_bad_file_is_one_clear_value_error(saved, tmp_path, content, message):
+    _, _, path = saved
+    bad = tmp_path / "bad.json"
+    bad.write_text(content(path.read_text()))
+    with pytest.raises(ValueError, match=f"model file: .*{message}"):
+        DPGBClassifier().load_model(bad)
+    with pytest.raises(ValueError, match=f"model file: .*{message}"):
+        DPGBClassifier.from_json(bad)
+
+
+def test_a_path_given_as_text_says_how_to_load_it(saved):
+    _, _, path = saved
+    with pytest.raises(ValueError, match="is a file: pass pathlib.Path"):
+        DPGBClassifier.from_json(str(path))
+
+
+def test_a_binary_file_is_a_value_error(tmp_path):
+    bad = tmp_path / "model.ubj"
+    bad.write_bytes(b"{\xff\xfe\x00binary")
+    with pytest.raises(ValueError, match="model file: .*not UTF-8 text"):
+        DPGBClassifier().load_model(bad)
+
+
+def test_a_file_from_a_newer_dpboost_warns(saved):
+    clf, X, path = saved
+    doc = json.loads(path.read_text())
+    doc["dpboost_version"] = "99.0.0"
+    with pytest.warns(UserWarning, match="written by dpboost 99.0.0, newer than this dpboost"):
+        loaded = DPGBClassifier.from_json(doc)
+    np.testing.assert_array_equal(loaded.predict_proba(X), clf.predict_proba(X))
+    doc["dpboost_version"] = "0.0.1"
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        DPGBClassifier.from_json(doc)

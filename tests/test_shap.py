@@ -176,3 +176,27 @@ def test_path_dependent_values_depend_on_the_covers(data, public):
     values = [shap.TreeExplainer(b, feature_perturbation="tree_path_dependent").shap_values(X)
               for b in (booster(clf), planted)]
     assert np.abs(values[0] - values[1]).max() > 1e-3
+
+
+def test_shap_in_one_call_on_categorical_frames():
+    """``to_xgboost`` and ``encode``: a model with string categories explained by
+    ``shap.TreeExplainer`` with no code table written by hand; unknown values are NaN codes."""
+    pd = pytest.importorskip("pandas")
+    rng = np.random.default_rng(0)
+    X = pd.DataFrame({"x": rng.uniform(-1, 1, 800),
+                      "colour": rng.choice(["red", "green", "blue"], 800)})
+    y = ((X["x"] > 0) ^ (X["colour"] == "red")).astype(int)
+    clf = DPGBClassifier(feature_bounds={"x": (-1, 1)},
+                         categories={"colour": ["blue", "green", "red"]}, classes=[0, 1],
+                         n_estimators=10, max_depth=3, random_state=0).fit(X, y)
+    new = pd.DataFrame({"x": [0.5, -0.5, 0.1, np.nan], "colour": ["red", "blue", "purple", "green"]})
+    encoded = clf.encode(new)
+    assert list(encoded.columns) == ["x", "colour"] and (encoded.dtypes == np.float32).all()
+    np.testing.assert_array_equal(encoded["colour"], [2, 0, np.nan, 1])
+    booster = clf.to_xgboost()
+    np.testing.assert_allclose(booster.predict(xgb.DMatrix(encoded)), clf.predict_proba(new)[:, 1],
+                               rtol=1e-5)
+    explainer = shap.TreeExplainer(booster)
+    values = explainer.shap_values(encoded)
+    np.testing.assert_allclose(values.sum(axis=1) + explainer.expected_value,
+                               clf.decision_function(new), atol=1e-5)

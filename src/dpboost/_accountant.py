@@ -7,8 +7,10 @@ computation over the same records: sequentially across fits (``LedgerEntry.fit``
 accountants the estimators use (docs/privacy.md, Accounting across fits).
 """
 
+import json
 import math
 import os
+import sqlite3
 import threading
 import uuid
 from dataclasses import replace
@@ -44,42 +46,42 @@ class PrivacyAccountant:
         converted to (epsilon, ``delta``); for pure-DP fits, the sum of their epsilons if that
         is smaller. Fits that release category lists (``categories="private"``) add their
         thresholds' delta: the Renyi part is converted at ``delta`` minus its sum.
+    path : str or os.PathLike or None, default=None
+        None: the accountant lives in this process's memory. A path: a SQLite file (one per
+        data set) holding the budget and every registered fit's ledger, created if missing;
+        every process and session that opens it spends from the same total, and reopening it
+        restores what was spent (recomposed from the stored ledgers).
 
     Raises
     ------
     ValueError
-        ``epsilon`` or ``delta`` outside their ranges.
+        ``epsilon`` or ``delta`` outside their ranges, or ``path`` names a file written with
+        another total (or not a budget file).
 
     Notes
     -----
-    The accountant lives in one process. Threads may share it (``joblib`` threading backend):
-    reservations are made under a lock, so concurrent fits cannot overspend together. A copy in
-    another process (the default ``loky`` backend of ``n_jobs > 1``) would lose what it
-    registers, so an unpickled accountant refuses to reserve: use ``n_jobs=1`` or the threading
-    backend for searches that spend from an accountant. Models holding an accountant pickle and
-    load as usual.
+    Threads may share an accountant (``joblib`` threading backend): reservations are made under
+    a lock, so concurrent fits cannot overspend together. Processes (the default ``loky``
+    backend of ``n_jobs > 1``, several notebooks) need ``path``: a reservation is one SQLite
+    transaction that reads every registered and reserved fit, composes, and records the new
+    reservation under the file's write lock, so concurrent fits in any process cannot
+    overspend together. A copy of an in-memory accountant in another process would lose what
+    it registers, so it refuses to reserve. A fit whose process dies between reserve and commit
+    leaves its reservation in the file, counted as spent (the safe side). Models holding an
+    accountant pickle and load as usual.
     """
 
-    def __init__(self, epsilon, delta=0.0):
+    def __init__(self, epsilon, delta=0.0, path=None):
         if not (isinstance(epsilon, (int, float)) and 0 < epsilon < math.inf):
             raise ValueError(f"epsilon={epsilon!r} must be a number in (0, inf).")
         if not (isinstance(delta, (int, float)) and 0 <= delta < 1):
             raise ValueError(f"delta={delta!r} must be a number in [0, 1).")
         self.epsilon = float(epsilon)
         self.delta = float(delta)
-        self._fits = {}  # fit id -> (name, entries), registered
-        self._reserved = {}  # fit id -> (name, entries), in progress
-        self._lock = threading.Lock()
+        self.path = None if path is None else os.fspath(path)
+        self._store = (_MemoryStore() if path is None
+                       else _FileStore(self.path, self.epsilon, self.delta))
         self._pid = os.getpid()
-
-    def __getstate__(self):
-        state = dict(self.__dict__)
-        del state["_lock"]
-        return state
-
-    def __setstate__(self, state):
-        self.__dict__.update(state)
-        self._lock = threading.Lock()
 
     def __sklearn_clone__(self):
         # scikit-learn's clone deep-copies non-estimator parameters; a copy would spend from a
@@ -115,8 +117,7 @@ class PrivacyAccountant:
         -------
         epsilon : float
         """
-        with self._lock:
-            return self._composed(self._fits.values())
+        return self._composed(self._store.fits(reserved=False))
 
     def remaining(self) -> float:
         """``epsilon - spent()``, never below 0.
@@ -157,43 +158,42 @@ class PrivacyAccountant:
         ValueError
             A fit that is not pure DP with a pure-DP accountant.
         """
-        if os.getpid() != self._pid:
+        if self.path is None and os.getpid() != self._pid:
             raise RuntimeError(
                 "this PrivacyAccountant is a copy in another process (joblib's loky backend, "
-                "multiprocessing): what it registers would be lost. Run the fits with n_jobs=1 "
-                "or inside joblib.parallel_backend('threading').")
+                "multiprocessing): what it registers would be lost. Give it a path= (a budget "
+                "file shared by every process), or run the fits with n_jobs=1 or inside "
+                "joblib.parallel_backend('threading').")
         fit_id = uuid.uuid4().hex
         planned = tuple(replace(e, fit=fit_id) for e in entries)
         if self.delta == 0 and (event is not None or not math.isfinite(compose_pure(planned))):
             raise ValueError(f"{name} is not pure DP (delta > 0 or epsilon = inf); a "
                              "PrivacyAccountant with delta=0 registers pure-DP fits only.")
-        with self._lock:
-            fits = [*self._fits.values(), *self._reserved.values(), (name, planned, event)]
-            total = self._composed(fits)
+
+        def check(fits):
+            """Raise unless ``fits`` (registered, reserved) and this one fit in the budget."""
+            total = self._composed([*fits, (name, planned, event)])
             # The planner calibrates within 1e-3 below a fit's epsilon; compositions of exactly
             # the budget must pass despite rounding.
             if not total <= self.epsilon * (1 + 1e-9):
-                before = self._composed([*self._fits.values(), *self._reserved.values()])
                 raise BudgetExceededError(
-                    f"{name} would spend epsilon {self._composed([(name, planned, event)]):.6g}; with "
-                    f"the {len(self._fits)} fits registered and {len(self._reserved)} in "
-                    f"progress the total would be {total:.6g} > the accountant's "
-                    f"{self.epsilon:.6g} (remaining {max(0.0, self.epsilon - before):.6g}, "
+                    f"{name} would spend epsilon {self._composed([(name, planned, event)]):.6g}; "
+                    f"with the {len(fits)} fits registered or in progress the total would be "
+                    f"{total:.6g} > the accountant's {self.epsilon:.6g} (remaining "
+                    f"{max(0.0, self.epsilon - self._composed(fits)):.6g}, "
                     f"delta={self.delta:g}). Nothing was fitted or spent.")
-            self._reserved[fit_id] = (name, planned, event)
+
+        self._store.reserve(fit_id, (name, planned, event), check)
         return fit_id
 
     def commit(self, fit_id: str, entries=()) -> None:
         """Register a reserved fit's ledger (its entries carry ``fit_id``; a reserved event is
         registered as it was planned)."""
-        with self._lock:
-            name, _, event = self._reserved.pop(fit_id)
-            self._fits[fit_id] = (name, tuple(entries), event)
+        self._store.commit(fit_id, tuple(entries))
 
     def release(self, fit_id: str) -> None:
         """Drop the reservation of a fit that raised: nothing was released."""
-        with self._lock:
-            self._reserved.pop(fit_id, None)
+        self._store.release(fit_id)
 
     def report(self) -> str:
         """Text: the budget, what is spent and remains, and each registered fit's own spend.
@@ -202,9 +202,8 @@ class PrivacyAccountant:
         -------
         report : str
         """
-        with self._lock:
-            fits = list(self._fits.values())
-            spent = self._composed(fits)
+        fits = self._store.fits(reserved=False)
+        spent = self._composed(fits)
         guarantee = "pure DP" if self.delta == 0 else f"delta={self.delta:g}"
         lines = [f"PrivacyAccountant: epsilon {self.epsilon:.6g} ({guarantee}), spent "
                  f"{spent:.6g} by {len(fits)} fits (composed sequentially), remaining "
@@ -216,7 +215,165 @@ class PrivacyAccountant:
         return "\n".join(lines)
 
     def __repr__(self):
-        return f"PrivacyAccountant(epsilon={self.epsilon!r}, delta={self.delta!r})"
+        path = "" if self.path is None else f", path={self.path!r}"
+        return f"PrivacyAccountant(epsilon={self.epsilon!r}, delta={self.delta!r}{path})"
+
+
+class _MemoryStore:
+    """The fits of an accountant without ``path``: dicts under a lock (threads share it)."""
+
+    def __init__(self):
+        self._fits = {}  # fit id -> (name, entries, event), registered
+        self._reserved = {}  # fit id -> (name, entries, event), in progress
+        self._lock = threading.Lock()
+
+    def __getstate__(self):
+        return {k: v for k, v in self.__dict__.items() if k != "_lock"}
+
+    def __setstate__(self, state):
+        self.__dict__.update(state)
+        self._lock = threading.Lock()
+
+    def fits(self, reserved):
+        with self._lock:
+            return [*self._fits.values(), *(self._reserved.values() if reserved else ())]
+
+    def reserve(self, fit_id, fit, check):
+        """Call ``check(every registered and reserved fit)``, then reserve ``fit``, atomically."""
+        with self._lock:
+            check([*self._fits.values(), *self._reserved.values()])
+            self._reserved[fit_id] = fit
+
+    def commit(self, fit_id, entries):
+        with self._lock:
+            name, _, event = self._reserved.pop(fit_id)
+            self._fits[fit_id] = (name, entries, event)
+
+    def release(self, fit_id):
+        with self._lock:
+            self._reserved.pop(fit_id, None)
+
+
+class _FileStore:
+    """The fits of an accountant with ``path``: a SQLite file (the standard library's
+    ``sqlite3``), one connection per operation, so that threads and processes each hold their
+    own. ``reserve`` runs in one ``BEGIN IMMEDIATE`` transaction (the database's write lock is
+    taken before the fits are read), which makes check-and-reserve atomic across processes.
+
+    Tables: ``budget`` (the one row of epsilon and delta, checked on every open) and ``fits``
+    (fit id, name, state ``reserved`` / ``registered``, the ledger entries and the dp-accounting
+    event as JSON). The spend is recomposed from the stored ledgers by the accountant, never
+    stored, so the accounting stays in :meth:`PrivacyAccountant._composed`.
+    """
+
+    def __init__(self, path, epsilon, delta):
+        self.path = path
+        with self._transaction() as db:
+            db.execute("CREATE TABLE IF NOT EXISTS budget (id INTEGER PRIMARY KEY CHECK (id = 1),"
+                       " epsilon REAL NOT NULL, delta REAL NOT NULL)")
+            db.execute("CREATE TABLE IF NOT EXISTS fits (fit_id TEXT PRIMARY KEY, name TEXT "
+                       "NOT NULL, state TEXT NOT NULL, entries TEXT NOT NULL, event TEXT)")
+            db.execute("INSERT OR IGNORE INTO budget VALUES (1, ?, ?)", (epsilon, delta))
+            stored = db.execute("SELECT epsilon, delta FROM budget").fetchone()
+        if stored != (epsilon, delta):
+            raise ValueError(f"path={path!r} holds the budget epsilon={stored[0]!r}, "
+                             f"delta={stored[1]!r}, not epsilon={epsilon!r}, delta={delta!r}: "
+                             "open it with its own total (one file per data set and budget).")
+
+    def _transaction(self):
+        """A connection whose ``with`` block is one transaction, the write lock taken first."""
+        try:
+            db = sqlite3.connect(self.path, timeout=60, isolation_level=None)
+            db.execute("BEGIN IMMEDIATE")
+        except sqlite3.DatabaseError as error:
+            raise ValueError(f"path={self.path!r} is not a budget file ({error})") from None
+        return _Transaction(db)
+
+    def fits(self, reserved):
+        states = ("registered", "reserved") if reserved else ("registered",)
+        with self._transaction() as db:
+            rows = db.execute(f"SELECT name, entries, event FROM fits WHERE state IN "
+                              f"({', '.join('?' * len(states))}) ORDER BY rowid",
+                              states).fetchall()
+        return [_read_fit(*row) for row in rows]
+
+    def reserve(self, fit_id, fit, check):
+        with self._transaction() as db:
+            rows = db.execute("SELECT name, entries, event FROM fits ORDER BY rowid").fetchall()
+            check([_read_fit(*row) for row in rows])
+            db.execute("INSERT INTO fits VALUES (?, ?, 'reserved', ?, ?)",
+                       (fit_id, *_written_fit(*fit)))
+
+    def commit(self, fit_id, entries):
+        with self._transaction() as db:
+            db.execute("UPDATE fits SET state = 'registered', entries = ? WHERE fit_id = ?",
+                       (_written_fit("", entries, None)[1], fit_id))
+
+    def release(self, fit_id):
+        with self._transaction() as db:
+            db.execute("DELETE FROM fits WHERE fit_id = ? AND state = 'reserved'", (fit_id,))
+
+
+class _Transaction:
+    """``with``: commit on success, roll back on an exception, close the connection."""
+
+    def __init__(self, db):
+        self.db = db
+
+    def __enter__(self):
+        return self.db
+
+    def __exit__(self, exc_type, exc, traceback):
+        try:
+            self.db.execute("ROLLBACK" if exc_type is not None else "COMMIT")
+        finally:
+            self.db.close()
+        return False
+
+
+def _written_fit(name, entries, event):
+    """A fit as the text columns of the ``fits`` table: name, entries and event as JSON."""
+    return (name, json.dumps([vars(e) for e in entries]),
+            None if event is None else json.dumps(_event_to_json(event)))
+
+
+def _read_fit(name, entries, event):
+    """The (name, entries, event) of a row of the ``fits`` table, each field checked."""
+    from ._persistence import read_ledger_entry
+
+    ledger = tuple(read_ledger_entry(e, f"fit {name!r}: entry {i}")
+                   for i, e in enumerate(json.loads(entries)))
+    return name, ledger, None if event is None else _event_from_json(json.loads(event))
+
+
+def _event_to_json(event):
+    """A dp-accounting event as JSON: its class name and fields, nested events recursively."""
+    import dp_accounting
+
+    if isinstance(event, dp_accounting.DpEvent):
+        fields = event.to_named_tuple()._asdict()
+        del fields["module_name"]
+        return {name: _event_to_json(getattr(event, name)) if name != "class_name" else value
+                for name, value in fields.items()}
+    if isinstance(event, (list, tuple)):
+        return [_event_to_json(e) for e in event]
+    return event
+
+
+def _event_from_json(value):
+    """Inverse of :func:`_event_to_json`; only dp-accounting's own event classes are built."""
+    import dp_accounting
+
+    if isinstance(value, list):
+        return [_event_from_json(v) for v in value]
+    if not isinstance(value, dict):
+        return value
+    fields = dict(value)
+    cls = getattr(dp_accounting.dp_event, str(fields.pop("class_name", "")), None)
+    if not (isinstance(cls, type) and issubclass(cls, dp_accounting.DpEvent)):
+        raise ValueError(f"budget file: {value.get('class_name')!r} is not a dp-accounting "
+                         "event")
+    return cls(**{k: _event_from_json(v) for k, v in fields.items()})
 
 
 class Reservation:

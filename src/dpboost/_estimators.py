@@ -5,8 +5,10 @@ inputs, the data domain) -> ``_boosting.train`` (plan, candidates, trees) -> the
 attributes. Prediction bins ``X`` on the fitted grid and sums the forest's trees.
 """
 
+import os
 from collections.abc import Iterator
 from numbers import Integral
+from pathlib import Path
 from typing import TypeVar
 
 import numpy as np
@@ -23,7 +25,7 @@ from ._categories import released_category_columns
 from ._cells import cells_as_numbers, check_columns, encode_classes, encode_targets
 from ._docstrings import CLASSIFIER, REGRESSOR, TO_XGBOOST_JSON, predict_doc
 from ._export import estimator_to_xgboost, xgboost_link
-from ._inspection import feature_importance, privacy_report, releases_statistics, tree_text
+from ._inspection import feature_importance, privacy_report, tree_text
 from ._loss import LOSSES, make_loss, predicted_target
 from ._parameters import (
     DPBOOST_PAPER,
@@ -33,7 +35,7 @@ from ._parameters import (
     check_mechanisms,
     n_threads,
 )
-from ._persistence import FITTED, model_from_json, model_to_json
+from ._persistence import FITTED, model_from_json, model_to_json, read_source
 from ._public_inputs import fit_inputs, planned_shape, schema_width
 from ._records import InMemoryRecords
 from ._warm_start import warm_start_inputs, warm_start_params
@@ -164,28 +166,33 @@ class _BaseDPGB(BaseEstimator):
 
     @property
     def feature_importances_(self) -> NDArray:
-        """ndarray of shape (n_features_in_,): :meth:`feature_importance` of the released gain,
-        or of the split counts when the leaves released no statistics (Laplace leaves)."""
+        """ndarray of shape (n_features_in_,): :meth:`feature_importance` ``("contribution")``,
+        the spread of each feature's contribution to the margin (what the model does with it),
+        from released values only."""
         check_is_fitted(self)
-        return self.feature_importance("gain" if releases_statistics(self._forest) else "split")
+        return self.feature_importance("contribution")
 
-    def feature_importance(self, importance_type: str = "gain") -> NDArray:
+    def feature_importance(self, importance_type: str = "contribution") -> NDArray:
         """Feature importances from released values only (never exact gains or covers).
 
         Parameters
         ----------
-        importance_type : {"gain", "cover", "split"}, default="gain"
+        importance_type : {"contribution", "gain", "cover", "split"}, default="contribution"
+            ``"contribution"``: the spread (weighted variance) of each feature's contribution
+            to the margin, the sum of the trees that split on it, over its public grid
+            weighted by the released leaf covers (``_inspection.contribution_importances``;
+            on Laplace leaves, which release no covers, each grid code weighs the same).
             ``"split"``: the fraction of split nodes using each feature (released split
             choices; about uniform with random splits, whatever the data). ``"gain"`` and
             ``"cover"``: each feature's share of the split gain, or of the released weight
             (noisy Hessian sum or count) of the nodes it splits, recomputed from the released
             leaf statistics (``_inspection.released_importances``: XGBoost's gain, Chen &
-            Guestrin 2016, Eq. 7, on noisy sums).
+            Guestrin 2016, Eq. 7, on noisy sums; the noise makes the gain a poor ranking).
 
         Returns
         -------
         importances : ndarray of shape (n_features_in_,), dtype=float64
-            Non-negative, summing to 1 (all 0 if no split has a positive value).
+            Non-negative, summing to 1 (all 0 if no feature has a positive value).
 
         Raises
         ------
@@ -248,19 +255,119 @@ class _BaseDPGB(BaseEstimator):
 
     to_xgboost_json.__doc__ = TO_XGBOOST_JSON
 
-    @classmethod
-    def from_json(cls: type[_Self], text: str) -> _Self:
-        """Rebuild a fitted estimator from :meth:`to_json` output (same predictions).
+    def to_xgboost(self) -> "xgboost.Booster":  # noqa: F821 (imported on call)
+        """The fitted model as an ``xgboost.Booster`` (:meth:`to_xgboost_json` loaded), for
+        XGBoost's ``predict`` or ``shap.TreeExplainer``; feed it :meth:`encode` ``(X)``.
+
+        Returns
+        -------
+        booster : xgboost.Booster
+
+        Raises
+        ------
+        ImportError
+            XGBoost is not installed.
+        """
+        try:
+            import xgboost
+        except ImportError as error:
+            raise ImportError("to_xgboost needs XGBoost: pip install xgboost (or "
+                              "xgboost-cpu)") from error
+        booster = xgboost.Booster()
+        booster.load_model(bytearray(self.to_xgboost_json(), "utf-8"))
+        return booster
+
+    def encode(self, X: ArrayLike) -> NDArray:
+        """``X`` as the exported trees (:meth:`to_xgboost`) read it: each categorical cell
+        replaced by its code, its position in the public list ``categories_[j]`` (NaN when the
+        value is missing or not in the list), every other cell as a number; float32, as XGBoost
+        reads its inputs. The codes come from the public lists alone (the same per-cell
+        conversion as ``predict``), so no record decides how another is coded.
+
+        Parameters
+        ----------
+        X : array-like or DataFrame of shape (n_samples, n_features_in_)
+
+        Returns
+        -------
+        X_encoded : ndarray or DataFrame of shape (n_samples, n_features_in_), dtype=float32
+            A pandas DataFrame with the columns ``feature_names_in_`` when the model was fitted
+            on named columns (the booster checks them, SHAP's plots show them).
 
         Raises
         ------
         ValueError
-            "model file: " and what is wrong, naming the field, its value and the rule: text
-            that is not JSON, not a dpboost model of this class and format version, a missing
-            field, or a field of the wrong type, shape or range (a model file is untrusted
-            input: every index and shape the prediction kernel reads is checked on load).
+            ``X`` does not match the fit (number or names of columns).
         """
-        params, fitted, forest = model_from_json(text, cls.__name__)
+        encoded = self._numbers(X).astype(np.float32)
+        if not hasattr(self, "feature_names_in_"):
+            return encoded
+        import pandas as pd  # a model fitted on named columns was fitted on a frame
+
+        return pd.DataFrame(encoded, columns=self.feature_names_in_, index=getattr(X, "index", None))
+
+    def save_model(self, path: str | os.PathLike) -> None:
+        """Write :meth:`to_json` to the file ``path`` (UTF-8), as XGBoost's ``save_model``.
+
+        Parameters
+        ----------
+        path : str or os.PathLike
+            Load it back with :meth:`load_model` or :meth:`from_json`.
+        """
+        text = self.to_json()
+        with open(path, "w", encoding="utf-8") as fh:
+            fh.write(text)
+
+    def load_model(self: _Self, path: str | os.PathLike) -> _Self:
+        """Replace this estimator's parameters and fitted model with those of a saved model, as
+        XGBoost's ``load_model``.
+
+        Parameters
+        ----------
+        path : str or os.PathLike
+            A file written by :meth:`save_model` (or :meth:`to_json`).
+
+        Returns
+        -------
+        self
+
+        Raises
+        ------
+        ValueError
+            As :meth:`from_json`: a truncated or foreign file, a newer format.
+        """
+        loaded = self.from_json(Path(path))  # from_json reads a str as JSON text
+        self.__dict__.clear()
+        self.__dict__.update(loaded.__dict__)
+        return self
+
+    @classmethod
+    def from_json(cls: type[_Self], source: str | os.PathLike | dict) -> _Self:
+        """Rebuild a fitted estimator from :meth:`to_json` output (same predictions).
+
+        Parameters
+        ----------
+        source : str, os.PathLike or dict
+            The JSON text (a ``str``), the path of a file holding it (``pathlib.Path``; or
+            :meth:`load_model`, which takes a ``str`` path too) or the parsed document.
+
+        Raises
+        ------
+        ValueError
+            "model file: " and what is wrong, naming the field, its value and the rule: a file
+            that is not UTF-8 JSON (truncated), not a dpboost model of this class, a newer or
+            unknown format version, a missing field, or a field of the wrong type, shape or
+            range (a model file is untrusted input: every index and shape the prediction kernel
+            reads is checked on load).
+        OSError
+            The path cannot be read.
+
+        Warns
+        -----
+        UserWarning
+            The file's ``dpboost_version`` is newer than this library.
+        """
+        params, fitted, forest = model_from_json(read_source(source), cls.__name__)
         estimator = cls(**params)
         estimator.__dict__.update(fitted, _forest=forest)
         estimator._warm_start_params = warm_start_params(estimator)
@@ -293,15 +400,19 @@ class _BaseDPGB(BaseEstimator):
                                          else {}))
         return cls(**{**setting, "epsilon": epsilon, **params})
 
-    def _binned(self, X):
-        """``X`` checked against the fit and binned on its grid (row-major)."""
+    def _numbers(self, X):
+        """``X`` checked against the fit, categorical cells as their public codes (float64)."""
         check_is_fitted(self)
         X = check_columns(self, X)
         typed = released_category_columns(
             self.categories, self.categories_,
             lambda: getattr(self, "feature_names_in_", range(self.n_features_in_)))
-        X = validate_data(self, cells_as_numbers(X, self.categories_, typed), dtype=np.float64,
-                          ensure_all_finite=False, reset=False)
+        return validate_data(self, cells_as_numbers(X, self.categories_, typed),
+                             dtype=np.float64, ensure_all_finite=False, reset=False)
+
+    def _binned(self, X):
+        """``X`` checked against the fit and binned on its grid (row-major)."""
+        X = self._numbers(X)  # first: it raises NotFittedError before _forest is read
         return self._forest.binner.transform(X, order="C")
 
     def _raw_predict(self, X, iteration_range=None):

@@ -9,7 +9,11 @@ from collections import defaultdict
 import numpy as np
 
 from ._accounting import FILTER_ORDERS
+from ._predictor import predict_binned, subtree_sums
 from ._tree_mechanisms import LEAF_RELEASES
+
+#: The kinds of :func:`feature_importance`; the first is ``feature_importances_``.
+IMPORTANCE_TYPES = ("contribution", "gain", "cover", "split")
 
 
 def split_count_importances(split_feature, n_features):
@@ -84,6 +88,100 @@ def released_importances(forest, l2_regularization, floor, n_features, importanc
     return totals / total if total > 0 else totals
 
 
+def contribution_importances(forest, n_features):
+    """Spread of each feature's contribution to the margin, from released values only.
+
+    The margin of a boosted model is a sum over trees, and a tree that splits on one feature
+    only (the default ``interaction_cst="no_interactions"``) is a function of that feature
+    alone; so the margin is ``sum_f g_f(x_f)`` plus the trees on several features, with
+    ``g_f`` the sum of the trees on ``f`` (Lou, Caruana & Gehrke 2012, GA2M: an additive model's
+    importance is the spread of its shape functions). Feature ``f`` gets the weighted variance
+    of ``g_f`` over the codes of its public grid (its bins and the missing code), each code
+    weighted by the released cover of its leaf shared equally among the leaf's codes (clipped
+    at 0, averaged over the trees on ``f``), or 1 where the leaves released no statistics
+    (Laplace leaves). A tree on several features adds, per split node, the between-children
+    part of the law of total variance of its leaf values under the same covers,
+    ``(c_L (v_L - v)^2 + c_R (v_R - v)^2) / c_root`` with ``v`` the cover-weighted mean value
+    below a node (Saabas's contributions, "Interpreting random forests", 2014), to the node's
+    feature. Each output's trees are pooled apart and the spreads summed.
+
+    Pooling the trees before taking the spread is what makes it measure the model: the leaf
+    noise of the trees is independent and partly cancels in ``g_f``, while their signal adds
+    up. Post-processing: it reads the split choices, the released leaf values and covers and
+    the public grid (the codes), never the training data.
+
+    Parameters
+    ----------
+    forest : Forest
+    n_features : int
+
+    Returns
+    -------
+    importances : ndarray of shape (n_features,), dtype=float64
+        Non-negative, summing to 1 (all 0 if every spread is 0).
+    """
+    released = releases_statistics(forest)
+    cover = (np.maximum(forest.leaf_statistics[..., 1], 0.0) if released
+             else np.ones_like(forest.leaf_value))
+    single = (forest.split_feature == forest.split_feature[:, :1]).all(axis=1)
+    spread = np.zeros(n_features)
+    codes = np.arange(forest.binner.max_bins + 1)
+    for output in range(forest.n_outputs):
+        trees = np.arange(output * forest.n_stages, (output + 1) * forest.n_stages)
+        for f in range(n_features):
+            on_f = trees[single[trees] & (forest.split_feature[trees, 0] == f)]
+            if on_f.size:
+                spread[f] += _shape_spread(forest, on_f, f, n_features, codes, cover, released)
+        mixed = trees[~single[trees]]
+        if mixed.size:
+            spread += _node_spreads(forest, mixed, cover, n_features)
+    total = spread.sum()
+    return spread / total if total > 0 else spread
+
+
+def _shape_spread(forest, trees, feature, n_features, codes, cover, released):
+    """Weighted variance of the sum of ``trees`` (all on ``feature``) over its codes."""
+    grid = np.zeros((codes.size, n_features), dtype=np.uint8)
+    grid[:, feature] = codes
+    args = (grid, forest.split_feature[trees], forest.split_bin[trees],
+            forest.missing_left[trees], forest.binner.max_bins)
+    shape = np.zeros(codes.size)
+    predict_binned(*args, forest.leaf_value[trees], 1, shape)
+    weight = np.zeros(codes.size)
+    if not released:
+        weight[:] = 1.0
+    else:
+        n_leaves = forest.leaf_value.shape[1]
+        for t in trees:
+            leaf = np.zeros(codes.size)  # the leaf each code reaches in tree t
+            predict_binned(grid, forest.split_feature[t:t + 1], forest.split_bin[t:t + 1],
+                           forest.missing_left[t:t + 1], forest.binner.max_bins,
+                           np.arange(n_leaves, dtype=np.float64)[None], 1, leaf)
+            leaf = leaf.astype(np.int64)
+            share = cover[t, leaf] / np.bincount(leaf, minlength=n_leaves)[leaf]
+            if share.sum() > 0:
+                weight += share / share.sum()
+    if weight.sum() <= 0:
+        return 0.0
+    mean = np.average(shape, weights=weight)
+    return float(np.average((shape - mean) ** 2, weights=weight))
+
+
+def _node_spreads(forest, trees, cover, n_features):
+    """Per feature, the between-children variance terms of the split nodes of ``trees``."""
+    n_internal = forest.split_feature.shape[1]
+    c = cover[trees]
+    sums = subtree_sums(np.stack([c, c * forest.leaf_value[trees]], axis=-1))
+    weight = sums[..., 0]
+    value = np.divide(sums[..., 1], weight, out=np.zeros_like(weight), where=weight > 0)
+    node = np.arange(n_internal)
+    terms = sum(weight[:, child] * (value[:, child] - value[:, node]) ** 2
+                for child in (2 * node + 1, 2 * node + 2))
+    terms = np.divide(terms, weight[:, :1], out=np.zeros_like(terms), where=weight[:, :1] > 0)
+    return np.bincount(forest.split_feature[trees].ravel(), weights=terms.ravel(),
+                       minlength=n_features)
+
+
 def releases_statistics(forest):
     """Whether every leaf of ``forest`` released its (gradient sum, weight): Gaussian or averaged
     leaves do, Laplace leaves release only their values (NaN statistics)."""
@@ -91,12 +189,14 @@ def releases_statistics(forest):
 
 
 def feature_importance(forest, importance_type, l2_regularization, leaf_noise, n_features):
-    """An estimator's ``feature_importance``: split counts or released gain or cover.
+    """An estimator's ``feature_importance``: contribution spreads, split counts or released
+    gain or cover.
 
     Parameters
     ----------
     forest : Forest
-    importance_type : {"gain", "cover", "split"}
+    importance_type : {"contribution", "gain", "cover", "split"}
+        ``"contribution"``: :func:`contribution_importances`;
         ``"split"``: :func:`split_count_importances`; ``"gain"`` and ``"cover"``:
         :func:`released_importances` with the leaves' own least denominator
         (``denominator_floor`` of ``_tree_mechanisms.LEAF_RELEASES``).
@@ -111,18 +211,20 @@ def feature_importance(forest, importance_type, l2_regularization, leaf_noise, n
     Raises
     ------
     ValueError
-        ``importance_type`` not one of the three, or not ``"split"`` while
-        :func:`releases_statistics` is false.
+        ``importance_type`` not one of :data:`IMPORTANCE_TYPES`, or ``"gain"`` / ``"cover"``
+        while :func:`releases_statistics` is false.
     """
+    if importance_type == "contribution":
+        return contribution_importances(forest, n_features)
     if importance_type == "split":
         return split_count_importances(forest.split_feature, n_features)
-    if importance_type not in ("gain", "cover"):
-        raise ValueError(f"importance_type={importance_type!r}; expected 'gain', 'cover' "
-                         "or 'split'.")
+    if importance_type not in IMPORTANCE_TYPES:
+        raise ValueError(f"importance_type={importance_type!r}; expected one of "
+                         + ", ".join(repr(t) for t in IMPORTANCE_TYPES) + ".")
     if not releases_statistics(forest):
         raise ValueError(f"importance_type={importance_type!r} needs the leaves' released "
                          "statistics; Laplace leaves (leaf_noise='laplace') release only "
-                         "their values: use importance_type='split'.")
+                         "their values: use importance_type='contribution' or 'split'.")
     l2 = float(l2_regularization)
     return released_importances(forest, l2, LEAF_RELEASES[leaf_noise].denominator_floor(l2), n_features,
                                 importance_type)

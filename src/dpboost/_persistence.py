@@ -6,7 +6,10 @@ ledger; never a statistic of the training data (docs/privacy.md, rule 4).
 
 import dataclasses
 import json
+import os
+import re
 import sys
+import warnings
 from datetime import date, datetime
 from decimal import Decimal
 
@@ -135,7 +138,55 @@ _PARSERS = {"Decimal": Decimal, "datetime64": np.datetime64, "Timestamp": _times
 _KINDS = {"i": "iu", "u": "iu", "f": "iuf", "b": "b"}
 
 
-def model_from_json(text, estimator_name):
+def read_source(source):
+    """The document of ``from_json`` / ``load_model``'s argument: JSON text, a path or a dict.
+
+    A ``str`` is JSON text (what ``to_json`` returns), an ``os.PathLike`` (``pathlib.Path``)
+    the path of a file holding it, read as UTF-8; a dict is the parsed document itself.
+
+    Returns
+    -------
+    doc : object
+        The parsed JSON (checked by :func:`model_from_json`).
+
+    Raises
+    ------
+    ValueError
+        "model file: " and why: a file that is not UTF-8 text or not JSON (a truncated file).
+    OSError
+        The path cannot be read (``FileNotFoundError``, ...).
+    TypeError
+        ``source`` is none of the three.
+    """
+    if isinstance(source, dict):
+        return source
+    if isinstance(source, str):
+        text = source
+    elif isinstance(source, os.PathLike):
+        with open(source, "rb") as fh:
+            data = fh.read()
+        try:
+            text = data.decode("utf-8")
+        except UnicodeDecodeError as error:
+            raise ValueError(f"model file: {os.fspath(source)!r} is not UTF-8 text (byte "
+                             f"{error.start}): not a dpboost model") from None
+    else:
+        raise TypeError(f"source is a {type(source).__name__}; expected JSON text (str), a "
+                        "path (os.PathLike) or a dict")
+    try:
+        return json.loads(text)
+    except RecursionError:
+        raise ValueError("model file: not JSON text (nested too deeply)") from None
+    except ValueError as error:  # JSONDecodeError (a truncated file), or too many digits
+        hint = ""
+        if isinstance(source, str) and "\n" not in source and len(source) < 4096 \
+                and os.path.isfile(source):
+            hint = (f"; {source!r} is a file: pass pathlib.Path({source!r}), or use "
+                    "load_model")
+        raise ValueError(f"model file: not JSON text ({error}){hint}") from None
+
+
+def model_from_json(doc, estimator_name):
     """Read :func:`model_to_json` output, checking every field before it is used.
 
     A model file is untrusted input, and the prediction kernel reads the forest's arrays
@@ -147,7 +198,8 @@ def model_from_json(text, estimator_name):
 
     Parameters
     ----------
-    text : str
+    doc : object
+        The parsed document (:func:`read_source`).
     estimator_name : {"DPGBClassifier", "DPGBRegressor"}
 
     Returns
@@ -161,28 +213,34 @@ def model_from_json(text, estimator_name):
     ------
     ValueError
         "model file: " and what is wrong, naming the field, its value and the rule: text that
-        is not JSON, not a dpboost model, another estimator class, an unknown format version, a
-        missing field, or a field of the wrong type, shape or range.
+        is not JSON, not a dpboost model, another estimator class, a newer or unknown format
+        version, a missing field, or a field of the wrong type, shape or range.
+
+    Warns
+    -----
+    UserWarning
+        The file was written by a newer dpboost than this one (its format is readable, but
+        a model it describes may rely on behaviour this version lacks).
     """
     try:
-        return _read_model(text, estimator_name)
+        return _read_model(doc, estimator_name)
     except ValueError as error:
         raise ValueError(f"model file: {error}") from None
 
 
-def _read_model(text, estimator_name):
-    """:func:`model_from_json`, its errors without the prefix."""
-    try:
-        doc = json.loads(text)
-    except RecursionError:
-        raise ValueError("not JSON text (nested too deeply)") from None
-    except ValueError as error:  # JSONDecodeError, or an integer of too many digits
-        raise ValueError(f"not JSON text ({error})") from None
-    if (not isinstance(doc, dict) or doc.get("format") != "dpboost"
-            or doc.get("version") != FORMAT_VERSION):
-        found = (f"format={_shown(doc.get('format'))}, version={_shown(doc.get('version'))}"
+def _read_model(doc, estimator_name):
+    """:func:`model_from_json` of a parsed document, its errors without the prefix."""
+    version = doc.get("version") if isinstance(doc, dict) else None
+    if (isinstance(doc, dict) and doc.get("format") == "dpboost" and isinstance(version, int)
+            and not isinstance(version, bool) and version > FORMAT_VERSION):
+        raise ValueError(f"format version {version}, written by a newer dpboost "
+                         f"({_shown(doc.get('dpboost_version'))}); this one reads version "
+                         f"{FORMAT_VERSION}: upgrade dpboost to load it")
+    if not isinstance(doc, dict) or doc.get("format") != "dpboost" or version != FORMAT_VERSION:
+        found = (f"format={_shown(doc.get('format'))}, version={_shown(version)}"
                  if isinstance(doc, dict) else f"a JSON {type(doc).__name__}")
         raise ValueError(f"not a dpboost model of format version {FORMAT_VERSION}: {found}")
+    _warn_if_newer(doc.get("dpboost_version"))
     if doc.get("estimator") != estimator_name:
         raise ValueError(f"the file holds a {_shown(doc.get('estimator'))}, not a "
                          f"{estimator_name}")
@@ -300,6 +358,12 @@ def _read_categories(pairs, bounds):
                              f"{expected} for the {len(values)} categories of feature {j}")
         categories[j] = np.array(values, dtype=object)
     return categories
+
+
+def read_ledger_entry(entry, name):
+    """A :class:`LedgerEntry` of its stored fields (``vars(entry)`` as JSON), each checked:
+    ``ValueError`` naming ``name`` and the field otherwise (a budget file's ledgers)."""
+    return _read_entry(entry, name, "")
 
 
 def _read_entry(entry, name, fit_id):
@@ -435,6 +499,23 @@ def _read_value(value, name):
                                  f"({error})") from None
     raise ValueError(f"{name} holds {_shown(value)}, must be a string, a number, a boolean or "
                      f"{{type: text}} of a {', '.join(_PARSERS)}")
+
+
+def _release(version):
+    """The leading release numbers of a version string (``"1.2.0rc1"`` -> (1, 2, 0)), or None."""
+    match = re.match(r"\d+(\.\d+)*", version) if isinstance(version, str) else None
+    return tuple(int(part) for part in match.group().split(".")) if match else None
+
+
+def _warn_if_newer(written_by):
+    """Warn when the file's ``dpboost_version`` is a later release than this library's."""
+    from . import __version__
+
+    written, running = _release(written_by), _release(__version__)
+    if written is not None and running is not None and written > running:
+        warnings.warn(f"model file written by dpboost {written_by}, newer than this dpboost "
+                      f"{__version__}: its format is read, but upgrade dpboost to be sure the "
+                      "model behaves as it did", UserWarning, stacklevel=4)
 
 
 def _shown(value, width=60):

@@ -124,8 +124,8 @@ def plot_privacy_utility(results, *, x="epsilon", y="error", hue="method", xscal
 def plot_feature_importances(estimator, *, max_features=20, ax=None):
     """Horizontal bars of a fitted model's ``feature_importances_``, largest on top.
 
-    Uses only released information: ``feature_importances_`` (the fraction of split nodes on
-    each feature, from the exponential mechanism's choices) and ``feature_names_in_`` (public).
+    Uses only released information: ``feature_importances_`` (the spread of each feature's
+    contribution to the margin, from the released trees) and ``feature_names_in_`` (public).
 
     Parameters
     ----------
