@@ -22,6 +22,8 @@ pytest.importorskip("pyarrow")
 if shutil.which("java") is None and "JAVA_HOME" not in os.environ:
     pytest.skip("Spark needs a Java runtime (.ci/run installs one)", allow_module_level=True)
 
+from cluster_cases import SETTINGS  # noqa: E402
+from cluster_cases import data as _data  # noqa: E402
 from pyspark import cloudpickle  # noqa: E402
 from pyspark.ml import Pipeline  # noqa: E402
 from pyspark.ml.feature import VectorAssembler  # noqa: E402
@@ -33,13 +35,12 @@ from dpboost import (  # noqa: E402
     DPGBRegressor,
     PrivacyAccountant,
 )
-from dpboost._parameters import DPBOOST_PAPER  # noqa: E402
+from dpboost._spark_columns import _rows  # noqa: E402
+from dpboost._spark_records import SparkRecords  # noqa: E402
 from dpboost.spark import (  # noqa: E402
     SparkDPGBClassificationModel,
     SparkDPGBClassifier,
     SparkDPGBRegressor,
-    SparkRecords,
-    _rows,
 )
 
 # The steps this module sends to the tasks travel by value (the workers cannot import it).
@@ -56,14 +57,6 @@ def spark():
     session.sparkContext.setLogLevel("ERROR")
     yield session
     session.stop()
-
-
-def _data(n=3000, regression=False, seed=0):
-    rng = np.random.default_rng(seed)
-    X = rng.normal(size=(n, 4))
-    X[::11, 2] = np.nan
-    score = X[:, 0] + 0.5 * np.nan_to_num(X[:, 1]) + 0.5 * rng.normal(size=n)
-    return X, (2 * score if regression else np.digitize(score, [-0.5, 0.5]))
 
 
 def _frame(spark, X, y, cuts=(), vector=False):
@@ -86,24 +79,13 @@ def _frame(spark, X, y, cuts=(), vector=False):
     return assembler.transform(data).select("features", "label"), "features"
 
 
-SETTINGS = {
-    "default": (DPGBClassifier, {"classes": [0, 1, 2], "feature_bounds": (-4, 4),
-                                 "n_estimators": 60}),
-    "dpboost_paper": (DPGBClassifier, {**DPBOOST_PAPER, "classes": [0, 1, 2],
-                                       "feature_bounds": (-4, 4), "n_estimators": 12}),
-    "regressor-private-bounds": (DPGBRegressor, {"target_bounds": "private",
-                                                 "feature_bounds": "private",
-                                                 "n_estimators": 20}),
-    "default-renyi-filter": (DPGBClassifier, {"classes": [0, 1], "feature_bounds": (-4, 4),
-                                              "renyi_filter": 0.25, "n_estimators": 40}),
-}
-
-
 @pytest.mark.parametrize("setting", [pytest.param(s, marks=pytest.mark.slow)
                                      if s == "dpboost_paper" else s for s in sorted(SETTINGS)])
 def test_a_spark_fit_is_the_in_memory_fit(spark, setting, assert_same_model):
     local_class, params = SETTINGS[setting]
-    params = {**params, "epsilon": 2.0, "random_state": 3}
+    # The default preset's number of trees ("auto") capped at 60: each tree costs the driver
+    # a round trip to the tasks per level.
+    params = {"n_estimators": 60, **params, "epsilon": 2.0, "random_state": 3}
     X, y = _data(regression=local_class is DPGBRegressor)
     local = local_class(**params).fit(X, y)
     spark_class = SparkDPGBRegressor if local_class is DPGBRegressor else SparkDPGBClassifier
@@ -183,9 +165,14 @@ def test_regression_and_params(spark):
 
 def _no_job_may_start(monkeypatch):
     def start(self):  # pragma: no cover - must not run
-        raise AssertionError("a Spark job started")
+        raise AssertionError("the fit's record set started")
 
     monkeypatch.setattr(SparkRecords, "_start", start)
+
+
+def _jobs(spark):
+    """The Spark jobs run so far (a job is what reads records)."""
+    return sorted(spark.sparkContext.statusTracker().getJobIdsForGroup())
 
 
 REFUSALS = {
@@ -223,9 +210,11 @@ def test_what_spark_refuses_is_refused_before_any_record_is_read(spark, case, mo
     _no_job_may_start(monkeypatch)
     estimator = SparkDPGBClassifier(featuresCol=names, classes=[0, 1, 2], feature_bounds=(-4, 4),
                                     accountant=accountant)
+    jobs = _jobs(spark)
     with pytest.raises(error, match=message):
         estimator.setParams(**params).fit(data)
     assert accountant.spent() == 0.0
+    assert _jobs(spark) == jobs
 
 
 def test_in_memory_data_is_refused_with_a_pointer():
@@ -308,7 +297,11 @@ def test_vectors_of_another_length_are_per_record():
     np.testing.assert_array_equal(_rows(pa.chunked_array([[[1.0, 2.0]]]), 2), [[1, 2]])
 
 
-def test_record_and_replay_on_the_spark_path(spark):
+# The first three configurations of the harness's pairwise-covering set (two fits each, about
+# 5 s: the first in the default suite).
+@pytest.mark.parametrize("index", [0, pytest.param(1, marks=pytest.mark.slow),
+                                   pytest.param(2, marks=pytest.mark.slow)])
+def test_record_and_replay_on_the_spark_path(spark, index):
     import replay_harness
 
     # The replay's coins (replay_harness.ExtraCoins) travel to the tasks by value.
@@ -321,13 +314,12 @@ def test_record_and_replay_on_the_spark_path(spark):
             return adapter(**local.get_params())
         return make
 
-    # The first configurations of the harness's pairwise-covering set.
-    for config in replay_harness.FAST[:3]:
-        D, D_prime = replay_harness.neighbours(config["task"], config["data"],
-                                               config["features"], config["label"])
-        replay_harness.replay(on_spark(replay_harness.estimator_factory(config)), D, D_prime,
-                              probe=replay_harness.probe_set(config["data"]),
-                              extra_coin=config["coin"], added_row=len(D[1]))
+    config = replay_harness.FAST[index]
+    D, D_prime = replay_harness.neighbours(config["task"], config["data"], config["features"],
+                                           config["label"])
+    replay_harness.replay(on_spark(replay_harness.estimator_factory(config)), D, D_prime,
+                          probe=replay_harness.probe_set(config["data"]),
+                          extra_coin=config["coin"], added_row=len(D[1]))
 
 
 class _FromMemory:

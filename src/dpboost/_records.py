@@ -253,6 +253,27 @@ class InMemoryRecords(RecordSet):
         return function(self.partition, *args)
 
 
+class Step:
+    """One partition function and its public arguments: ``Step(f, args)(partition)`` is
+    ``f(partition, *args)``. What a record set outside this process sends its partitions (a
+    plain class, which Dask's graph parser does not look into and pickle sends by value)."""
+
+    def __init__(self, function, args):
+        self.function, self.args = function, args
+
+    def __call__(self, partition):
+        return self.function(partition, *self.args)
+
+
+def add_sums(terms):
+    """The float64 sum of the partitions' statistics ``terms`` (a sequence of ndarrays of one
+    shape), added in their order: a new array."""
+    total = np.array(terms[0], dtype=np.float64)
+    for term in terms[1:]:
+        total += term
+    return total
+
+
 # What the front ends whose records live outside this process share (``dpboost.dask``,
 # ``dpboost.spark``): the checks made before any record is read, and the loading of a partition.
 

@@ -24,7 +24,14 @@ from sklearn.utils.validation import check_is_fitted
 from ._docstrings import CLASSIFIER, REGRESSOR
 from ._estimators import DPGBClassifier, DPGBRegressor
 from ._public_inputs import fit_inputs
-from ._records import Partition, RecordSet, check_cluster_inputs, load_partition
+from ._records import (
+    Partition,
+    RecordSet,
+    Step,
+    add_sums,
+    check_cluster_inputs,
+    load_partition,
+)
 
 try:
     import dask
@@ -80,7 +87,7 @@ class DaskRecords(RecordSet):
 
     def update(self, function, *args):
         """Queue ``function(partition, *args)`` for every partition."""
-        self._pending.append(_Step(function, args))
+        self._pending.append(Step(function, args))
 
     def reduce(self, function, *args):
         """``function(partition, *args)`` summed over the partitions, in a tree of float64 sums
@@ -91,12 +98,12 @@ class DaskRecords(RecordSet):
         total : ndarray, dtype=float64
         """
         self._run_pending()
-        step = _Step(function, args)
+        step = Step(function, args)
         # client.map: one message for all partitions (a submit per partition costs the client
         # about a millisecond each, per tree)
         sums = self.client.map(_statistic, self._parts, step=step, pure=False)
         while len(sums) > 1:
-            sums = [self.client.submit(_add, *sums[i:i + FAN_IN], pure=False)
+            sums = [self.client.submit(add_sums, sums[i:i + FAN_IN], pure=False)
                     for i in range(0, len(sums), FAN_IN)]
         return sums[0].result()
 
@@ -120,16 +127,6 @@ class DaskRecords(RecordSet):
             self._parts = self.client.map(_apply, self._parts, steps=steps, pure=False)
 
 
-class _Step:
-    """One partition function and its public arguments (opaque to Dask's graph parser)."""
-
-    def __init__(self, function, args):
-        self.function, self.args = function, args
-
-    def __call__(self, partition):
-        return self.function(partition, *self.args)
-
-
 class _Steps:
     def __init__(self, steps):
         self.steps = steps
@@ -143,13 +140,6 @@ def _apply(partition, steps):
 
 def _statistic(partition, step):
     return np.asarray(step(partition), dtype=np.float64)
-
-
-def _add(*terms):
-    total = terms[0].copy()
-    for term in terms[1:]:
-        total += term
-    return total
 
 
 def _n_records(partition):
