@@ -24,13 +24,11 @@ a Java runtime.
 """
 
 import os
-import sys
 import time
-from pathlib import Path
 
 import _harness
 import numpy as np
-from bench_dask import N_FEATURES, _report, params, same_model, write_parquet
+from bench_dask import N_FEATURES, params, report_same_model, task_files, task_parser
 
 from dpboost import DPGBClassifier
 
@@ -72,16 +70,11 @@ def spark_fit(frame):
 
 
 def main():
-    parser = _harness.parser(__doc__)
-    parser.add_argument("--rows", type=int, default=10_000_000)
-    parser.add_argument("--rows-per-file", type=int, default=500_000)
-    parser.add_argument("--dir", type=Path, default=Path("/tmp/dpboost_bench_dask"))
+    parser = task_parser(__doc__)
     parser.add_argument("--driver-memory", default="8g",
                         help="spark.driver.memory (local mode: the executors' memory too)")
     args = parser.parse_args()
-    rows = 1_000_000 if args.quick else args.rows
-    path = args.dir / f"rows{rows}"
-    write_parquet(path, rows, args.rows_per_file)
+    rows, path, _ = task_files(args)
     _harness.warm_up()
     from pyspark.sql import SparkSession
 
@@ -97,19 +90,12 @@ def main():
     local, local_s, data_bytes = in_memory_fit(frame)
     on_spark, facts = spark_fit(frame)
     spark.stop()
-    structure, leaves, ledger = same_model(local, on_spark)
     n_trees = local._forest.split_feature.shape[0]
     row = {"rows": rows, "features": N_FEATURES, "n_trees": n_trees,
            "data_gb": data_bytes / 1e9, "in_memory_fit_s": local_s, **facts,
            "spark_over_memory": facts["fit_s"] / local_s,
-           "per_tree_ms": 1e3 * facts["fit_s"] / n_trees,
-           "same_splits": structure, "max_leaf_difference": leaves, "same_ledger": ledger,
-           # other jobs on the machine slow the two fits unevenly: the 1-minute load average
-           # before and after the timed fits
-           "load_before": load_before, "load_after": os.getloadavg()[0]}
-    _report(_harness.result_name("spark", args), row)
-    if not (structure and ledger and leaves < 1e-9):
-        sys.exit("the Spark fit did not release the in-memory model")
+           "per_tree_ms": 1e3 * facts["fit_s"] / n_trees}
+    report_same_model(_harness.result_name("spark", args), local, on_spark, row, load_before)
 
 
 if __name__ == "__main__":

@@ -223,6 +223,14 @@ def test_in_memory_data_is_refused_with_a_pointer():
         SparkDPGBClassifier(classes=[0, 1, 2], feature_bounds=(-4, 4)).fit(X)
 
 
+def test_a_spark_connect_dataframe_is_refused():
+    # Spark Connect's DataFrame (a pyspark.sql.DataFrame in PySpark 4) has no SparkContext to
+    # run the fit's barrier job; its class is named here as PySpark names it.
+    remote = type("DataFrame", (), {"__module__": "pyspark.sql.connect.dataframe"})()
+    with pytest.raises(TypeError, match="does not take a Spark Connect DataFrame"):
+        SparkDPGBClassifier(classes=[0, 1, 2], feature_bounds=(-4, 4)).fit(remote)
+
+
 def _before_reduction(monkeypatch, n, function, *args):
     """Queue ``function(partition, *args)`` before the ``n``-th reduction of the next fit."""
     real = SparkRecords.reduce
@@ -295,6 +303,10 @@ def test_vectors_of_another_length_are_per_record():
     np.testing.assert_array_equal(_rows(lists, 3), [[1, 2, 3], [4, np.nan, np.nan],
                                                     [np.nan] * 3, [5, 6, 7], [np.nan] * 3])
     np.testing.assert_array_equal(_rows(pa.chunked_array([[[1.0, 2.0]]]), 2), [[1, 2]])
+    # a missing cell inside a vector, and an array that starts inside its buffers (a slice)
+    sliced = pa.array([[9.0, 9.0], [1.0, None], [3.0]]).slice(1)
+    np.testing.assert_array_equal(_rows(sliced, 2), [[1, np.nan], [3, np.nan]])
+    assert _rows(pa.array([], type=pa.list_(pa.float64())), 3).shape == (0, 3)
 
 
 # The first three configurations of the harness's pairwise-covering set (two fits each, about

@@ -12,6 +12,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
+from numba import njit
 from pyspark.ml.functions import vector_to_array
 from pyspark.ml.linalg import VectorUDT
 from pyspark.sql import functions as F
@@ -153,20 +154,27 @@ def _rows(lists, n_features):
     """A list column (``pyarrow``) as an array of shape (n, n_features), dtype=float64.
 
     Each record by its own value, never an error: a vector of another length has its missing
-    cells NaN and its extra cells dropped; a null vector is all missing.
+    cells NaN and its extra cells dropped; a null vector is all missing. One kernel
+    (:func:`_fill_rows`) reads every column, whatever the lengths: no shortcut when every vector
+    has ``n_features`` cells, so how long a partition takes to read does not say whether one of
+    its vectors is of another length.
     """
     lists = (lists.combine_chunks() if isinstance(lists, pa.ChunkedArray) else lists)
-    n = len(lists)
     lengths = pc.list_value_length(lists).fill_null(0).to_numpy(zero_copy_only=False)
-    values = pc.list_flatten(lists).to_numpy(zero_copy_only=False).astype(np.float64)
-    if (lengths == n_features).all():
-        return values.reshape(n, n_features)
-    X = np.full((n, n_features), np.nan)
-    row = np.repeat(np.arange(n), lengths)
-    column = np.arange(values.size) - np.repeat(np.cumsum(lengths) - lengths, lengths)
-    inside = column < n_features
-    X[row[inside], column[inside]] = values[inside]
-    return X
+    values = pc.list_flatten(lists).to_numpy(zero_copy_only=False).astype(np.float64, copy=False)
+    lengths = lengths.astype(np.int64)
+    out = np.empty((lengths.size, n_features))
+    _fill_rows(values, np.cumsum(lengths) - lengths, lengths, out)
+    return out
+
+
+@njit(cache=True)
+def _fill_rows(values, starts, lengths, out):
+    """``out[i, j]``: cell ``j`` of record ``i``'s vector (``values[starts[i] + j]``), NaN past
+    its ``lengths[i]`` cells; the cells past ``out``'s columns are not read."""
+    for i in range(out.shape[0]):
+        for j in range(out.shape[1]):
+            out[i, j] = values[starts[i] + j] if j < lengths[i] else np.nan
 
 
 @dataclass(frozen=True)

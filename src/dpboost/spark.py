@@ -56,7 +56,6 @@ try:
         HasProbabilityCol,
         HasRawPredictionCol,
     )
-    from pyspark.sql import DataFrame
     from pyspark.sql import functions as F
     from pyspark.sql import types as T
 
@@ -65,6 +64,10 @@ try:
 except ImportError as error:  # pragma: no cover - the message is the documentation
     raise ImportError("dpboost.spark needs PySpark, pandas and pyarrow: pip install "
                       "'dpboost[spark]'") from error
+try:  # PySpark 4: pyspark.sql.DataFrame is the parent of the classic and Spark Connect's
+    from pyspark.sql.classic.dataframe import DataFrame as _ClassicDataFrame
+except ImportError:  # PySpark 3.5: it is the classic one
+    from pyspark.sql import DataFrame as _ClassicDataFrame
 
 
 # ------------------------------------------------------------------------------------------------
@@ -219,10 +222,14 @@ class _SparkEstimator(Estimator, _HasFeaturesCol, HasLabelCol):
 
     def _fit(self, dataset):
         name = type(self).__name__
-        if not isinstance(dataset, DataFrame):
+        if type(dataset).__module__.startswith("pyspark.sql.connect."):
+            raise TypeError(f"{name}.fit does not take a Spark Connect DataFrame: the fit runs a "
+                            "barrier job through the SparkContext, which Spark Connect does not "
+                            "expose; use a classic SparkSession.")
+        if not isinstance(dataset, _ClassicDataFrame):
             raise TypeError(f"{name}.fit takes a Spark DataFrame; got {type(dataset).__name__} "
                             f"(fit in-memory data with {self._local.__name__}).")
-        params = {name: self.getOrDefault(name) for name in _local_parameters(self._local)}
+        params = {p: self.getOrDefault(p) for p in _local_parameters(self._local)}
         if params["warm_start"]:
             raise ValueError(f"warm_start=True: {name}.fit returns a new model each time; "
                              f"continue a fitted model in memory (to_local()).")
