@@ -86,6 +86,10 @@ def main():
     spark.sparkContext.setLogLevel("ERROR")
     frame = spark.read.parquet(str(path))
 
+    import pyspark
+
+    versions = {"pyspark": pyspark.__version__,
+                "java": spark.sparkContext._jvm.System.getProperty("java.version")}
     load_before = os.getloadavg()[0]
     local, local_s, data_bytes = in_memory_fit(frame)
     on_spark, facts = spark_fit(frame)
@@ -94,7 +98,7 @@ def main():
     row = {"rows": rows, "features": N_FEATURES, "n_trees": n_trees,
            "data_gb": data_bytes / 1e9, "in_memory_fit_s": local_s, **facts,
            "spark_over_memory": facts["fit_s"] / local_s,
-           "per_tree_ms": 1e3 * facts["fit_s"] / n_trees}
+           "per_tree_ms": 1e3 * facts["fit_s"] / n_trees, **versions}
     report_same_model(_harness.result_name("spark", args), local, on_spark, row, load_before)
 
 

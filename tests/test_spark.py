@@ -97,7 +97,10 @@ def test_a_spark_fit_is_the_in_memory_fit(spark, setting, assert_same_model):
     assert on_spark.privacy_report() == local.privacy_report()
 
 
-@pytest.mark.parametrize("cuts", [(), (3000,), (400, 800, 1500, 1501, 2000, 2999)],
+# Seven partitions are slow: more partitions than task slots are also joined in
+# test_a_spark_fit_is_the_in_memory_fit (three).
+@pytest.mark.parametrize("cuts", [(), (3000,), pytest.param((400, 800, 1500, 1501, 2000, 2999),
+                                                            marks=pytest.mark.slow)],
                          ids=["one-partition", "an-empty-partition", "seven-partitions"])
 def test_partitions_do_not_change_the_model(spark, cuts, assert_same_model):
     # (3000,): two partitions, the second empty, so one task holds no record; seven are

@@ -77,14 +77,12 @@ class SparkRecords(RecordSet):
         message = ("run", steps, statistic)
         while True:
             try:
-                sums = self._exchange(message)
-                break
+                return add_sums(self._exchange(message))
             except (EOFError, OSError):
                 # A task is gone: Spark runs the stage again; its new tasks replay the log
                 # (which holds ``steps``), then the statistic is asked again.
-                self._connect()
                 message = ("run", (), statistic)
-        return add_sums(sums)
+            self._connect()
 
     def number_rows(self):
         """Nothing to do: each task numbers its records when it starts, from every task's
@@ -168,6 +166,15 @@ class SparkRecords(RecordSet):
             self._arrivals.put(connection)
 
     def _connect(self):
+        """:meth:`_connect_once`, again for the stage's next attempt while a task is gone before
+        it has its start (the job's failure ends it)."""
+        while True:
+            try:
+                return self._connect_once()
+            except (EOFError, OSError):
+                continue
+
+    def _connect_once(self):
         """Wait for one task per partition of the job's latest stage attempt, number the
         records and send each task its first row and the decisions so far."""
         for connection in self._tasks or ():
