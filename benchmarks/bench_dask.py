@@ -94,7 +94,8 @@ def task_split(stream, n_workers):
     for task in stream:
         busy = sum(s["stop"] - s["start"] for s in task["startstops"] if s["action"] == "compute")
         key = task["key"][0] if isinstance(task["key"], tuple) else task["key"]
-        if key.startswith("_add-"):  # client.submit(_add, ...) names its tasks _add-<hash>
+        # client.submit(add_sums, ...) names its tasks add_sums-<hash>
+        if key.startswith("add_sums-"):
             reduction += busy
         else:
             compute += busy
@@ -156,6 +157,37 @@ def same_model(a, b):
     return structure, leaves, ledger
 
 
+def task_parser(doc):
+    """The command line of the parquet task: ``--quick``, ``--rows``, ``--rows-per-file`` and
+    ``--dir`` (this script's and ``bench_spark.py``'s)."""
+    parser = _harness.parser(doc)
+    parser.add_argument("--rows", type=int, default=10_000_000)
+    parser.add_argument("--rows-per-file", type=int, default=500_000)
+    parser.add_argument("--dir", type=Path, default=Path("/tmp/dpboost_bench_dask"))
+    return parser
+
+
+def task_files(args):
+    """``(rows, directory, paths)`` of the task's parquet files (written if absent)."""
+    rows = 1_000_000 if args.quick else args.rows
+    path = args.dir / f"rows{rows}"
+    return rows, path, write_parquet(path, rows, args.rows_per_file)
+
+
+def report_same_model(name, local, other, row, load_before):
+    """Add the comparison of the two released models and the load averages to ``row``, write it
+    as results/<name>.csv, and exit with an error if ``other`` is not ``local``'s model."""
+    structure, leaves, ledger = same_model(local, other)
+    row = {**row, "same_splits": structure, "max_leaf_difference": leaves,
+           "same_ledger": ledger,
+           # other jobs on the machine slow the two fits unevenly: the 1-minute load average
+           # before and after the timed fits
+           "load_before": load_before, "load_after": os.getloadavg()[0]}
+    _report(name, row)
+    if not (structure and ledger and leaves < 1e-9):
+        sys.exit(f"{name}: the fit did not release the in-memory model")
+
+
 def dask_only(path, rows, args):
     load_before = os.getloadavg()[0]
     _, facts = dask_fit(path, args.worker_memory, n_estimators=args.dask_only)
@@ -174,19 +206,14 @@ def _report(name, row):
 
 
 def main():
-    parser = _harness.parser(__doc__)
-    parser.add_argument("--rows", type=int, default=10_000_000)
-    parser.add_argument("--rows-per-file", type=int, default=500_000)
-    parser.add_argument("--dir", type=Path, default=Path("/tmp/dpboost_bench_dask"))
+    parser = task_parser(__doc__)
     parser.add_argument("--worker-memory", default="1.25GiB",
                         help="memory_limit of each of the 2 workers (default below the data)")
     parser.add_argument("--dask-only", type=int, metavar="N_ESTIMATORS",
                         help="only the Dask fit, of N_ESTIMATORS trees (data too large for the "
                              "in-memory fit); writes results/dask_rows<rows>.csv")
     args = parser.parse_args()
-    rows = 1_000_000 if args.quick else args.rows
-    path = args.dir / f"rows{rows}"
-    paths = write_parquet(path, rows, args.rows_per_file)
+    rows, path, paths = task_files(args)
     _harness.warm_up()
     if args.dask_only:
         dask_only(path, rows, args)
@@ -196,7 +223,6 @@ def main():
     local, local_s, data_bytes = in_memory_fit(paths)
     local_peak = peak_rss_gb()
     on_dask, facts = dask_fit(path, args.worker_memory)
-    structure, leaves, ledger = same_model(local, on_dask)
     n_trees = local._forest.split_feature.shape[0]
     row = {"rows": rows, "features": N_FEATURES, "n_trees": n_trees,
            "data_gb": data_bytes / 1e9, "in_memory_fit_s": local_s,
@@ -205,14 +231,8 @@ def main():
            "per_tree_ms": 1e3 * facts["fit_s"] / n_trees,
            "compute_per_tree_ms": 1e3 * facts["compute_s"] / n_trees,
            "reduction_per_tree_ms": 1e3 * facts["reduction_s"] / n_trees,
-           "other_per_tree_ms": 1e3 * facts["other_s"] / n_trees,
-           "same_splits": structure, "max_leaf_difference": leaves, "same_ledger": ledger,
-           # other jobs on the machine slow the two fits unevenly: the 1-minute load average
-           # before and after the timed fits
-           "load_before": load_before, "load_after": os.getloadavg()[0]}
-    _report(_harness.result_name("dask", args), row)
-    if not (structure and ledger and leaves < 1e-9):
-        sys.exit("the Dask fit did not release the in-memory model")
+           "other_per_tree_ms": 1e3 * facts["other_s"] / n_trees}
+    report_same_model(_harness.result_name("dask", args), local, on_dask, row, load_before)
 
 
 if __name__ == "__main__":

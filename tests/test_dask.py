@@ -19,13 +19,15 @@ dd = pytest.importorskip("dask.dataframe")
 distributed = pytest.importorskip("distributed")
 pd = pytest.importorskip("pandas")
 
+from cluster_cases import SETTINGS  # noqa: E402
+from cluster_cases import data as _data  # noqa: E402
+
 from dpboost import (  # noqa: E402
     BudgetExceededError,
     DPGBClassifier,
     DPGBRegressor,
     PrivacyAccountant,
 )
-from dpboost._parameters import DPBOOST_PAPER  # noqa: E402
 from dpboost.dask import DaskDPGBClassifier, DaskDPGBRegressor, DaskRecords  # noqa: E402
 
 
@@ -41,29 +43,6 @@ def client():
     with distributed.Client(cluster) as c:
         yield c
     cluster.close()
-
-
-def _data(n=3000, regression=False, seed=0):
-    rng = np.random.default_rng(seed)
-    X = rng.normal(size=(n, 4))
-    X[::11, 2] = np.nan
-    score = X[:, 0] + 0.5 * np.nan_to_num(X[:, 1]) + 0.5 * rng.normal(size=n)
-    return X, (2 * score if regression else np.digitize(score, [-0.5, 0.5]))
-
-
-SETTINGS = {
-    # the default estimator with 40 boosting stages, not its 200: each stage releases and
-    # sends the same things, and costs the cluster a round of tasks per level of its 3 trees
-    "default": (DPGBClassifier, {"classes": [0, 1, 2], "feature_bounds": (-4, 4),
-                                 "n_estimators": 40}),
-    "dpboost_paper": (DPGBClassifier, {**DPBOOST_PAPER, "classes": [0, 1, 2],
-                                       "feature_bounds": (-4, 4), "n_estimators": 12}),
-    "regressor-private-bounds": (DPGBRegressor, {"target_bounds": "private",
-                                                 "feature_bounds": "private",
-                                                 "n_estimators": 20}),
-    "default-renyi-filter": (DPGBClassifier, {"classes": [0, 1], "feature_bounds": (-4, 4),
-                                              "renyi_filter": 0.25, "n_estimators": 40}),
-}
 
 
 @pytest.mark.slow

@@ -1,15 +1,15 @@
 """The training records as partitions: everything a fit computes from the private data.
 
 The boosting loop (``_boosting``), the grower and the candidates never hold records. They send a
-*record set* public decisions (:meth:`InMemoryRecords.update`) and ask it for sums over its
-partitions (:meth:`InMemoryRecords.reduce`); every noisy release is then made once, by the
+*record set* (:class:`RecordSet`) public decisions (:meth:`RecordSet.update`) and ask it for sums
+over its partitions (:meth:`RecordSet.reduce`); every noisy release is then made once, by the
 caller, from the sum. A partition is a :class:`Partition`; the functions that read one live next
 to the release they feed (``_candidates``: the sketches and bounds; ``_grower``: level
 histograms, routing, leaf sums; ``_boosting``: binning, gradients, record selection, scores).
 :class:`InMemoryRecords` is one partition in this process; ``dpboost.dask`` holds many on a
-cluster's workers and calls the same functions, so the two fits cannot drift. Partition functions
-return a new partition and never modify their input: a task that Dask runs again after a worker
-failure finds its input as it was.
+cluster's workers and ``dpboost.spark`` in the tasks of a Spark job, and both call the same
+functions, so the fits cannot drift. Partition functions return a new partition and never modify
+their input: a task that a cluster runs again after a failure finds its input as it was.
 
 Record coins
 ------------
@@ -22,11 +22,15 @@ partition holding it, on other records or on the threads, and a recomputed task 
 coins.
 """
 
+import sys
+from abc import ABC, abstractmethod
 from dataclasses import dataclass, replace
 
 import numpy as np
+from sklearn.utils.validation import column_or_1d
 
 from . import _coins
+from ._categories import private_category_columns
 
 #: The coin streams (the first word of a stream's identity): Poisson sampling, EoE positions,
 #: PrivateSearchCV's validation split, early stopping's held-out records.
@@ -172,7 +176,42 @@ class Partition:
         return replace(self, tree=replace(self.tree, **fields))
 
 
-class InMemoryRecords:
+class RecordSet(ABC):
+    """The records of one fit as partitions, behind the three operations the fit needs.
+
+    What ``_boosting.train`` and the functions it calls ask of the records; each backend keeps
+    the partitions where it likes (:class:`InMemoryRecords`: in this process;
+    ``dpboost.dask.DaskRecords``: on a Dask cluster's workers; ``dpboost.spark.SparkRecords``: in
+    the tasks of a Spark job) and runs the same partition functions on them. A partition function
+    takes a :class:`Partition` (and public arguments) and returns a new one, or a statistic, from
+    its records alone; it never modifies its input.
+    """
+
+    @abstractmethod
+    def update(self, function, *args):
+        """Replace every partition with ``function(partition, *args)``: a public decision
+        (a released split, the grid, the fit's record coins). A backend may queue it; it has
+        run on every partition before the next :meth:`reduce` returns."""
+
+    @abstractmethod
+    def reduce(self, function, *args):
+        """The statistic ``function(partition, *args)`` summed over the partitions.
+
+        Returns
+        -------
+        total : ndarray, dtype=float64
+            The only view of the records the caller gets: a release is made from it once.
+        """
+
+    @abstractmethod
+    def number_rows(self):
+        """Number the records across partitions, from 0 in partition order
+        (:attr:`Partition.first_row`: the rows of their record coins). Called once, after the
+        records are binned and before any coin is drawn; the numbering depends on the number
+        of records each partition holds, never on their values."""
+
+
+class InMemoryRecords(RecordSet):
     """A record set of one partition in this process: the estimators' fit.
 
     Parameters
@@ -201,7 +240,7 @@ class InMemoryRecords:
                              X_binned=X_binned, tree=tree))
 
     def number_rows(self):
-        """Number the records across partitions (here: they are numbered from 0)."""
+        """Number the records across partitions (here one: they are numbered from 0)."""
 
     def update(self, function, *args):
         """Replace the partition with ``function(partition, *args)`` (a public decision)."""
@@ -215,3 +254,118 @@ class InMemoryRecords:
         total : ndarray, dtype=float64
         """
         return function(self.partition, *args)
+
+
+class Step:
+    """One partition function and its public arguments: ``Step(f, args)(partition)`` is
+    ``f(partition, *args)``. What a record set outside this process sends its partitions (a
+    plain class, which Dask's graph parser does not look into and pickle sends by value)."""
+
+    def __init__(self, function, args):
+        self.function, self.args = function, args
+
+    def __call__(self, partition):
+        return self.function(partition, *self.args)
+
+
+def add_sums(terms):
+    """The float64 sum of the partitions' statistics ``terms`` (a sequence of ndarrays of one
+    shape), added in their order: a new array."""
+    total = np.array(terms[0], dtype=np.float64)
+    for term in terms[1:]:
+        total += term
+    return total
+
+
+# What the front ends whose records live outside this process share (``dpboost.dask``,
+# ``dpboost.spark``): the checks made before any record is read, and the loading of a partition.
+
+def check_cluster_inputs(estimator, schema, name, weight_bound=None, previous=None):
+    """Refuse, from the parameters and the schema alone, a fit that a record set outside this
+    process cannot make: called before any record is read.
+
+    Public inputs the in-memory fit could read from the data (with a warning) must be given:
+    reading them off a cluster's partitions would be a non-private pass over the records.
+
+    Parameters
+    ----------
+    estimator : DPGBClassifier or DPGBRegressor
+        Its parameters.
+    schema : ndarray of shape (0, n_features) or pandas.DataFrame of 0 rows
+        The columns of the records (names and dtypes), no record.
+    name : str
+        The front end's estimator, for the messages (``"DaskDPGBClassifier"``).
+    weight_bound : float or None, default=None
+        The fit's weight bound (``_public_inputs.resolve_weight_bound``); None: unweighted.
+    previous : PublicInputs or None, default=None
+        A warm start's fitted inputs; None: a fresh fit.
+
+    Raises
+    ------
+    NotImplementedError
+        Sample or class weights, or a warm start.
+    ValueError
+        ``feature_bounds`` None, ``classes`` None (classifier), ``target_bounds`` None
+        (regressor), or ``categories="private"``.
+    """
+    local = "DPGBClassifier" if hasattr(estimator, "classes") else "DPGBRegressor"
+    if weight_bound is not None or previous is not None:
+        raise NotImplementedError(f"{name} does not take sample_weight, class_weight or "
+                                  "warm_start yet; fit in memory with DPGBClassifier / "
+                                  "DPGBRegressor.")
+    required = ["feature_bounds"] + (["classes"] if hasattr(estimator, "classes")
+                                     else ["target_bounds"])
+    for parameter in required:
+        if getattr(estimator, parameter) is None:
+            raise ValueError(f"{parameter}=None: {name} needs public {parameter} (or 'private' "
+                             "where offered); reading them off the data would take a "
+                             "non-private pass over the cluster.")
+    if private_category_columns(schema, estimator.categorical_features, estimator.categories,
+                                estimator.feature_bounds):
+        # The values seen would need a pass over the cluster that merges value sets, which
+        # the record sets' float64 sums do not do yet.
+        raise ValueError(f"categories='private' is not supported by {name} yet: pass the "
+                         f"public category lists (or fit in memory with {local}).")
+    if estimator.domain_report:
+        # Its counts are taken at the record boundary, before the partitions' records.
+        raise ValueError(f"domain_report=True is not supported by {name} yet (fit in memory "
+                         f"with {local}).")
+
+
+def load_partition(X, y, categories, classes, target_bounds, n_threads=1):
+    """One partition's records in the data domain: the in-memory fit's per-record treatment
+    (``_public_inputs.fit_inputs``) with the public inputs checked before.
+
+    Parameters
+    ----------
+    X : ndarray or pandas.DataFrame of shape (n, n_features)
+    y : array-like of shape (n,)
+    categories : dict of int -> ndarray
+        The fit's public category lists (``PublicInputs.categories``).
+    classes : array-like or None
+        The public classes (classifier), or None (regressor).
+    target_bounds : array-like, "private" or None
+        The regressor's ``target_bounds``.
+    n_threads : int, default=1
+
+    Returns
+    -------
+    partition : Partition
+        Its records numbered from 0; a record outside the data domain (a label outside the
+        classes, a target that is not a number) is left out, by its own value.
+    """
+    # Imported here: ``_cells`` needs ``_loss`` and ``_budget``, which import this module
+    # (through ``_noise``) before they are defined.
+    from ._cells import cells_as_numbers, encode_classes, encode_targets
+
+    X = np.asarray(cells_as_numbers(X, categories), dtype=np.float64)
+    y = column_or_1d(np.asarray(y))
+    keep, y_scaled, _, _ = (encode_classes(y, classes) if classes is not None
+                            else encode_targets(y, target_bounds))
+    partition = Partition.of(X[keep], y_scaled, n_threads=n_threads)
+    if "pyarrow" in sys.modules:
+        # pyarrow's allocator (mimalloc or jemalloc) keeps the pages of a parquet read: Dask
+        # counts them as the worker's unmanaged memory and spills the partitions to make room
+        # (at 10M rows, workers under 1.25 GiB reread them from disk at every tree).
+        sys.modules["pyarrow"].default_memory_pool().release_unused()
+    return partition

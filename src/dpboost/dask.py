@@ -17,17 +17,21 @@ would take a non-private pass over the cluster. Requires ``dask[distributed]``.
 
 import dataclasses
 import inspect
-import sys
 
 import numpy as np
-from sklearn.utils.validation import check_is_fitted, column_or_1d
+from sklearn.utils.validation import check_is_fitted
 
-from ._categories import private_category_columns
-from ._cells import cells_as_numbers, encode_classes, encode_targets
 from ._docstrings import CLASSIFIER, REGRESSOR
 from ._estimators import DPGBClassifier, DPGBRegressor
 from ._public_inputs import fit_inputs
-from ._records import Partition
+from ._records import (
+    Partition,
+    RecordSet,
+    Step,
+    add_sums,
+    check_cluster_inputs,
+    load_partition,
+)
 
 try:
     import dask
@@ -59,7 +63,7 @@ def _nbytes(value):
     return sizeof(value)
 
 
-class DaskRecords:
+class DaskRecords(RecordSet):
     """A record set (``_records``) whose partitions live on a Dask cluster's workers.
 
     ``update`` queues a public decision; the queue runs as one task per partition before the next
@@ -83,7 +87,7 @@ class DaskRecords:
 
     def update(self, function, *args):
         """Queue ``function(partition, *args)`` for every partition."""
-        self._pending.append(_Step(function, args))
+        self._pending.append(Step(function, args))
 
     def reduce(self, function, *args):
         """``function(partition, *args)`` summed over the partitions, in a tree of float64 sums
@@ -94,12 +98,12 @@ class DaskRecords:
         total : ndarray, dtype=float64
         """
         self._run_pending()
-        step = _Step(function, args)
+        step = Step(function, args)
         # client.map: one message for all partitions (a submit per partition costs the client
         # about a millisecond each, per tree)
         sums = self.client.map(_statistic, self._parts, step=step, pure=False)
         while len(sums) > 1:
-            sums = [self.client.submit(_add, *sums[i:i + FAN_IN], pure=False)
+            sums = [self.client.submit(add_sums, sums[i:i + FAN_IN], pure=False)
                     for i in range(0, len(sums), FAN_IN)]
         return sums[0].result()
 
@@ -123,16 +127,6 @@ class DaskRecords:
             self._parts = self.client.map(_apply, self._parts, steps=steps, pure=False)
 
 
-class _Step:
-    """One partition function and its public arguments (opaque to Dask's graph parser)."""
-
-    def __init__(self, function, args):
-        self.function, self.args = function, args
-
-    def __call__(self, partition):
-        return self.function(partition, *self.args)
-
-
 class _Steps:
     def __init__(self, steps):
         self.steps = steps
@@ -148,13 +142,6 @@ def _statistic(partition, step):
     return np.asarray(step(partition), dtype=np.float64)
 
 
-def _add(*terms):
-    total = terms[0].copy()
-    for term in terms[1:]:
-        total += term
-    return total
-
-
 def _n_records(partition):
     return partition.y_rows.shape[1]
 
@@ -162,22 +149,6 @@ def _n_records(partition):
 def _with_first_row(partition, first_row):
     from dataclasses import replace
     return replace(partition, first_row=first_row)
-
-
-def _load_partition(X, y, categories, classes, target_bounds):
-    """One partition's records in the data domain: the in-memory fit's per-record treatment
-    (``_public_inputs.fit_inputs``) with the public inputs checked on the client."""
-    X = np.asarray(cells_as_numbers(X, categories), dtype=np.float64)
-    y = column_or_1d(np.asarray(y))
-    keep, y_scaled, _, _ = (encode_classes(y, classes) if classes is not None
-                            else encode_targets(y, target_bounds))
-    partition = Partition.of(X[keep], y_scaled)
-    if "pyarrow" in sys.modules:
-        # pyarrow's allocator (mimalloc or jemalloc) keeps the pages of a parquet read: Dask
-        # counts them as the worker's unmanaged memory and spills the partitions to make room
-        # (at 10M rows, workers under 1.25 GiB reread them from disk at every tree).
-        sys.modules["pyarrow"].default_memory_pool().release_unused()
-    return partition
 
 
 def _collections(X, y):
@@ -242,35 +213,12 @@ class _DaskFit:
         return getattr(X, "_meta", X)
 
     def _records(self, X, y, sample_weight=None, weight_bound=None, previous=None):
-        if weight_bound is not None or previous is not None:
-            raise NotImplementedError(f"{type(self).__name__} does not take sample_weight, "
-                                      "class_weight or warm_start yet; fit in memory with "
-                                      "DPGBClassifier / DPGBRegressor.")
-        # Public inputs the in-memory fit could read from the data (with a warning) must be
-        # given here: checked from the parameters, before any task is submitted.
-        required = ["feature_bounds"] + (["classes"] if hasattr(self, "classes")
-                                         else ["target_bounds"])
-        for name in required:
-            if getattr(self, name) is None:
-                raise ValueError(f"{name}=None: {type(self).__name__} needs public {name} (or "
-                                 f"'private' where offered); reading them off the data would "
-                                 "take a non-private pass over the cluster.")
-        if private_category_columns(self._schema(X), self.categorical_features,
-                                    self.categories, self.feature_bounds):
-            # The values seen would need a pass over the cluster that merges value sets, which
-            # the record sets' float64 sums do not do yet.
-            raise ValueError(f"categories='private' is not supported by {type(self).__name__} "
-                             "yet: pass the public category lists (or fit in memory with "
-                             f"{self._local.__name__}).")
-        if self.domain_report:
-            # Its counts are taken at the record boundary, before the partitions' records.
-            raise ValueError(f"domain_report=True is not supported by {type(self).__name__} "
-                             f"yet (fit in memory with {self._local.__name__}).")
+        check_cluster_inputs(self, self._schema(X), type(self).__name__, weight_bound, previous)
         X_parts, y_parts, X_meta, y_meta = _collections(X, y)
         _, y_scaled, inputs, _ = fit_inputs(self, X_meta, y_meta)
         classes = getattr(self, "classes", None)
-        parts = [dask.delayed(_load_partition)(x, t, inputs.categories, classes,
-                                               getattr(self, "target_bounds", None))
+        parts = [dask.delayed(load_partition)(x, t, inputs.categories, classes,
+                                              getattr(self, "target_bounds", None))
                  for x, t in zip(X_parts, y_parts)]
         return DaskRecords(self._client(), parts), y_scaled.shape[1], inputs
 

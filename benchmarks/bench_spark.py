@@ -1,0 +1,106 @@
+"""Training on Spark: the default estimator on a ``local[2]`` SparkSession against the in-memory
+fit of the same rows.
+
+The task of ``bench_dask.py`` (``--rows`` x 20 standard-normal features, a logistic label of 5 of
+them, public bounds +-6), written once as parquet in ``--dir`` (one file per ``--rows-per-file``
+rows). Then, in one process and one run, on a ``local[2]`` SparkSession (driver memory
+``--driver-memory``) and ``spark.read.parquet``:
+
+1. the in-memory fit: the DataFrame's rows collected in its order (``toPandas``: Spark reads the
+   files in an order of its own, and the records' order is their coins' rows), ``DPGBClassifier``
+   (the default preset, epsilon 1) fitted on them; wall time of ``fit``, the JVM idle;
+2. the Spark fit: ``SparkDPGBClassifier`` on the DataFrame's 20 named columns with the same
+   parameters and ``random_state``; wall time of ``fit`` (the checkpoint of the columns, the
+   barrier job's tasks reading their Arrow batches, the boosting), and the time until the
+   first statistic is back (the plan, the checkpoint, the job's start and the tasks' loading);
+3. the two released models compared (same splits, leaf values to float rounding, same ledger).
+
+Both fits use the same seeded numpy noise (``random_state=0``): the benchmark's models are for
+measurement, not for release. A warm-up fit on 20,000 rows compiles the kernels first, in this
+process and in Spark's Python workers (which Spark reuses across tasks). ``--quick``: 1M rows.
+
+Writes ``results/spark[_quick].csv`` (+ machine facts). Needs ``pip install -e ".[bench]"`` and
+a Java runtime.
+"""
+
+import os
+import time
+
+import _harness
+import numpy as np
+from bench_dask import N_FEATURES, params, report_same_model, task_files, task_parser
+
+from dpboost import DPGBClassifier
+
+FEATURES = [f"x{j}" for j in range(N_FEATURES)]
+
+
+def in_memory_fit(frame):
+    data = frame.toPandas()
+    y = data.pop("y").to_numpy()
+    X = data.to_numpy(dtype=np.float64)
+    del data
+    start = time.perf_counter()
+    model = DPGBClassifier(**params()).fit(X, y)
+    return model, time.perf_counter() - start, X.nbytes
+
+
+def spark_fit(frame):
+    from dpboost.spark import SparkDPGBClassifier, SparkRecords
+
+    # Start the Python workers and compile (or load from the cache) the kernels there, untimed.
+    SparkDPGBClassifier(featuresCol=FEATURES, labelCol="y",
+                        **{**params(), "n_estimators": 5}).fit(frame.limit(20_000))
+    first = []
+    reduce = SparkRecords.reduce
+
+    def timed_reduce(self, *args):
+        total = reduce(self, *args)
+        if not first:
+            first.append(time.perf_counter())
+        return total
+
+    SparkRecords.reduce = timed_reduce
+    start = time.perf_counter()
+    model = SparkDPGBClassifier(featuresCol=FEATURES, labelCol="y", **params()).fit(frame)
+    seconds = time.perf_counter() - start
+    SparkRecords.reduce = reduce
+    return model.to_local(), {"fit_s": seconds, "n_partitions": frame.rdd.getNumPartitions(),
+                              "to_first_statistic_s": first[0] - start}
+
+
+def main():
+    parser = task_parser(__doc__)
+    parser.add_argument("--driver-memory", default="8g",
+                        help="spark.driver.memory (local mode: the executors' memory too)")
+    args = parser.parse_args()
+    rows, path, _ = task_files(args)
+    _harness.warm_up()
+    from pyspark.sql import SparkSession
+
+    spark = (SparkSession.builder.master("local[2]").appName("dpboost-bench")
+             .config("spark.driver.memory", args.driver_memory)
+             .config("spark.driver.maxResultSize", "0")  # toPandas of the whole data set
+             .config("spark.sql.execution.arrow.pyspark.enabled", "true")
+             .config("spark.ui.showConsoleProgress", "false").getOrCreate())
+    spark.sparkContext.setLogLevel("ERROR")
+    frame = spark.read.parquet(str(path))
+
+    import pyspark
+
+    versions = {"pyspark": pyspark.__version__,
+                "java": spark.sparkContext._jvm.System.getProperty("java.version")}
+    load_before = os.getloadavg()[0]
+    local, local_s, data_bytes = in_memory_fit(frame)
+    on_spark, facts = spark_fit(frame)
+    spark.stop()
+    n_trees = local._forest.split_feature.shape[0]
+    row = {"rows": rows, "features": N_FEATURES, "n_trees": n_trees,
+           "data_gb": data_bytes / 1e9, "in_memory_fit_s": local_s, **facts,
+           "spark_over_memory": facts["fit_s"] / local_s,
+           "per_tree_ms": 1e3 * facts["fit_s"] / n_trees, **versions}
+    report_same_model(_harness.result_name("spark", args), local, on_spark, row, load_before)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,34 @@
+"""What the tests of the cluster front ends (tests/test_dask.py, tests/test_spark.py) fit: one
+data set and the settings whose cluster fit must release the in-memory model."""
+
+import numpy as np
+
+from dpboost import DPGBClassifier, DPGBRegressor
+from dpboost._parameters import DPBOOST_PAPER
+
+
+def data(n=3000, regression=False, seed=0):
+    """``(X, y)``: 4 standard-normal features (every 11th cell of the third missing) and three
+    classes (or, ``regression``, a target) of the first two, with noise."""
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, 4))
+    X[::11, 2] = np.nan
+    score = X[:, 0] + 0.5 * np.nan_to_num(X[:, 1]) + 0.5 * rng.normal(size=n)
+    return X, (2 * score if regression else np.digitize(score, [-0.5, 0.5]))
+
+
+#: name -> (in-memory estimator, parameters): the default preset, the DPBoost paper's, private
+#: bounds of a regressor, and the individual Renyi filter.
+SETTINGS = {
+    # the default estimator with 40 boosting stages, not its 200: each stage releases and
+    # sends the same things, and costs the cluster a round of tasks per level of its 3 trees
+    "default": (DPGBClassifier, {"classes": [0, 1, 2], "feature_bounds": (-4, 4),
+                                 "n_estimators": 40}),
+    "dpboost_paper": (DPGBClassifier, {**DPBOOST_PAPER, "classes": [0, 1, 2],
+                                       "feature_bounds": (-4, 4), "n_estimators": 12}),
+    "regressor-private-bounds": (DPGBRegressor, {"target_bounds": "private",
+                                                 "feature_bounds": "private",
+                                                 "n_estimators": 20}),
+    "default-renyi-filter": (DPGBClassifier, {"classes": [0, 1], "feature_bounds": (-4, 4),
+                                              "renyi_filter": 0.25, "n_estimators": 40}),
+}
