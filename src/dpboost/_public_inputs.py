@@ -8,6 +8,7 @@ import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
+from sklearn.base import is_classifier
 from sklearn.utils.validation import column_or_1d, validate_data
 
 from ._categories import (
@@ -364,7 +365,7 @@ def fit_inputs(estimator, X, y, sample_weight=None, weight_bound=None, previous=
         target_bounds = target.get("target_bounds_")
         layout = domain_layout(X.shape[1], lists, observed,
                                isinstance(estimator.feature_bounds, str),
-                               not hasattr(estimator, "classes"), isinstance(target_bounds, str))
+                               not is_classifier(estimator), isinstance(target_bounds, str))
         names = getattr(estimator, "feature_names_in_", range(X.shape[1]))
         domain = (layout, domain_counts(raw, encoded, y, keep, layout, bounds, target_bounds),
                   [str(name) for name in names])
@@ -386,7 +387,7 @@ def check_target_dtype(y, estimator, fitted_target):
         Names ``classes`` or ``y`` and the rule; quotes no label.
     """
     kind = declared_kind(y)
-    if not hasattr(estimator, "classes"):
+    if not is_classifier(estimator):
         if kind == "text":
             raise ValueError("y has a text dtype: a regression target must be numbers (each "
                              "target that is not a number leaves its record out, here every "

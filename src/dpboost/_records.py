@@ -27,6 +27,7 @@ from abc import ABC, abstractmethod
 from dataclasses import dataclass, replace
 
 import numpy as np
+from sklearn.base import is_classifier
 from sklearn.utils.validation import column_or_1d
 
 from . import _coins
@@ -308,13 +309,13 @@ def check_cluster_inputs(estimator, schema, name, weight_bound=None, previous=No
         ``feature_bounds`` None, ``classes`` None (classifier), ``target_bounds`` None
         (regressor), or ``categories="private"``.
     """
-    local = "DPGBClassifier" if hasattr(estimator, "classes") else "DPGBRegressor"
+    classifier = is_classifier(estimator)
+    local = "DPGBClassifier" if classifier else "DPGBRegressor"
     if weight_bound is not None or previous is not None:
         raise NotImplementedError(f"{name} does not take sample_weight, class_weight or "
                                   "warm_start yet; fit in memory with DPGBClassifier / "
                                   "DPGBRegressor.")
-    required = ["feature_bounds"] + (["classes"] if hasattr(estimator, "classes")
-                                     else ["target_bounds"])
+    required = ["feature_bounds"] + (["classes"] if classifier else ["target_bounds"])
     for parameter in required:
         if getattr(estimator, parameter) is None:
             raise ValueError(f"{parameter}=None: {name} needs public {parameter} (or 'private' "
