@@ -57,7 +57,7 @@ autodoc_typehints = "none"  # the types are in the numpydoc "Parameters" section
 # that name, and the fitted properties are documented in their class's Attributes section
 # only (the class members are not listed separately).
 nitpicky = True
-nitpick_ignore = [("py:obj", "n_estimators_")]
+nitpick_ignore = [("py:obj", "n_estimators_"), ("py:obj", "n_iter_")]
 
 # No network at build time: intersphinx has no inventories (references to numpy or
 # scikit-learn stay plain text).
