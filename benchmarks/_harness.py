@@ -76,6 +76,31 @@ class Timing(NamedTuple):
     warmup_s: object
 
 
+def peer_classifiers(threads, trees, depth, bins):
+    """Non-private libraries with the same trees, depth, bins and threads, when installed:
+    scikit-learn's HistGradientBoosting, LightGBM and XGBoost (hist), unfitted, by name."""
+    from sklearn.ensemble import HistGradientBoostingClassifier
+
+    peers = {"hgb": HistGradientBoostingClassifier(
+        max_iter=trees, max_depth=depth, max_bins=bins, max_leaf_nodes=None,
+        early_stopping=False, random_state=0)}
+    try:
+        import lightgbm
+        peers["lightgbm"] = lightgbm.LGBMClassifier(
+            n_estimators=trees, max_depth=depth, num_leaves=2**depth, max_bin=bins,
+            n_jobs=threads, random_state=0, verbose=-1)
+    except ImportError:
+        pass
+    try:
+        import xgboost
+        peers["xgboost"] = xgboost.XGBClassifier(
+            n_estimators=trees, max_depth=depth, max_bin=bins, tree_method="hist",
+            n_jobs=threads, random_state=0)
+    except ImportError:
+        pass
+    return peers
+
+
 def _wall(call):
     start = time.perf_counter()
     call()

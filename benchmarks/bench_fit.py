@@ -57,24 +57,7 @@ def _dpboost(epsilon, threads, bounds):
 
 def _peers(threads):
     """Non-private libraries with the same trees, depth, bins and threads, when installed."""
-    peers = {"hgb": HistGradientBoostingClassifier(
-        max_iter=TREES, max_depth=DEPTH, max_bins=BINS, max_leaf_nodes=None,
-        early_stopping=False, random_state=0)}
-    try:
-        import lightgbm
-        peers["lightgbm"] = lightgbm.LGBMClassifier(
-            n_estimators=TREES, max_depth=DEPTH, num_leaves=2**DEPTH, max_bin=BINS,
-            n_jobs=threads, random_state=0, verbose=-1)
-    except ImportError:
-        pass
-    try:
-        import xgboost
-        peers["xgboost"] = xgboost.XGBClassifier(
-            n_estimators=TREES, max_depth=DEPTH, max_bin=BINS, tree_method="hist",
-            n_jobs=threads, random_state=0)
-    except ImportError:
-        pass
-    return peers
+    return _harness.peer_classifiers(threads, TREES, DEPTH, BINS)
 
 
 def _contenders(threads, bounds):

@@ -23,7 +23,6 @@ import warnings
 import _harness
 import numpy as np
 from sklearn.datasets import make_classification
-from sklearn.ensemble import HistGradientBoostingClassifier
 from threadpoolctl import threadpool_limits
 
 from dpboost import DPGBClassifier
@@ -38,24 +37,8 @@ def contenders(threads):
                                           n_jobs=threads),
         "dpboost_seeded": DPGBClassifier(n_estimators=TREES, max_depth=DEPTH, max_bins=BINS,
                                          n_jobs=threads, random_state=0),
-        "hgb": HistGradientBoostingClassifier(max_iter=TREES, max_depth=DEPTH, max_bins=BINS,
-                                              max_leaf_nodes=None, early_stopping=False,
-                                              random_state=0),
+        **_harness.peer_classifiers(threads, TREES, DEPTH, BINS),
     }
-    try:
-        import lightgbm
-        models["lightgbm"] = lightgbm.LGBMClassifier(
-            n_estimators=TREES, max_depth=DEPTH, num_leaves=2**DEPTH, max_bin=BINS,
-            n_jobs=threads, random_state=0, verbose=-1)
-    except ImportError:
-        pass
-    try:
-        import xgboost
-        models["xgboost"] = xgboost.XGBClassifier(
-            n_estimators=TREES, max_depth=DEPTH, max_bin=BINS, tree_method="hist",
-            n_jobs=threads, random_state=0)
-    except ImportError:
-        pass
     return models
 
 
