@@ -3,7 +3,7 @@ data set and the settings whose cluster fit must release the in-memory model."""
 
 import numpy as np
 
-from dpboost import DPGBClassifier, DPGBRegressor
+from dpboost import DPGBClassifier, DPGBRegressor, PrivacyAccountant
 from dpboost._parameters import DPBOOST_PAPER
 
 
@@ -32,3 +32,18 @@ SETTINGS = {
     "default-renyi-filter": (DPGBClassifier, {"classes": [0, 1], "feature_bounds": (-4, 4),
                                               "renyi_filter": 0.25, "n_estimators": 40}),
 }
+
+
+#: The fit that the tests of a lost worker or task interrupt: the same model must come out.
+RECOVERY_PARAMS = {"classes": [0, 1, 2], "feature_bounds": (-4, 4), "random_state": 7,
+                   "epsilon": 2.0, "n_estimators": 10}
+
+
+def recovery_case(n):
+    """``(X, y, expected, spent)``: ``n`` records of :func:`data`, the in-memory fit of
+    :data:`RECOVERY_PARAMS` on them, and the epsilon that fit registered with an accountant of
+    epsilon 10 and delta 1e-3 (the accountant a recovered cluster fit must spend the same from)."""
+    X, y = data(n)
+    reference = PrivacyAccountant(epsilon=10.0, delta=1e-3)
+    expected = DPGBClassifier(accountant=reference, **RECOVERY_PARAMS).fit(X, y)
+    return X, y, expected, reference.spent()

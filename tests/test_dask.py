@@ -19,7 +19,7 @@ dd = pytest.importorskip("dask.dataframe")
 distributed = pytest.importorskip("distributed")
 pd = pytest.importorskip("pandas")
 
-from cluster_cases import SETTINGS  # noqa: E402
+from cluster_cases import RECOVERY_PARAMS, SETTINGS, recovery_case  # noqa: E402
 from cluster_cases import data as _data  # noqa: E402
 
 from dpboost import (  # noqa: E402
@@ -184,11 +184,7 @@ def test_a_worker_lost_mid_fit_is_recomputed_to_the_same_model(client, assert_sa
     # worker that holds the most partitions is killed at a fixed point of the fit (before its
     # fifth reduction, in the first trees), between tasks; the partitions only it held must be
     # recomputed from the data and the updates of the trees before.
-    X, y = _data(6000)
-    params = {"classes": [0, 1, 2], "feature_bounds": (-4, 4), "random_state": 7,
-              "epsilon": 2.0, "n_estimators": 10}
-    reference = PrivacyAccountant(epsilon=10.0, delta=1e-3)
-    expected = DPGBClassifier(accountant=reference, **params).fit(X, y)
+    X, y, expected, spent = recovery_case(6000)
     accountant = PrivacyAccountant(epsilon=10.0, delta=1e-3)
     lost = []
 
@@ -202,13 +198,14 @@ def test_a_worker_lost_mid_fit_is_recomputed_to_the_same_model(client, assert_sa
 
     reductions = _after_reductions(monkeypatch, 5, kill_then_reduce)
     try:
-        model = DaskDPGBClassifier(client=client, accountant=accountant, **params).fit(
+        model = DaskDPGBClassifier(client=client, accountant=accountant,
+                                   **RECOVERY_PARAMS).fit(
             da.from_array(X, chunks=1000), da.from_array(y, chunks=1000))
     finally:
         client.wait_for_workers(2, timeout=60)
     assert len(lost) >= 1 and len(reductions) > 5  # the fit went on without the partitions
     assert_same_model(expected, model)
-    assert accountant.spent() == pytest.approx(reference.spent(), rel=1e-12)  # registered once
+    assert accountant.spent() == pytest.approx(spent, rel=1e-12)  # registered once
 
 
 @pytest.mark.slow

@@ -22,7 +22,7 @@ pytest.importorskip("pyarrow")
 if shutil.which("java") is None and "JAVA_HOME" not in os.environ:
     pytest.skip("Spark needs a Java runtime (.ci/run installs one)", allow_module_level=True)
 
-from cluster_cases import SETTINGS  # noqa: E402
+from cluster_cases import RECOVERY_PARAMS, SETTINGS, recovery_case  # noqa: E402
 from cluster_cases import data as _data  # noqa: E402
 from pyspark import cloudpickle  # noqa: E402
 from pyspark.ml import Pipeline  # noqa: E402
@@ -267,19 +267,16 @@ def test_a_task_lost_mid_fit_is_run_again_to_the_same_model(spark, tmp_path, mon
                                                             assert_same_model):
     # docs/spark.md: Spark runs the barrier stage again; its new tasks read their partitions
     # from the checkpoint and replay every decision sent so far.
-    X, y = _data(3000)
-    params = {"classes": [0, 1, 2], "feature_bounds": (-4, 4), "random_state": 7,
-              "epsilon": 2.0, "n_estimators": 10}
-    reference = PrivacyAccountant(epsilon=10.0, delta=1e-3)
-    expected = DPGBClassifier(accountant=reference, **params).fit(X, y)
+    X, y, expected, spent = recovery_case(3000)
     accountant = PrivacyAccountant(epsilon=10.0, delta=1e-3)
     data, names = _frame(spark, X, y, cuts=(1500,))
     marker = str(tmp_path / "exited")
     reductions = _before_reduction(monkeypatch, 5, _exit_once, marker)
-    model = SparkDPGBClassifier(featuresCol=names, accountant=accountant, **params).fit(data)
+    model = SparkDPGBClassifier(featuresCol=names, accountant=accountant,
+                                **RECOVERY_PARAMS).fit(data)
     assert os.path.exists(marker) and len(reductions) > 5
     assert_same_model(expected, model.to_local())
-    assert accountant.spent() == pytest.approx(reference.spent(), rel=1e-12)
+    assert accountant.spent() == pytest.approx(spent, rel=1e-12)
 
 
 def test_an_error_in_a_task_ends_the_fit_cleanly(spark, monkeypatch):
