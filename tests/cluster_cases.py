@@ -18,7 +18,7 @@ def data(n=3000, regression=False, seed=0):
 
 
 #: name -> (in-memory estimator, parameters): the default preset, the DPBoost paper's, private
-#: bounds of a regressor, the individual Renyi filter, and a regressor with the private initial
+#: bounds and row count of a regressor, the individual Renyi filter, and a regressor with the private initial
 #: score and early stopping.
 SETTINGS = {
     # the default estimator with 40 boosting stages, not its 200: each stage releases and
@@ -27,8 +27,10 @@ SETTINGS = {
                                  "n_estimators": 40}),
     "dpboost_paper": (DPGBClassifier, {**DPBOOST_PAPER, "classes": [0, 1, 2],
                                        "feature_bounds": (-4, 4), "n_estimators": 12}),
+    # and the private row count first, whose regime chooses the initial score
     "regressor-private-bounds": (DPGBRegressor, {"target_bounds": "private",
                                                  "feature_bounds": "private",
+                                                 "n_samples_hint": "private", "init": "auto",
                                                  "n_estimators": 20}),
     "default-renyi-filter": (DPGBClassifier, {"classes": [0, 1], "feature_bounds": (-4, 4),
                                               "renyi_filter": 0.25, "n_estimators": 40}),

@@ -677,7 +677,8 @@ def _wrapped(name, make_wrapper):
 @contextlib.contextmanager
 def plan_spy():
     """Capture ``plan_budget``'s arguments and plan (with early stopping's releases, from
-    ``plan_validation``) wherever a dpboost module looks them up.
+    ``plan_validation``, and the plan a private row count chose, from ``choose_plan``) wherever
+    a dpboost module looks them up.
 
     The plan is pure, so a call whose arguments equal an earlier call's reuses its plan (the
     second fit of a replay: the RDP bisection takes seconds); arguments that differ would be a
@@ -709,7 +710,19 @@ def plan_spy():
             return validated
         return spy
 
-    with _wrapped("plan_budget", wrap), _wrapped("plan_validation", wrap_validation):
+    def wrap_choice(original):
+        # A private row count chooses among plans made before it (``choose_plan``): the chosen
+        # one, with the count's release, is the fit's last plan; its regime is a released fact.
+        def spy(records, options, *args):
+            config, plan, count = original(records, options, *args)
+            if count is not None:
+                chosen = [p is plan for _, p in options].index(True)
+                captured.append(({"row_count_regime": chosen}, plan))
+            return config, plan, count
+        return spy
+
+    with (_wrapped("plan_budget", wrap), _wrapped("plan_validation", wrap_validation),
+          _wrapped("choose_plan", wrap_choice)):
         yield captured
 
 
@@ -1086,6 +1099,7 @@ def estimator_factory(config):
     if n_classes is None:
         target_bounds = "private" if config.get("bounds") == "private" else TARGET_BOUNDS
         return lambda noise: DPGBRegressor(target_bounds=target_bounds, random_state=noise,
+                                           n_samples_hint=config.get("n_samples_hint"),
                                            **params)
     return lambda noise: DPGBClassifier(loss=loss, classes=list(range(n_classes)),
                                         random_state=noise, **params)
@@ -1181,6 +1195,18 @@ INITIAL_SCORE = [
                                 ("ternary-softmax", 1e-5, "gaussian"),
                                 ("ternary-logistic", 0.0, "laplace"),
                                 ("binary-square", 0.0, "average"))
+]
+
+#: The private row count (``n_samples_hint="private"``), released first; ``init="auto"``: the
+#: regime it chooses (here the small-data one) releases the initial score.
+ROW_COUNT = [
+    {**default_config("regression", data="numeric", features="typical", label=label,
+                      coin=0.0), "delta": delta, "leaf_noise": leaves, "init": "auto",
+     "n_samples_hint": "private"}
+    for label, delta, leaves in (("low", 1e-5, "gaussian"), ("high", 0.0, "average"))
+] + [
+    {**default_config("regression", data="missing", features="far", label="high", coin=0.0),
+     "bounds": "private", "init": "auto", "n_samples_hint": "private"},
 ]
 
 

@@ -202,7 +202,7 @@ def _default_plan(estimator):
     """The plan ``estimator.fit`` makes before reading a record, on a schema of 2 columns."""
     X = np.zeros((3, 2))
     shape = planned_shape(estimator, X)
-    return plan_fit(estimator._config(n_features=2),
+    return plan_fit(estimator._configs(n_features=2)[0],
                     make_loss(estimator._loss_name, shape[0]), *shape)
 
 

@@ -142,8 +142,8 @@ def test_regressor_defaults_quoted_by_the_readme():
             params["split_selection"], params["split_candidates"], params["gradient_filtering"],
             params["leaf_noise"]) == (
         "auto", 4, "no_interactions", "random", "hessian", False, "gaussian")
-    assert [DPGBRegressor(epsilon=e, n_estimators="auto")._config(
-        n_features=p).n_estimators for e, p in [(0.1, 8), (0.1, 48), (1.0, 48), (2.0, 48), (8.0, 48)]] == [
+    assert [DPGBRegressor(epsilon=e, n_estimators="auto")._configs(
+        n_features=p)[0].n_estimators for e, p in [(0.1, 8), (0.1, 48), (1.0, 48), (2.0, 48), (8.0, 48)]] == [
         200, 362, 909, 1200, 1200]
     readme = " ".join((ROOT / "README.md").read_text().split())
     assert ("trees of depth 4 on every record (`n_estimators=\"auto\"`: at least 200, 7.5 per "

@@ -215,7 +215,7 @@ def _plan_of(model):
     from dpboost._boosting import plan_fit
     from dpboost._loss import make_loss
 
-    return plan_fit(model._config(None, 4), make_loss("square", 1), 1, 4)
+    return plan_fit(model._configs(None, 4)[0], make_loss("square", 1), 1, 4)
 
 
 def test_off_by_default_and_n_iter():

@@ -333,7 +333,7 @@ def test_default_estimator_is_the_preset(binary, cls):
                 params["gradient_bound"], params["gradient_filtering"]) == (
             "random", "uniform", "auto", 10.0, "no_interactions", 0.5, False)
         # "auto": 50 trees below epsilon 0.03, 200 from it on, whatever the features
-        assert [cls(epsilon=e)._config(n_features=p).n_estimators
+        assert [cls(epsilon=e)._configs(n_features=p)[0].n_estimators
                 for e, p in [(0.01, 14), (0.0299, 100), (0.03, 14), (1.0, 100)]] == [
             50, 50, 200, 200]
         assert (params["loss"], params["learning_rate"], params["subsample"]) == (

@@ -162,7 +162,7 @@ def _plan_of(model):
     from dpboost._boosting import plan_fit
     from dpboost._loss import make_loss
 
-    return plan_fit(model._config(), make_loss(model.loss, 1), 1, 3)
+    return plan_fit(model._configs()[0], make_loss(model.loss, 1), 1, 3)
 
 
 @pytest.mark.parametrize("change, match", [

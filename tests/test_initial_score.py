@@ -195,15 +195,15 @@ def test_replay_flags_an_understated_initial_sensitivity(monkeypatch):
 
 def test_a_small_hinted_row_count_times_epsilon_releases_the_mean_with_few_trees(regression):
     # The regime is read from public inputs only: the hint and epsilon, not the data's 400 rows.
-    from dpboost._auto import SMALL_INITIAL_SHARE, SMALL_TREES, resolve_config
+    from dpboost._auto import SMALL_INITIAL_SHARE, SMALL_TREES, resolve_config, resolve_configs
 
     params = DPGBRegressor(epsilon=0.1, n_samples_hint=6999).get_params(deep=False)
-    small = resolve_config(params, 1.0, regression=True, n_features=3)
+    [small] = resolve_configs(params, 1.0, regression=True, n_features=3)
     assert (small.init, small.n_estimators, small.initial_share) == ("private", SMALL_TREES,
                                                                      SMALL_INITIAL_SHARE)
     for hint in (7000, None):  # 700 and above, or no hint: the large-data rules, init "zero"
-        large = resolve_config({**params, "n_samples_hint": hint}, 1.0, regression=True,
-                               n_features=3)
+        [large] = resolve_configs({**params, "n_samples_hint": hint}, 1.0, regression=True,
+                                  n_features=3)
         assert (large.init, large.n_estimators, large.initial_share) == ("zero", 200, None)
     explicit = resolve_config({**params, "n_estimators": 50, "init": "zero"}, 1.0,
                               regression=True, n_features=3)

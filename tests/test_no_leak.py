@@ -145,7 +145,7 @@ def _exact_statistics(model, calls, X, y, sketch_inputs):
     and Hessian sums (missing records apart too), the chosen split's gain, the un-noised leaf value
     (before and after shrinkage); gain and cover importances; per-category and missing counts."""
     lam, stats = model.l2_regularization, []
-    learning_rate = model._config().learning_rate
+    learning_rate = model._configs()[0].learning_rate
     gain_imp, cover_imp = np.zeros(2), np.zeros(2)
     for t, (X_binned, rows, g, h) in enumerate(calls):
         h = np.ones_like(g, dtype=np.float64) if h is None else h.astype(np.float64)

@@ -881,3 +881,36 @@ def test_audit_flags_an_initial_score_at_half_its_sensitivity():
     d, d2, sensitivity = _initial_statistics_pair()
     assert audit(_joint_ids(d - d, sensitivity / 2, 3),
                  _joint_ids(d2 - d, sensitivity / 2, 4)) > EPS
+
+
+# The private row count: ``_row_count.count_records`` of D (20 records) and D' (one more),
+# released by the Laplace mechanism with the epsilon and sensitivity the plan claims (a fit of
+# epsilon EPS / ROW_COUNT_SHARE spends EPS on its count).
+def _row_count_pair():
+    from dpboost._records import Partition
+    from dpboost._row_count import ROW_COUNT_SHARE, count_records, row_count_release
+
+    def count(n):
+        return count_records(Partition.of(np.zeros((n, 1)), np.zeros((n, 1))))[0]
+
+    return count(20), count(21), row_count_release(EPS / ROW_COUNT_SHARE)
+
+
+def _row_count_ids(total, reference, entry, seed, n=200_000):
+    released = laplace_mechanism(np.full((n, 1), total), epsilon=entry.epsilon,
+                                 sensitivity=entry.sensitivity, noise=make_noise(seed),
+                                 ledger=PrivacyLedger(), scope=SCOPE)[:, 0]
+    return np.digitize(released - reference, np.linspace(-5, 5, 21))
+
+
+def test_audit_row_count():
+    d, d2, entry = _row_count_pair()
+    assert entry.epsilon == pytest.approx(EPS) and d2 - d == 1.0
+    eps_lb = audit(_row_count_ids(d, d, entry, 3), _row_count_ids(d2, d, entry, 4))
+    assert 0.5 < eps_lb <= EPS
+
+
+def test_audit_flags_a_row_count_at_half_its_sensitivity():
+    d, d2, entry = _row_count_pair()
+    broken = dataclasses.replace(entry, sensitivity=entry.sensitivity / 2)
+    assert audit(_row_count_ids(d, d, broken, 3), _row_count_ids(d2, d, broken, 4)) > EPS

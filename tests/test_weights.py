@@ -184,10 +184,10 @@ def test_class_weight_sets_the_bound_of_the_plan():
                sample_weight_bound=1.5).fit(X, y, sample_weight=np.ones(len(y)))
     gains = {e.sensitivity for e in clf.privacy_ledger_ if e.mechanism == "exponential"}
     assert gains == {3.0 * 0.25 * 1.5 * 2.0}  # 3 g*^2 W, g* = 0.5, W = 1.5 x 2
-    assert clf._config(np.ones(3)).min_child_weight == 0.0
+    assert clf._configs(np.ones(3))[0].min_child_weight == 0.0
     auto = _clf(min_child_weight="auto", sample_weight_bound=4.0)
-    assert (auto._config(np.ones(3)).min_child_weight
-            == 4.0 * auto._config().min_child_weight)
+    assert (auto._configs(np.ones(3))[0].min_child_weight
+            == 4.0 * auto._configs()[0].min_child_weight)
 
 
 @pytest.mark.parametrize("make, fit_kwargs, match", [

@@ -7,6 +7,7 @@ computation over the same records: sequentially across fits (``LedgerEntry.fit``
 accountants the estimators use (docs/privacy.md, Accounting across fits).
 """
 
+import itertools
 import json
 import math
 import os
@@ -89,7 +90,17 @@ class PrivacyAccountant:
         return self
 
     def _composed(self, fits):
-        """Epsilon of ``fits``, each ``(name, ledger entries, dp-accounting event or None)``."""
+        """Epsilon of ``fits``, each ``(name, ledger entries, dp-accounting event or None)``;
+        a reserved fit whose entries are :class:`Alternatives` counts as the worst of them
+        (every combination composed)."""
+        choices = [entries if isinstance(entries, Alternatives) else (entries,)
+                   for _, entries, _ in fits]
+        return max(self._composed_ledgers([(name, chosen, event) for (name, _, event), chosen
+                                           in zip(fits, combination)])
+                   for combination in itertools.product(*choices))
+
+    def _composed_ledgers(self, fits):
+        """:meth:`_composed` of fits with one ledger each."""
         import dp_accounting
 
         entries = [e for _, fit_entries, _ in fits for e in fit_entries]
@@ -131,7 +142,7 @@ class PrivacyAccountant:
         """
         return max(0.0, self.epsilon - self.spent())
 
-    def reserve(self, entries, name: str, event=None) -> str:
+    def reserve(self, entries, name: str, event=None, alternatives=()) -> str:
         """Reserve the planned releases of a fit before it reads any record.
 
         Parameters
@@ -143,6 +154,11 @@ class PrivacyAccountant:
         event : dp_accounting.DpEvent or None, default=None
             A spend that is not a ledger (a private search's repeat-and-select event); Renyi
             accountants only.
+        alternatives : sequence of sequences of LedgerEntry, default=()
+            Other ledgers the fit may release instead of ``entries``, chosen during the fit
+            by a release of its own (a private row count's regime): each must fit in the
+            budget, and until the fit commits its actual ledger, the worst of them counts
+            against every other reservation.
 
         Returns
         -------
@@ -165,8 +181,11 @@ class PrivacyAccountant:
                 "file shared by every process), or run the fits with n_jobs=1 or inside "
                 "joblib.parallel_backend('threading').")
         fit_id = uuid.uuid4().hex
-        planned = tuple(replace(e, fit=fit_id) for e in entries)
-        if self.delta == 0 and (event is not None or not math.isfinite(compose_pure(planned))):
+        ledgers = [tuple(replace(e, fit=fit_id) for e in ledger)
+                   for ledger in (entries, *alternatives)]
+        planned = ledgers[0] if len(ledgers) == 1 else Alternatives(ledgers)
+        if self.delta == 0 and (event is not None or not all(
+                math.isfinite(compose_pure(ledger)) for ledger in ledgers)):
             raise ValueError(f"{name} is not pure DP (delta > 0 or epsilon = inf); a "
                              "PrivacyAccountant with delta=0 registers pure-DP fits only.")
 
@@ -217,6 +236,11 @@ class PrivacyAccountant:
     def __repr__(self):
         path = "" if self.path is None else f", path={self.path!r}"
         return f"PrivacyAccountant(epsilon={self.epsilon!r}, delta={self.delta!r}{path})"
+
+
+class Alternatives(tuple):
+    """The ledgers a reserved fit may still release, one of which it will (a tuple of
+    tuples of LedgerEntry): :meth:`PrivacyAccountant._composed` counts the worst."""
 
 
 class _MemoryStore:
@@ -332,8 +356,11 @@ class _Transaction:
 
 
 def _written_fit(name, entries, event):
-    """A fit as the text columns of the ``fits`` table: name, entries and event as JSON."""
-    return (name, json.dumps([vars(e) for e in entries]),
+    """A fit as the text columns of the ``fits`` table: name, entries and event as JSON
+    (:class:`Alternatives`: an object ``{"alternatives": [ledger, ...]}``)."""
+    ledger = ({"alternatives": [[vars(e) for e in ledger] for ledger in entries]}
+              if isinstance(entries, Alternatives) else [vars(e) for e in entries])
+    return (name, json.dumps(ledger),
             None if event is None else json.dumps(_event_to_json(event)))
 
 
@@ -341,9 +368,20 @@ def _read_fit(name, entries, event):
     """The (name, entries, event) of a row of the ``fits`` table, each field checked."""
     from ._persistence import read_ledger_entry
 
-    ledger = tuple(read_ledger_entry(e, f"fit {name!r}: entry {i}")
-                   for i, e in enumerate(json.loads(entries)))
-    return name, ledger, None if event is None else _event_from_json(json.loads(event))
+    def ledger(items, where):
+        return tuple(read_ledger_entry(e, f"fit {name!r}: {where}entry {i}")
+                     for i, e in enumerate(items))
+
+    stored = json.loads(entries)
+    if isinstance(stored, dict):
+        if not isinstance(stored.get("alternatives"), list):
+            raise ValueError(f"budget file: fit {name!r}: entries are neither a ledger nor "
+                             "alternatives")
+        ledgers = Alternatives(ledger(items, f"alternative {k}: ")
+                               for k, items in enumerate(stored["alternatives"]))
+    else:
+        ledgers = ledger(stored, "")
+    return name, ledgers, None if event is None else _event_from_json(json.loads(event))
 
 
 def _event_to_json(event):
@@ -395,8 +433,10 @@ class Reservation:
         #: accountant).
         self.fit_id = None
 
-    def reserve(self, entries=(), event=None):
-        """Reserve the planned ``entries`` (or ``event``): :meth:`PrivacyAccountant.reserve`.
+    def reserve(self, entries=(), *alternatives, event=None):
+        """Reserve the planned ``entries`` (or ``event``), or any of ``entries`` and the
+        ``alternatives`` (the plans a private row count chooses among):
+        :meth:`PrivacyAccountant.reserve`.
 
         Returns
         -------
@@ -408,7 +448,7 @@ class Reservation:
             The accountant's budget would be exceeded.
         """
         if self.accountant is not None:
-            self.fit_id = self.accountant.reserve(entries, self.name, event)
+            self.fit_id = self.accountant.reserve(entries, self.name, event, alternatives)
         return self.fit_id
 
     def __enter__(self):

@@ -1,6 +1,10 @@
 """The ``"auto"`` policy: the values of ``"auto"`` hyper-parameters, resolved from public
-inputs only (epsilon, the schema's width, the loss), each rule with the benchmark that chose it."""
+inputs only (epsilon, the schema's width, the loss, the row count: a public hint or a released
+count), each rule with the benchmark that chose it."""
 
+import bisect
+import dataclasses
+import functools
 import math
 
 from ._budget import MAX_TREES
@@ -113,11 +117,36 @@ def resolve_n_estimators(n_estimators, epsilon, n_features, regression):
 SMALL_N_EPSILON, SMALL_INITIAL_SHARE, SMALL_TREES = 700.0, 0.5, 10
 
 
-def small_data(n_samples_hint, epsilon, regression):
-    """Whether a fit is in the regressor's small-data regime (:data:`SMALL_N_EPSILON`): read
-    from public inputs only (the hint is the user's statement, never checked against the
-    data: a check would depend on the private row count)."""
-    return regression and n_samples_hint is not None and n_samples_hint * epsilon < SMALL_N_EPSILON
+def small_data(n_samples, epsilon, regression):
+    """Whether a fit is in the regressor's small-data regime (:data:`SMALL_N_EPSILON`), from
+    the row count the rules read (:func:`resolve_config`'s ``n_samples``: a public hint, never
+    checked against the data, or the released count; None: large)."""
+    return regression and n_samples is not None and n_samples * epsilon < SMALL_N_EPSILON
+
+
+#: The values of ``n_samples * epsilon`` where a rule reading the row count changes its choice,
+#: increasing: the regimes between them are the configurations a private count chooses among.
+N_EPSILON_THRESHOLDS = (SMALL_N_EPSILON,)
+
+
+def regime_counts(epsilon):
+    """One row count inside each regime of :data:`N_EPSILON_THRESHOLDS` at ``epsilon``: 0, the
+    middle of each interval between thresholds, and inf. With a private row count, the fit
+    plans (and reserves) the configuration of each before the count is released, and
+    :func:`regime` picks one by the released count.
+
+    Returns
+    -------
+    counts : list of float
+    """
+    thresholds = N_EPSILON_THRESHOLDS
+    middles = [(low + high) / 2.0 / epsilon for low, high in zip(thresholds, thresholds[1:])]
+    return [0.0, *middles, math.inf]
+
+
+def regime(n_samples, epsilon):
+    """Index into :func:`regime_counts` of the regime of ``n_samples`` (a released count)."""
+    return bisect.bisect_right(N_EPSILON_THRESHOLDS, n_samples * epsilon)
 
 
 def resolve_init(init, small):
@@ -128,12 +157,38 @@ def resolve_init(init, small):
     return "private" if small else "zero"
 
 
-def resolve_config(params, hessian_bound, regression, sample_weight=None, n_features=None):
+def resolve_configs(params, hessian_bound, regression, sample_weight=None, n_features=None,
+                    released_count=None):
+    """The configurations a fit may take (:func:`resolve_config`): one, unless
+    ``n_samples_hint="private"`` at a finite epsilon, then one per regime of the row count
+    (:func:`regime_counts`), each with ``private_row_count``. ``released_count``: a count an
+    earlier fit released (``warm_start``): the one configuration of its regime, no new count.
+
+    Returns
+    -------
+    configs : list of FitConfig
+    """
+    hint = params.get("n_samples_hint")
+    resolve = functools.partial(resolve_config, params, hessian_bound, regression,
+                                sample_weight, n_features)
+    if not _is_private(hint):
+        return [resolve(hint)]
+    if released_count is not None:
+        return [resolve(released_count)]
+    epsilon = float(params["epsilon"])
+    if not math.isfinite(epsilon):
+        return [resolve(None)]  # without noise every rule takes its large regime
+    return [dataclasses.replace(resolve(n), private_row_count=True)
+            for n in regime_counts(epsilon)]
+
+
+def resolve_config(params, hessian_bound, regression, sample_weight=None, n_features=None,
+                   n_samples=None):
     """A fit's :class:`~dpboost._config.FitConfig`: an estimator's parameters
     (``get_params(deep=False)``) with every ``"auto"`` resolved from the public inputs
     (:func:`resolve_schedule`, :func:`resolve_min_child_weight` with the loss's Hessian bound
     and the weight bound, :func:`resolve_n_estimators`, and the regressor's small-data regime
-    from ``n_samples_hint``, :func:`small_data`): what the plan and the boosting loop read.
+    from the row count, :func:`small_data`): what the plan and the boosting loop read.
 
     Parameters
     ----------
@@ -145,6 +200,9 @@ def resolve_config(params, hessian_bound, regression, sample_weight=None, n_feat
         Only whether it is given is read (:func:`resolve_weight_bound`).
     n_features : int or None, default=None
         Columns of ``X`` (:func:`schema_width`), for ``n_estimators="auto"``.
+    n_samples : float or None, default=None
+        The row count the rules read: the public ``n_samples_hint`` or a released count;
+        None: none (every rule's large regime).
 
     Returns
     -------
@@ -160,7 +218,7 @@ def resolve_config(params, hessian_bound, regression, sample_weight=None, n_feat
                                                 hessian_bound, weight_bound)
     renyi_filter = params.get("renyi_filter")
     check_early_stopping(params)
-    small = small_data(params.get("n_samples_hint"), epsilon, regression)
+    small = small_data(n_samples, epsilon, regression)
     return FitConfig(
         epsilon=epsilon, delta=float(params["delta"]),
         n_estimators=(SMALL_TREES if small and params["n_estimators"] == "auto" else

@@ -42,6 +42,7 @@ from ._mechanisms import partition_records, poisson_threshold
 from ._noise import make_noise
 from ._predictor import Forest, add_tree_scores
 from ._records import POISSON_STREAM, POSITION_STREAM, TreeState
+from ._row_count import choose_plan, rest_epsilon, with_row_count
 from ._selection import select_rows
 
 
@@ -103,8 +104,9 @@ def plan_fit(config, loss, n_outputs, n_numeric, n_private_categories=0, previou
     plan : BudgetPlan
     """
     fresh = previous is None
+    counted = fresh and config.private_row_count
     plan = plan_budget(
-        epsilon=config.epsilon,
+        epsilon=rest_epsilon(config.epsilon) if counted else config.epsilon,
         n_estimators=config.n_estimators - (0 if fresh else previous.n_stages),
         max_depth=config.max_depth, learning_rate=config.learning_rate,
         l2_regularization=config.l2_regularization,
@@ -128,11 +130,10 @@ def plan_fit(config, loss, n_outputs, n_numeric, n_private_categories=0, previou
         initial_share=config.initial_share)
     if config.early_stopping:
         plan = plan_validation(plan, loss_clip(loss.name, n_outputs), n_outputs, config.delta)
-    return plan
+    return with_row_count(plan, config.epsilon, config.delta) if counted else plan
 
 
-def train(records, inputs, loss, config, plan, n_outputs, n_threads, fit_id=None,
-          previous=None):
+def train(records, inputs, loss, options, n_outputs, n_threads, fit_id=None, previous=None):
     """Place the split candidates and boost: the whole private fit after its plan.
 
     Parameters
@@ -143,10 +144,11 @@ def train(records, inputs, loss, config, plan, n_outputs, n_threads, fit_id=None
         their bounds are released). Its partitions are replaced as the fit goes.
     inputs : PublicInputs
     loss : SquareLoss, LogisticLoss or SoftmaxLoss
-    config : FitConfig
-    plan : BudgetPlan
-        From :func:`plan_fit` with ``n_outputs`` outputs and ``inputs.numeric.size`` numeric
-        features.
+    options : list of (FitConfig, BudgetPlan)
+        The fit's configuration and its plan (:func:`plan_fit` with ``n_outputs`` outputs and
+        ``inputs.numeric.size`` numeric features); with a private row count, one per regime of
+        the count, the one of the released count's regime grown
+        (:func:`~dpboost._row_count.choose_plan`).
     n_outputs : int
     n_threads : int
         Threads of the kernels run on the sums; the model does not depend on it.
@@ -161,9 +163,14 @@ def train(records, inputs, loss, config, plan, n_outputs, n_threads, fit_id=None
     result : FitResult
     """
     numeric = inputs.numeric
-    noise = make_noise(config.random_state)
+    noise = make_noise(options[0][0].random_state)
     ledger = PrivacyLedger(fit_id)
     bounds, released = inputs.feature_bounds, {}
+    # The row count first: what the rest of the fit is planned from (docs/privacy.md, Private
+    # row count).
+    config, plan, count = choose_plan(records, options, noise, ledger)
+    if count is not None:
+        released["row_count_"] = count
     if previous is not None:
         binner = previous.binner  # the first fit's released grid: never read again
     if plan.domain is not None:

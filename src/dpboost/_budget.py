@@ -188,6 +188,8 @@ class BudgetPlan:
     validation : tuple of LedgerEntry, default=()
         Early stopping's releases (``_early_stopping.plan_validation``), each after the last
         tree of its stage; marked ``held_out``, so no composition reads them.
+    count : LedgerEntry or None, default=None
+        The private row count's release (``_row_count``), made first; None: no count.
     """
 
     trees: tuple
@@ -204,6 +206,7 @@ class BudgetPlan:
     domain: object = None
     initial: object = None
     validation: tuple = ()
+    count: object = None
 
     def check_scales(self, sketch_features=0, hessian_sketch_features=0, bounds_features=0,
                      domain_groups=0, initial_statistics=0):
@@ -262,8 +265,8 @@ class BudgetPlan:
         """:attr:`entries`, built once per plan (a tuple): the planner checks them, ``fit``
         reserves them, and a memoised plan serves every fit of its setting."""
         private = math.isfinite(self.epsilon)
-        out = [e for e in (self.categories, self.domain, self.filter, self.bounds, self.initial)
-               if e is not None]
+        out = [e for e in (self.count, self.categories, self.domain, self.filter, self.bounds,
+                           self.initial) if e is not None]
         out += ([] if self.sketch is None else [self.sketch]) + list(self.hessian_sketches)
         validation = {e.tree: (e,) for e in self.validation}
         for tb in self.trees:

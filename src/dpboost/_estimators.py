@@ -19,7 +19,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ._accountant import Reservation
 from ._accounting import compose
-from ._auto import resolve_config
+from ._auto import resolve_configs
 from ._boosting import plan_fit, train
 from ._categories import released_category_columns
 from ._cells import cells_as_numbers, check_columns, encode_classes, encode_targets
@@ -58,11 +58,14 @@ class _BaseDPGB(BaseEstimator):
             if name != "self":
                 setattr(self, name, value)
 
-    def _config(self, sample_weight=None, n_features=None):
+    def _configs(self, sample_weight=None, n_features=None, previous=None):
         """The fit's :class:`~dpboost._config.FitConfig`: the parameters, "auto" resolved, with
-        the weight bound (``_auto.resolve_config``)."""
-        return resolve_config(self.get_params(deep=False), LOSSES[self._loss_name].hessian_bound,
-                              isinstance(self, RegressorMixin), sample_weight, n_features)
+        the weight bound; one per regime of a private row count (``_auto.resolve_configs``; a
+        warm start reads the count its first fit released)."""
+        return resolve_configs(self.get_params(deep=False),
+                               LOSSES[self._loss_name].hessian_bound,
+                               isinstance(self, RegressorMixin), sample_weight, n_features,
+                               None if previous is None else getattr(self, "row_count_", None))
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self: _Self, X: ArrayLike, y: ArrayLike, sample_weight: ArrayLike | None = None
@@ -95,30 +98,32 @@ class _BaseDPGB(BaseEstimator):
             leaves its record out, a cell that is not a number is missing.
         """
         previous, fitted_inputs = warm_start_inputs(self) or (None, None)
-        config = self._config(sample_weight, schema_width(self._schema(X))
-                              if previous is None else self.n_features_in_)
+        configs = self._configs(sample_weight, schema_width(self._schema(X))
+                                if previous is None else self.n_features_in_, previous)
+        config = configs[0]
         if previous is not None and config.n_estimators == previous.n_stages:
             return self  # warm_start with no tree to add (as HistGradientBoosting): no spend
         check_mechanisms(self.leaf_noise, self.delta, self.l2_regularization,
                          config.min_child_weight)
-        # With public classes the plan, hence the spend, is known before any record is read.
+        # With public classes the plans, hence the spend, are known before any record is read:
+        # every plan a private row count may choose is made and reserved.
         shape = (planned_shape(self, self._schema(X)) if previous is None
                  else (previous.n_outputs, fitted_inputs.numeric.size, 0))
-        plan = None if shape is None else plan_fit(config, make_loss(self._loss_name, shape[0]),
-                                                   *shape, previous)
+        plans = None if shape is None else [
+            plan_fit(c, make_loss(self._loss_name, shape[0]), *shape, previous) for c in configs]
         spend = Reservation(self.accountant,
                             f"{type(self).__name__}(epsilon={self.epsilon:g}, delta={self.delta:g})")
         with spend:
-            if plan is not None:
-                spend.reserve(plan.entries)
+            if plans is not None:
+                spend.reserve(*(p.entries for p in plans))
             records, n_outputs, inputs = self._records(X, y, sample_weight,
                                                        config.weight_bound, fitted_inputs)
             loss = make_loss(self._loss_name, n_outputs)
-            if plan is None:
-                plan = plan_fit(config, loss, n_outputs, inputs.numeric.size,
-                                len(inputs.observed_categories))
-                spend.reserve(plan.entries)
-            result = train(records, inputs, loss, config, plan, n_outputs,
+            if plans is None:
+                plans = [plan_fit(c, loss, n_outputs, inputs.numeric.size,
+                                  len(inputs.observed_categories)) for c in configs]
+                spend.reserve(*(p.entries for p in plans))
+            result = train(records, inputs, loss, list(zip(configs, plans)), n_outputs,
                            n_threads(self.n_jobs), spend.fit_id, previous)
         spend.commit(result.charged)
         # Fitted attributes are set only now, all from the fit's result: a fit that raised
@@ -520,7 +525,7 @@ class DPGBRegressor(RegressorMixin, _BaseDPGB):
     _parameter_constraints = {**_BaseDPGB._parameter_constraints,
                               "target_bounds": ["array-like", StrOptions({"private"}), None],
                               "n_samples_hint": [Interval(Integral, 1, None, closed="left"),
-                                                 None]}
+                                                 StrOptions({"private"}), None]}
 
     def __init__(self, *, epsilon=1.0, delta=1e-5, n_estimators="auto", max_depth=4, learning_rate=0.1,
                  l2_regularization=1.0, max_bins=32, trees_per_ensemble=50,

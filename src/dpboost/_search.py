@@ -437,12 +437,12 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
         """Refuse, before it reads any record, a trial whose plan is not within rho_fit."""
         model._validate_params()  # a drawn value breaking a rule is named before it is planned
         shape = planned_shape(model, X)
-        config = model._config(n_features=schema_width(X))
-        plan = plan_fit(config, make_loss(model._loss_name, shape[0]), *shape)
-        rho = zcdp_rho(plan.entries)
-        if not rho <= rho_fit * (1 + 1e-6):
-            raise ValueError(f"a trial with {config} plans rho {rho:.6g} > the search's "
-                             f"{rho_fit:.6g} per trial: it is not zero-concentrated DP.")
+        for config in model._configs(n_features=schema_width(X)):
+            plan = plan_fit(config, make_loss(model._loss_name, shape[0]), *shape)
+            rho = zcdp_rho(plan.entries)
+            if not rho <= rho_fit * (1 + 1e-6):
+                raise ValueError(f"a trial with {config} plans rho {rho:.6g} > the search's "
+                                 f"{rho_fit:.6g} per trial: it is not zero-concentrated DP.")
 
     def _score_sum(self, model, X_val, y_val):
         """Sum over validation records of a score in [0, 1] (sensitivity 1), each from its

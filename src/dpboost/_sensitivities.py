@@ -201,3 +201,10 @@ def initial_statistics_sensitivity(weight_bound=1.0):
     (the Laplace mechanism, Dwork et al. 2006; docs/privacy.md, Private initial score).
     """
     return float(weight_bound)
+
+
+def row_count_sensitivity():
+    """Sensitivity of the number of records, 1: adding or removing one record changes a count
+    by one, whatever its weight (a counting query; Dwork & Roth 2014, Example 3.1;
+    docs/privacy.md, Private row count)."""
+    return 1.0

@@ -1,0 +1,127 @@
+"""The private row count (``n_samples_hint="private"``, ``_row_count``; docs/privacy.md,
+Private row count): one Laplace release of the number of records, first, at a stated share of
+epsilon, choosing among plans made and reserved before it."""
+
+import math
+
+import numpy as np
+import pytest
+from replay_harness import ROW_COUNT, run_config
+
+from dpboost import DPGBRegressor, PrivacyAccountant
+from dpboost._auto import N_EPSILON_THRESHOLDS, regime, regime_counts
+from dpboost._records import Partition
+from dpboost._row_count import ROW_COUNT_SHARE, count_records, row_count_release
+from dpboost._sensitivities import row_count_sensitivity
+
+
+def _data(n, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.uniform(-1, 1, size=(n, 3))
+    return X, X[:, 0] + 0.1 * rng.normal(size=n)
+
+
+def _regressor(**params):
+    return DPGBRegressor(**{"n_samples_hint": "private", "feature_bounds": (-1, 1),
+                            "target_bounds": (-2, 2), "random_state": 0, **params})
+
+
+def test_one_record_moves_the_count_by_the_sensitivity():
+    y = np.zeros((1, 5))
+    counts = [count_records(Partition.of(np.zeros((k, 1)), y[:, :k].T)) for k in (4, 5)]
+    assert counts[1] - counts[0] == row_count_sensitivity() == 1.0
+
+
+def test_every_regime_has_one_representative_count():
+    for epsilon in (0.01, 1.0, 7.0):
+        counts = regime_counts(epsilon)
+        assert [regime(n, epsilon) for n in counts] == list(range(len(N_EPSILON_THRESHOLDS) + 1))
+        # the thresholds themselves open the next regime
+        assert [regime(t / epsilon * (1 + 1e-12), epsilon) for t in N_EPSILON_THRESHOLDS] == list(
+            range(1, len(N_EPSILON_THRESHOLDS) + 1))
+
+
+@pytest.mark.parametrize("delta", [1e-5, 0.0])
+def test_the_count_is_released_first_within_the_budget(delta):
+    X, y = _data(400)
+    model = _regressor(epsilon=1.0, delta=delta,
+                       leaf_noise="gaussian" if delta else "average").fit(X, y)
+    first = model.privacy_ledger_[0]
+    assert (first.mechanism, first.sensitivity) == ("laplace", 1.0)
+    assert first.epsilon == pytest.approx(ROW_COUNT_SHARE * 1.0)
+    assert model.privacy_spent_ <= 1.0
+    assert math.isfinite(model.row_count_) and model.row_count_ >= 0
+    # 400 records at epsilon 1 (n x epsilon ~ 400 < 700): the small-data regime was chosen
+    assert (model.n_estimators_, model.privacy_ledger_[1].level) == (10, -1)
+
+
+def test_the_regime_follows_the_released_count(monkeypatch):
+    # The choice reads the released value only: a count released as 10^6 picks the large regime
+    # for 400 records.
+    import dpboost._row_count
+
+    monkeypatch.setattr(dpboost._row_count, "release_row_count",
+                        lambda records, entry, noise, ledger: (
+                            ledger.record(mechanism=entry.mechanism, epsilon=entry.epsilon,
+                                          sensitivity=entry.sensitivity, n_nodes=1,
+                                          group=entry.group, tree=entry.tree,
+                                          level=entry.level), 1e6)[1])
+    X, y = _data(400)
+    model = _regressor(epsilon=1.0).fit(X, y)
+    assert model.row_count_ == 1e6 and model.n_estimators_ == 200
+
+
+def test_without_noise_no_count_is_released():
+    X, y = _data(300)
+    model = _regressor(epsilon=math.inf).fit(X, y)
+    assert not hasattr(model, "row_count_")
+    assert all(e.level != -4 for e in model.privacy_ledger_)
+
+
+def test_an_accountant_reserves_every_plan_the_count_may_choose(tmp_path):
+    X, y = _data(400)
+    for path in (None, tmp_path / "budget.sqlite"):
+        accountant = PrivacyAccountant(1.0, 1e-5, path=path)
+        model = _regressor(epsilon=1.0, accountant=accountant).fit(X, y)
+        assert accountant.spent() == pytest.approx(model.privacy_spent_)
+        # nothing is left for a second such fit, whichever regime it would take
+        with pytest.raises(Exception, match="Nothing was fitted or spent"):
+            _regressor(epsilon=0.5, accountant=accountant).fit(X, y)
+
+
+def test_a_reservation_holds_the_worst_alternative(tmp_path):
+    # While a fit with alternatives is in progress, another fit is checked against the worst.
+    for path in (None, tmp_path / "budget.sqlite"):
+        accountant = PrivacyAccountant(2.0, 1e-5, path=path)
+        cheap = [row_count_release(0.1)]
+        dear = [row_count_release(150.0)]  # a Laplace release of epsilon 1.5
+        accountant.reserve(cheap, "fit with a choice", alternatives=[dear])
+        reopened = accountant if path is None else PrivacyAccountant(2.0, 1e-5, path=path)
+        with pytest.raises(Exception, match="would be"):
+            reopened.reserve([row_count_release(100.0)], "another fit")  # 1.0 more: 2.5 > 2
+        reopened.reserve([row_count_release(40.0)], "a small fit")  # 0.4 more: 1.9
+
+
+def test_warm_start_reuses_the_released_count():
+    X, y = _data(400)
+    model = _regressor(epsilon=1.0, warm_start=True, n_estimators=20).fit(X, y)
+    count = model.row_count_
+    model.set_params(n_estimators=25).fit(X, y)
+    assert model.row_count_ == count
+    assert sum(e.level == -4 for e in model.privacy_ledger_) == 1
+
+
+@pytest.mark.parametrize("config", ROW_COUNT, ids=[f"{c['leaf_noise']}-d{c['delta']:g}-{c['bounds']}"
+                                                   for c in ROW_COUNT])
+def test_replay_row_count(config):
+    # Leak test: given D's released transcript, D' (one more record) releases the same model,
+    # attributes and output bit for bit; the count moves by at most its sensitivity.
+    run_config(config)
+
+
+def test_replay_flags_an_understated_count_sensitivity(monkeypatch):
+    import dpboost._row_count
+
+    monkeypatch.setattr(dpboost._row_count, "row_count_sensitivity", lambda: 0.5)
+    with pytest.raises(AssertionError, match=r"exceeds the declared sensitivity 0\.5"):
+        run_config(ROW_COUNT[0])
