@@ -18,9 +18,14 @@ Stages (``--stage``):
   most of the budget on the initial score (``_budget.INITIAL_SHARE`` patched, 0.5 and 0.8) and
   10 or 50 trees, epsilon in :data:`SMALL_EPSILONS`, ``random_state`` 0 and 1:
   results/tree_count_small.csv.
+- ``count``: the regression stage's splits, delta 5e-8, the default regressor without a row
+  count, with the public one (``n_samples_hint`` = the fitting rows) and with a private count
+  (``n_samples_hint="private"``), epsilon in :data:`REGRESSION_EPSILONS`, ``random_state`` 0 and
+  1: results/tree_count_count.csv.
 - ``goals``: the rule chosen (``n_samples_hint`` = the training rows: Abalone's size is
   published) scored against the goals, S-BDT's protocol (bench_initial_score.py: Abalone 5-fold
-  CV, fold split by seed, delta 5e-8), with and without the hint, seeds 0 and 1, epsilon in
+  CV, fold split by seed, delta 5e-8), without a count, with the hint and with a private count,
+  seeds 0 and 1, epsilon in
   :data:`GOAL_EPSILONS`: results/tree_count_goals.csv. Test folds: reporting only, nothing
   was chosen on them.
 
@@ -117,17 +122,43 @@ def goals_stage():
             rows.append({"dataset": "abalone", "trees": "mean (non-private)", "epsilon": math.inf,
                          "seed": seed, "fold": fold,
                          "rmse": _rmse(y[test], np.full(test.size, y[train].mean()))})
-            for epsilon, hint in itertools.product(GOAL_EPSILONS, (None, train.size)):
+            for epsilon, hint in itertools.product(GOAL_EPSILONS, (None, train.size, "private")):
                 model = DPGBRegressor(epsilon=epsilon, delta=5e-8, n_samples_hint=hint,
                                       random_state=100 * seed + fold, n_jobs=1, **public)
                 with warnings.catch_warnings():
                     warnings.simplefilter("ignore")
                     model.fit(X[train], y[train])
-                rows.append({"dataset": "abalone",
-                             "trees": "no hint" if hint is None else "n_samples_hint",
+                rows.append({"dataset": "abalone", "trees": HINT_LABELS.get(hint, "n_samples_hint"),
                              "epsilon": epsilon, "seed": seed, "fold": fold,
                              "rmse": _rmse(y[test], model.predict(X[test]))})
         print("seed", seed, "done", flush=True)
+    return rows
+
+
+#: How the ``count`` and ``goals`` stages name the values of ``n_samples_hint``.
+HINT_LABELS = {None: "no hint", "private": "private count"}
+
+
+def count_stage():
+    rows = []
+    for name in _loaders.available(DATASETS):
+        data = _loaders.load(name)
+        X_fit, y_fit, X_val, y_val = tuning_split(data)
+        for epsilon, hint, seed in itertools.product(REGRESSION_EPSILONS,
+                                                     (None, len(y_fit), "private"), SEEDS):
+            model = DPGBRegressor(epsilon=epsilon, delta=5e-8, feature_bounds=data["bounds"],
+                                  target_bounds=data["target_bounds"], random_state=seed,
+                                  n_jobs=1, n_samples_hint=hint)
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                model.fit(X_fit, y_fit)
+            rows.append({"dataset": name, "n_fit": len(y_fit), "n_features": X_fit.shape[1],
+                         "epsilon": epsilon, "n_eps": len(y_fit) * epsilon,
+                         "trees": HINT_LABELS.get(hint, "n_samples_hint"), "seed": seed,
+                         "n_estimators_": model.n_estimators_,
+                         "rmse": _rmse(y_val, model.predict(X_val)),
+                         "mean_rmse": _rmse(y_val, np.full(y_val.size, y_fit.mean()))})
+        print(name, "done", flush=True)
     return rows
 
 
@@ -169,7 +200,8 @@ def report(rows, metric):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--stage", choices=("regression", "classification", "small", "goals"), required=True)
+    parser.add_argument("--stage", choices=("regression", "classification", "small", "goals", "count"),
+                        required=True)
     parser.add_argument("--report", action="store_true", help="print the table from the CSV")
     args = parser.parse_args()
     name = f"tree_count_{args.stage}"
@@ -177,7 +209,7 @@ def main():
     if not args.report:
         _harness.warm_up()
         rows = {"regression": regression_stage, "classification": classification_stage,
-                "small": small_stage, "goals": goals_stage}[args.stage]()
+                "small": small_stage, "goals": goals_stage, "count": count_stage}[args.stage]()
         _harness.write_results(name, rows)
     report(_harness.read_results(name), metric)
 

@@ -341,8 +341,9 @@ def test_auto_trees_read_the_schema_of_a_collection():
     from dpboost._public_inputs import schema_width
 
     X = np.tile(_data(n=600, regression=True)[0], 3)  # 12 columns: 25 trees each at epsilon 4
-    local = DPGBRegressor(epsilon=4.0)._configs(n_features=schema_width(X))[0]
+    # (the last configuration: the large regime of the private row count)
+    local = DPGBRegressor(epsilon=4.0)._configs(n_features=schema_width(X))[-1]
     for data in (dd.from_pandas(pd.DataFrame(X), npartitions=3), da.from_array(X, chunks=200)):
         model = DaskDPGBRegressor(epsilon=4.0)
-        assert model._config(n_features=schema_width(model._schema(data))).n_estimators == (
+        assert model._configs(n_features=schema_width(model._schema(data)))[-1].n_estimators == (
             local.n_estimators) == 300

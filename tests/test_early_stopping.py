@@ -174,7 +174,7 @@ def _data(n=3000, seed=0):
 def _regressor(**kwargs):
     params = dict(epsilon=1.0, n_estimators=60, max_depth=3, feature_bounds=[(-1, 1)] * 4,
                   target_bounds=(-2, 2), random_state=0, early_stopping=True,
-                  n_iter_no_change=10)
+                  n_iter_no_change=10, n_samples_hint=None)
     return DPGBRegressor(**{**params, **kwargs})
 
 

@@ -482,13 +482,15 @@ def test_monotonic_cst_by_name_and_its_errors():
 
 @pytest.mark.parametrize("cls", [DPGBClassifier, DPGBRegressor])
 def test_auto_n_estimators_reads_only_public_inputs(cls):
-    # n_estimators="auto" is a function of epsilon and the schema's column count: neighbouring
-    # datasets (one record fewer) and any number of rows give the same number of trees, and the
-    # fitted number is n_estimators_.
+    # n_estimators="auto" is a function of epsilon and the schema's column count (and, for the
+    # regressor, of a row count: here none, n_samples_hint=None; the private count's choice is
+    # tested in test_row_count.py): neighbouring datasets (one record fewer) and any number of
+    # rows give the same number of trees, and the fitted number is n_estimators_.
     rng = np.random.default_rng(0)
     X = rng.normal(size=(300, 11))
     y = (X[:, 0] > 0).astype(int)
-    public = {"classes": [0, 1]} if cls is DPGBClassifier else {"target_bounds": (0, 1)}
+    public = ({"classes": [0, 1]} if cls is DPGBClassifier
+              else {"target_bounds": (0, 1), "n_samples_hint": None})
     fitted = {cls(epsilon=4.0, feature_bounds=(-4, 4), random_state=0, **public)
               .fit(X[:n], y[:n]).n_estimators_ for n in (300, 299, 40)}
     expected = 200 if cls is DPGBClassifier else round(25 * 11)

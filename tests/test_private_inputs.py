@@ -164,7 +164,7 @@ def test_private_target_bounds_are_released_with_the_feature_bounds():
     y = 1000 + 300 * X[:, 0] + 50 * rng.normal(size=5000)
     y[:3] = [np.inf, np.nan, -1e300]  # clipped, left out, clipped
     reg = DPGBRegressor(epsilon=2.0, feature_bounds="private", target_bounds="private",
-                        n_estimators=20, random_state=0).fit(X, y)
+                        n_estimators=20, n_samples_hint=None, random_state=0).fit(X, y)
     lower, upper = reg.target_bounds_
     assert lower <= np.quantile(y[3:], 0.1) and upper >= np.quantile(y[3:], 0.9)
     assert lower in BOUNDS_EDGES and upper in BOUNDS_EDGES

@@ -125,3 +125,29 @@ def test_replay_flags_an_understated_count_sensitivity(monkeypatch):
     monkeypatch.setattr(dpboost._row_count, "row_count_sensitivity", lambda: 0.5)
     with pytest.raises(AssertionError, match=r"exceeds the declared sensitivity 0\.5"):
         run_config(ROW_COUNT[0])
+
+
+def test_a_regime_that_cannot_be_planned_takes_its_neighbours_plan():
+    from dpboost._row_count import plan_regimes
+
+    configs = _regressor(epsilon=1.0)._configs(n_features=3)
+    assert len(configs) == 2 and all(c.private_row_count for c in configs)
+
+    def refuse_small(config):
+        if config.n_estimators == 10:
+            raise ValueError("too small")
+        return config.n_estimators
+
+    assert [plan for _, plan in plan_regimes(configs, refuse_small)] == [200, 200]
+
+    def refuse_counted(config):
+        if config.private_row_count:
+            raise ValueError("too small")
+        return config.n_estimators
+
+    # no plan with the count: the large regime without one
+    [(config, plan)] = plan_regimes(configs, refuse_counted)
+    assert (config.private_row_count, plan) == (False, 200)
+
+    with pytest.raises(ValueError, match="always"):
+        plan_regimes(configs, lambda c: (_ for _ in ()).throw(ValueError("always")))

@@ -490,11 +490,12 @@ def zcdp_rho(entries):
     """rho of a set of releases that are all zero-concentrated DP, or inf.
 
     A Gaussian release of noise multiplier sigma is ``1 / (2 sigma^2)``-zCDP, an eps-DP
-    exponential mechanism ``eps^2 / 8``-zCDP (Cesar & Rogers 2021), a data-independent one 0
-    (Bun & Steinke 2016). zCDP composes by adding rho sequentially and by the maximum in parallel,
+    exponential mechanism ``eps^2 / 8``-zCDP (Cesar & Rogers 2021), an eps-DP Laplace release
+    ``eps^2 / 2``-zCDP (Bun & Steinke 2016, Proposition 1.4), a data-independent one 0.
+    zCDP composes by adding rho sequentially and by the maximum in parallel,
     grouped as :func:`compose_pure` groups: ``sum_(fit, group) max_trees sum_entries rho``. A
-    Laplace release, a Poisson-sampled tree or a thresholded release (whose delta is not part of
-    a Renyi curve) has no linear Renyi curve: inf.
+    Poisson-sampled tree or a thresholded release (whose delta is not part of a Renyi curve)
+    has no linear Renyi curve: inf.
 
     Parameters
     ----------
@@ -506,7 +507,7 @@ def zcdp_rho(entries):
     """
     per_tree = {}
     for e in composed(entries):
-        # inf: Laplace, sampled trees, thresholds, and an individual filter (bounded at
+        # inf: sampled trees, thresholds, and an individual filter (bounded at
         # FILTER_ORDERS only, not at every order as zCDP needs).
         rho = RELEASES[e.mechanism].zcdp_rho(e)
         if rho == math.inf:

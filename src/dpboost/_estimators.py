@@ -38,6 +38,7 @@ from ._parameters import (
 from ._persistence import FITTED, model_from_json, model_to_json, read_source
 from ._public_inputs import fit_inputs, planned_shape, schema_width
 from ._records import InMemoryRecords
+from ._row_count import plan_regimes
 from ._warm_start import warm_start_inputs, warm_start_params
 
 #: The estimator's own class in annotations (``fit`` returns ``self``).
@@ -109,21 +110,21 @@ class _BaseDPGB(BaseEstimator):
         # every plan a private row count may choose is made and reserved.
         shape = (planned_shape(self, self._schema(X)) if previous is None
                  else (previous.n_outputs, fitted_inputs.numeric.size, 0))
-        plans = None if shape is None else [
-            plan_fit(c, make_loss(self._loss_name, shape[0]), *shape, previous) for c in configs]
+        options = None if shape is None else plan_regimes(configs, lambda c: plan_fit(
+            c, make_loss(self._loss_name, shape[0]), *shape, previous))
         spend = Reservation(self.accountant,
                             f"{type(self).__name__}(epsilon={self.epsilon:g}, delta={self.delta:g})")
         with spend:
-            if plans is not None:
-                spend.reserve(*(p.entries for p in plans))
+            if options is not None:
+                spend.reserve(*(plan.entries for _, plan in options))
             records, n_outputs, inputs = self._records(X, y, sample_weight,
                                                        config.weight_bound, fitted_inputs)
             loss = make_loss(self._loss_name, n_outputs)
-            if plans is None:
-                plans = [plan_fit(c, loss, n_outputs, inputs.numeric.size,
-                                  len(inputs.observed_categories)) for c in configs]
-                spend.reserve(*(p.entries for p in plans))
-            result = train(records, inputs, loss, list(zip(configs, plans)), n_outputs,
+            if options is None:
+                options = plan_regimes(configs, lambda c: plan_fit(
+                    c, loss, n_outputs, inputs.numeric.size, len(inputs.observed_categories)))
+                spend.reserve(*(plan.entries for _, plan in options))
+            result = train(records, inputs, loss, options, n_outputs,
                            n_threads(self.n_jobs), spend.fit_id, previous)
         spend.commit(result.charged)
         # Fitted attributes are set only now, all from the fit's result: a fit that raised
@@ -401,8 +402,9 @@ class _BaseDPGB(BaseEstimator):
         -------
         estimator : unfitted instance of this class
         """
+        # The paper's regressor reads no row count: n_estimators is given, init is "zero".
         setting = dict(DPBOOST_PAPER, **({"loss": "square"} if "loss" in cls._parameter_constraints
-                                         else {}))
+                                         else {"n_samples_hint": None}))
         return cls(**{**setting, "epsilon": epsilon, **params})
 
     def _numbers(self, X):
@@ -534,7 +536,8 @@ class DPGBRegressor(RegressorMixin, _BaseDPGB):
                  min_child_weight="auto", subsample=1.0, split_selection="random",
                  split_candidates="hessian", interaction_cst="no_interactions", monotonic_cst=None,
                  feature_bounds=None, categorical_features="from_dtype", categories=None,
-                 target_bounds=None, sample_weight_bound=None, init="auto", n_samples_hint=None,
+                 target_bounds=None, sample_weight_bound=None, init="auto",
+                 n_samples_hint="private",
                  warm_start=False, early_stopping=False, validation_fraction=0.1,
                  n_iter_no_change=20, random_state=None, verbose=0, diagnostics=False,
                  domain_report=False, n_jobs=None,

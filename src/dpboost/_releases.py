@@ -69,6 +69,11 @@ class Laplace(Release):
 
         return dp_accounting.LaplaceDpEvent(1.0 / entry.epsilon)
 
+    def zcdp_rho(self, entry):
+        # eps-DP implies (eps^2 / 2)-zCDP (Bun & Steinke 2016, Proposition 1.4): a bound, not
+        # the Laplace curve, e.g. for a private row count inside a private search's trial.
+        return entry.epsilon**2 / 2.0 if entry.sampling_rate == 1.0 else math.inf
+
 
 class Gaussian(Release):
     """The Gaussian mechanism at noise multiplier ``entry.noise_multiplier``: scale

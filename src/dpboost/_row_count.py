@@ -58,14 +58,51 @@ def with_row_count(plan, epsilon, delta):
     entry = row_count_release(epsilon)
     noise_scale(entry)  # refused before any record is read where the samplers cannot draw it
     SecureNoise.check(entry, 1)
-    for step in range(64):
+    for step in range(16):
         counted = replace(plan, count=entry)
         spent = compose(counted.entries, delta)
         if spent <= epsilon:
             return replace(counted, epsilon=spent)
         entry = replace(entry, epsilon=entry.epsilon - math.ulp(entry.epsilon) * 2.0**step)
-    raise ValueError(f"epsilon={epsilon} cannot be planned with a private row count in "
-                     "floating point.")
+    raise ValueError(f"epsilon={epsilon} cannot be planned with a private row count (the "
+                     "accountant's conversion of so small a budget exceeds it); pass "
+                     "n_samples_hint=None or a public count.")
+
+
+def plan_regimes(configs, plan):
+    """The plans of ``configs`` (one per regime, ``_auto.regime_counts``): ``plan(config)``
+    for each; a regime whose configuration cannot be planned (ValueError: its budget split
+    leaves too little at a tiny epsilon) takes the plan of the nearest one that can, the
+    larger regime first; where none can, the large regime without a count. Which regimes can
+    be planned is a fact of the public inputs.
+
+    Returns
+    -------
+    options : list of (FitConfig, BudgetPlan)
+
+    Raises
+    ------
+    ValueError
+        The first regime's error, when no regime can be planned.
+    """
+    planned, errors = [], []
+    for config in configs:
+        try:
+            planned.append((config, plan(config)))
+        except ValueError as error:
+            planned.append(None)
+            errors.append(error)
+    usable = [k for k, option in enumerate(planned) if option is not None]
+    if not usable and configs[-1].private_row_count:
+        # Where no plan with the count fits (a budget so small that the accountant's conversion
+        # of the count alone passes it), the fit releases no count and takes the large regime,
+        # as without one.
+        return plan_regimes([replace(configs[-1], private_row_count=False)], plan)
+    if not usable:
+        raise errors[0]
+    return [option if option is not None
+            else planned[min(usable, key=lambda j: (abs(j - k), -j))]
+            for k, option in enumerate(planned)]
 
 
 def count_records(partition):

@@ -29,6 +29,7 @@ from ._mechanisms import gaussian_mechanism, public_uniform
 from ._noise import make_noise
 from ._public_inputs import planned_shape, public_categories, schema_width
 from ._records import VALIDATION_STREAM
+from ._row_count import plan_regimes
 from ._warnings import data_dependent, warn_reproducible_noise
 
 #: Parameters a search may not draw: they set the privacy of a trial, which the search fixes.
@@ -437,8 +438,9 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
         """Refuse, before it reads any record, a trial whose plan is not within rho_fit."""
         model._validate_params()  # a drawn value breaking a rule is named before it is planned
         shape = planned_shape(model, X)
-        for config in model._configs(n_features=schema_width(X)):
-            plan = plan_fit(config, make_loss(model._loss_name, shape[0]), *shape)
+        for config, plan in plan_regimes(model._configs(n_features=schema_width(X)), lambda c:
+                                         plan_fit(c, make_loss(model._loss_name, shape[0]),
+                                                  *shape)):
             rho = zcdp_rho(plan.entries)
             if not rho <= rho_fit * (1 + 1e-6):
                 raise ValueError(f"a trial with {config} plans rho {rho:.6g} > the search's "
