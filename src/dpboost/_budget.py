@@ -156,9 +156,8 @@ class BudgetPlan:
     ----------
     trees : tuple of TreeBudget
     record_shares : ndarray of shape (n_positions,), dtype=float64, or None
-        Probability that a record goes to the tree at each position of its group (independent
-        categorical draw per record); the rest of the probability mass is unused. ``None``: every
-        tree sees every record.
+        Probability that a record goes to the tree at each position of its group (a categorical
+        draw per record; the rest of the mass is unused). ``None``: every tree sees every record.
     max_depth : int
     epsilon : float
         Composed epsilon of :attr:`entries` (pure DP, or at :attr:`delta`), never above the
@@ -189,7 +188,7 @@ class BudgetPlan:
         Early stopping's releases (``_early_stopping.plan_validation``), each after the last
         tree of its stage; marked ``held_out``, so no composition reads them.
     count : LedgerEntry or None, default=None
-        The private row count's release (``_row_count``), made first; None: no count.
+        The private row count's release (``_row_count``), made first.
     """
 
     trees: tuple
