@@ -13,6 +13,7 @@ from dpboost._accounting import PrivacyLedger
 from dpboost._budget import plan_budget
 from dpboost._initial import (
     INITIAL_SHARE,
+    LAPLACE_FROM_SHARE,
     initial_statistics,
     private_initial_scores,
     released_shares,
@@ -89,7 +90,7 @@ def test_the_plan_holds_the_release_within_the_budget(delta, mechanism):
     assert plan_budget(**common).initial is None
 
 
-@pytest.mark.parametrize("share", [0.1, 0.3, 0.6])
+@pytest.mark.parametrize("share", [0.1, 0.3, 0.45, 0.5, 0.6])
 @pytest.mark.parametrize("epsilon", [0.01, 0.1, 1.0])
 def test_the_gaussian_release_is_planned_with_the_trees_at_any_epsilon(monkeypatch, share,
                                                                      epsilon):
@@ -109,6 +110,11 @@ def test_the_gaussian_release_is_planned_with_the_trees_at_any_epsilon(monkeypat
     finally:
         dpboost._budget.plan_budget.cache_clear()
     assert plan.epsilon <= epsilon
+    if share >= LAPLACE_FROM_SHARE:
+        # most of the budget on one release: pure Laplace at the share, the trees the rest
+        assert (plan.initial.mechanism, plan.initial.epsilon) == ("laplace", share * epsilon)
+        assert plan.trees[0].leaf_noise_multiplier > 0
+        return
     rho_initial = 1.0 / (2.0 * plan.initial.noise_multiplier ** 2)
     rho_trees = 20 / (2.0 * plan.trees[0].leaf_noise_multiplier ** 2)
     assert rho_initial / (rho_initial + rho_trees) == pytest.approx(share)
@@ -134,7 +140,7 @@ def regression():
 def test_a_fit_ledgers_the_release_and_starts_from_the_released_mean(regression):
     X, y = regression
     common = dict(epsilon=1.0, feature_bounds=(0, 1), target_bounds=(0, 100), n_estimators=5,
-                  random_state=0)
+                  random_state=0, n_samples_hint=None)
     model = DPGBRegressor(**common, init="private").fit(X, y)
     initial = [e for e in model.privacy_ledger_ if e.tree == -1 and e.level == -1]
     assert len(initial) == 1 and initial[0].mechanism == "gaussian"
@@ -240,11 +246,19 @@ def test_the_planned_share_is_the_configured_one():
                        l2_regularization=1.0, budget_allocation="sequential",
                        trees_per_ensemble=1, leaf_clipping=True, delta=5e-8,
                        leaf_noise="gaussian", split_selection="random", initial_statistics=2,
-                       initial_share=0.5)
+                       initial_share=0.3)
     rho_initial = 1.0 / (2.0 * plan.initial.noise_multiplier ** 2)
     rho_trees = 10 / (2.0 * plan.trees[0].leaf_noise_multiplier ** 2)
-    assert rho_initial / (rho_initial + rho_trees) == pytest.approx(0.5)
+    assert rho_initial / (rho_initial + rho_trees) == pytest.approx(0.3)
     assert plan.epsilon <= 0.1
+    # from LAPLACE_FROM_SHARE on, pure Laplace at the share at any delta
+    laplace = plan_budget(epsilon=0.1, n_estimators=10, max_depth=3, learning_rate=0.1,
+                          l2_regularization=1.0, budget_allocation="sequential",
+                          trees_per_ensemble=1, leaf_clipping=True, delta=5e-8,
+                          leaf_noise="gaussian", split_selection="random",
+                          initial_statistics=2, initial_share=0.5)
+    assert (laplace.initial.mechanism, laplace.initial.epsilon) == ("laplace", 0.05)
+    assert laplace.epsilon <= 0.1
     pure = plan_budget(epsilon=0.1, n_estimators=10, max_depth=3, learning_rate=0.1,
                        l2_regularization=1.0, budget_allocation="sequential",
                        trees_per_ensemble=1, leaf_clipping=True, initial_statistics=2,

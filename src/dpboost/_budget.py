@@ -656,7 +656,8 @@ def _plan(*, epsilon, n_estimators, max_depth, learning_rate, l2_regularization,
                 math.inf if gaussian else math.sqrt(2.0 * rho_leaf),
                 1.0 / math.sqrt(2.0 * rho_leaf) if gaussian else 0.0,
                 math.inf, 1.0 / math.sqrt(2.0 * rho_sketch),
-                None if initial is None else 1.0 / math.sqrt(2.0 * rho_initial))
+                None if initial is None or initial.mechanism == "laplace"
+                else 1.0 / math.sqrt(2.0 * rho_initial))
 
     tolerance = min(1.0, epsilon) * PLAN_TOLERANCE
 
