@@ -19,11 +19,11 @@ from dpboost._early_stopping import (
     EarlyStopping,
     _all_orders,
     draw_held_out,
-    loss_clip,
     plan_validation,
     tree_curve,
     validation_loss,
 )
+from dpboost._loss import make_loss
 from dpboost._records import Partition, RecordCoins
 
 PLAN = dict(max_depth=3, learning_rate=0.1, l2_regularization=1.0,
@@ -94,9 +94,18 @@ def test_plan_order_puts_each_check_after_its_stage():
 
 
 def test_loss_clips():
-    assert loss_clip("square", 1) == 2.0
-    assert loss_clip("logistic", 1) == pytest.approx(2 * math.log(2))
-    assert loss_clip("softmax", 4) == pytest.approx(2 * math.log(4))
+    assert make_loss("square", 1).validation_clip(1) == 2.0
+    assert make_loss("logistic", 1).validation_clip(1) == pytest.approx(2 * math.log(2))
+    assert make_loss("softmax", 1).validation_clip(1) == pytest.approx(2 * math.log(2))
+    assert make_loss("softmax", 4).validation_clip(4) == pytest.approx(2 * math.log(4))
+
+
+def test_softmax_losses_are_the_negative_log_likelihood():
+    raw = np.array([[0.5, -1.0], [2.0, 0.0], [-0.3, 0.7]])
+    y = np.array([[1.0, -1.0], [-1.0, -1.0], [-1.0, 1.0]])  # classes 0 and 2, one-hot
+    p = np.exp(raw) / np.exp(raw).sum(axis=0)
+    np.testing.assert_allclose(make_loss("softmax", 3).record_losses(raw, y),
+                               -np.log([p[0, 0], p[2, 1]]))
 
 
 def _partition(n=1000, seed=0, held_out=None):
@@ -128,7 +137,8 @@ def test_held_out_records_never_enter_a_tree():
 @pytest.mark.parametrize("loss", ["square", "logistic"])
 def test_validation_loss_is_clipped_and_of_held_out_records_only(loss):
     partition = draw_held_out(_partition(), RecordCoins(bytes(32)), 0.3)
-    clip = loss_clip(loss, 1)
+    loss = make_loss(loss, 1)
+    clip = loss.validation_clip(1)
     total = validation_loss(partition, loss, clip)[0]
     assert 0 <= total <= clip * partition.held_out.sum()
     changed = partition.raw.copy()
@@ -140,7 +150,7 @@ def test_validation_loss_is_clipped_and_of_held_out_records_only(loss):
 
 def test_stopping_rule_reads_released_values_only():
     plan = _plan(1.0, 1e-5, n_estimators=60, leaf_noise="gaussian", split_selection="random")
-    stopping = EarlyStopping(plan.validation, 20, "square", 0.1, 60)
+    stopping = EarlyStopping(plan.validation, 20, make_loss("square", 1), 0.1, 60)
     released = iter([5.0, 3.0, 4.0, 3.5, 1.0, 0.0])
 
     class Fixed:  # a record set whose sums are ignored: the mechanism's output is replaced

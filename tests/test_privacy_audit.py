@@ -807,16 +807,16 @@ def test_audit_flags_private_bounds_with_per_column_sensitivity(monkeypatch):
 def _validation_pair():
     from dpboost._early_stopping import (
         draw_held_out,
-        loss_clip,
         plan_validation,
         validation_loss,
     )
+    from dpboost._loss import SquareLoss
     from dpboost._records import Partition, RecordCoins
 
     plan = plan_validation(
         plan_budget(epsilon=EPS, delta=0.0, n_estimators=20, max_depth=2, learning_rate=0.1,
                     l2_regularization=1.0, budget_allocation="sequential",
-                    trees_per_ensemble=1, leaf_clipping=True), loss_clip("square", 1), 1, 0.0)
+                    trees_per_ensemble=1, leaf_clipping=True), SquareLoss.validation_clip(1), 1, 0.0)
     rng = np.random.default_rng(0)
     y, raw = rng.uniform(-1, 1, size=(1, 30)), rng.uniform(-1, 1, size=(1, 30))
     d = draw_held_out(Partition(None, y, raw=raw), RecordCoins(bytes(32)), 0.5)
@@ -824,7 +824,7 @@ def _validation_pair():
     d2 = dataclasses.replace(d, y_rows=np.append(y, [[1.0]], axis=1),
                              raw=np.append(raw, [[-5.0]], axis=1), held_out=held)
     clip = plan.validation[0].sensitivity
-    sums = [validation_loss(p, "square", clip)[0] for p in (d, d2)]
+    sums = [validation_loss(p, SquareLoss(), clip)[0] for p in (d, d2)]
     assert sums[1] - sums[0] == pytest.approx(clip)  # the bound is attained
     trees = [e for e in plan.entries if not e.held_out and e.tree >= 0]
     return sums, plan.validation, compose_pure(trees)

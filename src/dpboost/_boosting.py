@@ -26,7 +26,6 @@ from ._early_stopping import (
     EarlyStopping,
     draw_held_out,
     first_stages,
-    loss_clip,
     plan_validation,
 )
 from ._filter import FilterBudget
@@ -129,7 +128,7 @@ def plan_fit(config, loss, n_outputs, n_numeric, n_private_categories=0, previou
                             if fresh and config.init == "private" else 0),
         initial_share=config.initial_share)
     if config.early_stopping:
-        plan = plan_validation(plan, loss_clip(loss.name, n_outputs), n_outputs, config.delta)
+        plan = plan_validation(plan, loss.validation_clip(n_outputs), n_outputs, config.delta)
     return with_row_count(plan, config.epsilon, config.delta) if counted else plan
 
 
@@ -219,7 +218,7 @@ def train(records, inputs, loss, options, n_outputs, n_threads, fit_id=None, pre
 
     progress = (progress_bar(len(plan.trees), ledger, config.delta) if config.verbose
                 else None)
-    stopping = (EarlyStopping(plan.validation, config.n_iter_no_change, loss.name,
+    stopping = (EarlyStopping(plan.validation, config.n_iter_no_change, loss,
                               config.validation_fraction, forest.n_stages)
                 if plan.validation else None)
     filtered = boost(records, plan, loss, candidates, forest, noise, ledger, n_threads, config,

@@ -2,8 +2,8 @@
 
 Each record is held out of every tree with probability ``validation_fraction``, by its own keyed
 coin (:func:`draw_held_out`). Every :data:`VALIDATION_INTERVAL` boosting stages the sum over the
-held-out records of their loss, clipped to ``[0, C]`` (:func:`loss_clip`), is released with
-Gaussian noise (Laplace under pure DP); the fit stops when the best released loss has not
+held-out records of their loss, clipped to ``[0, C]`` (the loss's ``validation_clip``), is
+released with Gaussian noise (Laplace under pure DP); the fit stops when the best released loss has not
 improved for ``n_iter_no_change`` stages (:class:`EarlyStopping`), a function of released values
 only. The releases are calibrated so that their Renyi curve is at most the trees' curve at every
 order (:func:`validation_releases`), and are left out of every composition: a record is either
@@ -59,23 +59,6 @@ def check_early_stopping(params):
                              "stopping).")
 
 
-def loss_clip(loss_name, n_outputs):
-    """C, the bound each held-out record's loss is clipped to (a public constant per loss).
-
-    Square loss: ``sum_k (y_k - clip(F_k, -1, 1))^2 / 2`` on targets in [-1, 1] is at most 2
-    per output, so ``C = 2 n_outputs`` clips nothing (predictions are clipped to [-1, 1] as the
-    regressor's are). Logistic: ``C = 2 log 2`` per output, twice the loss of the initial model
-    (F = 0); softmax over K classes: ``C = 2 log K``, twice the initial loss. A record predicted
-    worse than that counts C: the sum still falls as the model improves, and its sensitivity
-    stays that of a few records.
-    """
-    if loss_name == "square":
-        return 2.0 * n_outputs
-    if loss_name == "softmax" and n_outputs > 1:
-        return 2.0 * math.log(n_outputs)
-    return 2.0 * math.log(2.0) * n_outputs
-
-
 def n_checks(n_estimators):
     """Releases of the validation loss planned for ``n_estimators`` stages."""
     return n_estimators // VALIDATION_INTERVAL
@@ -120,7 +103,7 @@ def validation_releases(tree_entries, repeats, *, n_estimators, n_outputs, max_d
     repeats : dict
     n_estimators, n_outputs, max_depth : int
     clip : float
-        :func:`loss_clip`.
+        :meth:`~dpboost._loss.SquareLoss.validation_clip`.
     epsilon, delta : float
         The fit's.
 
@@ -162,7 +145,7 @@ def plan_validation(plan, clip, n_outputs, delta):
     ----------
     plan : BudgetPlan
     clip : float
-        :func:`loss_clip`.
+        :meth:`~dpboost._loss.SquareLoss.validation_clip`.
     n_outputs : int
     delta : float
         The fit's.
@@ -202,23 +185,12 @@ def draw_held_out(partition, coins, fraction):
     return dataclasses.replace(partition, held_out=held_out)
 
 
-def validation_loss(partition, loss_name, clip):
-    """``[sum over the held-out records of min(loss, clip)]`` from the partition's scores.
-
-    The per-record losses: square ``sum_k (y_k - clip(F_k, -1, 1))^2 / 2``, logistic
-    ``sum_k log(1 + exp(-y_k F_k))`` (labels -1 / +1), softmax ``logsumexp(F) - F_y``.
-    Unweighted: every held-out record moves the sum by at most ``clip``.
-    """
+def validation_loss(partition, loss, clip):
+    """``[sum over the held-out records of min(loss, clip)]`` from the partition's scores (each
+    record's loss: ``loss.record_losses``). Unweighted: every held-out record moves the sum by
+    at most ``clip``."""
     rows = partition.held_out
-    raw, y = partition.raw[:, rows], partition.y_rows[:, rows]
-    if loss_name == "square":
-        losses = 0.5 * ((y - np.clip(raw, -1.0, 1.0)) ** 2).sum(axis=0)
-    elif loss_name == "softmax" and raw.shape[0] > 1:
-        top = raw.max(axis=0)
-        log_norm = top + np.log(np.exp(raw - top).sum(axis=0))
-        losses = log_norm - (raw * (y > 0)).sum(axis=0)
-    else:
-        losses = np.logaddexp(0.0, -y * raw).sum(axis=0)
+    losses = loss.record_losses(partition.raw[:, rows], partition.y_rows[:, rows])
     return np.array([math.fsum(np.clip(losses, 0.0, clip))])
 
 
@@ -231,7 +203,7 @@ class EarlyStopping:
         The plan's validation releases (:func:`validation_releases`).
     n_iter_no_change : int
         Stop once the best released loss is this many stages old.
-    loss_name : str
+    loss : loss object of ``_loss``
     fraction : float
         ``validation_fraction``: each record's probability of being held out.
     n_stages : int
@@ -245,10 +217,10 @@ class EarlyStopping:
         Stages grown: the stage at which the rule stopped, else every planned stage.
     """
 
-    def __init__(self, releases, n_iter_no_change, loss_name, fraction, n_stages):
+    def __init__(self, releases, n_iter_no_change, loss, fraction, n_stages):
         self.releases = {e.tree: e for e in releases}
         self.n_iter_no_change = n_iter_no_change
-        self.loss_name = loss_name
+        self.loss = loss
         self.fraction = fraction
         self.scores = []
         self.best = (math.inf, 0)  # (released loss, stages done)
@@ -260,7 +232,7 @@ class EarlyStopping:
         entry = self.releases.get(tree)
         if entry is None:
             return False
-        value = records.reduce(validation_loss, self.loss_name, entry.sensitivity)
+        value = records.reduce(validation_loss, self.loss, entry.sensitivity)
         scope = {"group": entry.group, "tree": entry.tree, "level": entry.level,
                  "held_out": True}
         if entry.mechanism == "gaussian":

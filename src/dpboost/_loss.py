@@ -267,6 +267,29 @@ class SquareLoss:
         """
         return 2.0 * _output_shares(shares, n_outputs) - 1.0
 
+    @classmethod
+    def validation_clip(cls, n_outputs):
+        """C, the bound each held-out record's loss is clipped to (early stopping; a public
+        constant): ``sum_k (y_k - clip(F_k, -1, 1))^2 / 2`` on targets in [-1, 1] is at most
+        2 per output, so ``C = 2 n_outputs`` clips nothing (predictions are clipped to [-1, 1]
+        as the regressor's are)."""
+        return 2.0 * n_outputs
+
+    @classmethod
+    def record_losses(cls, raw, y):
+        """Each record's loss, ``sum_k (y_k - clip(F_k, -1, 1))^2 / 2``.
+
+        Parameters
+        ----------
+        raw, y : ndarray of shape (n_outputs, n), dtype=float64
+            Scores and labels (targets) in [-1, 1].
+
+        Returns
+        -------
+        losses : ndarray of shape (n,), dtype=float64
+        """
+        return 0.5 * ((y - np.clip(raw, -1.0, 1.0)) ** 2).sum(axis=0)
+
 
 class LogisticLoss(SquareLoss):
     """The log-loss on -1 / +1 labels (DP-XGB): ``g = sigma(F) - (y + 1) / 2`` in [-1, 1],
@@ -291,6 +314,17 @@ class LogisticLoss(SquareLoss):
         p = np.clip(_output_shares(shares, n_outputs), SHARE_FLOOR, 1.0 - SHARE_FLOOR)
         return np.log(p) - np.log1p(-p)
 
+    @classmethod
+    def validation_clip(cls, n_outputs):
+        """``C = 2 log 2`` per output, twice the loss of the initial model (F = 0): a record
+        predicted worse counts C, so the sum still falls as the model improves."""
+        return 2.0 * math.log(2.0) * n_outputs
+
+    @classmethod
+    def record_losses(cls, raw, y):
+        """``sum_k log(1 + exp(-y_k F_k))`` (labels -1 / +1)."""
+        return np.logaddexp(0.0, -y * raw).sum(axis=0)
+
 
 class SoftmaxLoss(LogisticLoss):
     """The multinomial log-loss of K > 2 classes, ``p = softmax(F)``, ``g_k = p_k - y_k``,
@@ -314,6 +348,17 @@ class SoftmaxLoss(LogisticLoss):
         shift; as :meth:`SquareLoss.initial_scores` otherwise)."""
         logs = np.log(np.maximum(_output_shares(shares, n_outputs), SHARE_FLOOR))
         return logs - logs.mean()
+
+    @classmethod
+    def validation_clip(cls, n_outputs):
+        """``C = 2 log K``, twice the loss of the initial model over K classes."""
+        return 2.0 * math.log(n_outputs)
+
+    @classmethod
+    def record_losses(cls, raw, y):
+        """``logsumexp(F) - F_y`` (``y`` one-hot in -1 / +1)."""
+        top = raw.max(axis=0)
+        return top + np.log(np.exp(raw - top).sum(axis=0)) - (raw * (y > 0)).sum(axis=0)
 
 
 #: The loss classes by the estimators' ``loss`` names.
