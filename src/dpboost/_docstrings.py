@@ -364,10 +364,10 @@ REGRESSOR = ("""Differentially private gradient-boosted trees for regression.
         of epsilon (sensitivity 1; the rest of the fit is planned with 99 %; docs/privacy.md,
         Private row count), stored as ``row_count_``. Where the count times epsilon is below
         700 (``_auto.small_data``: trees on so few records per unit of budget are mostly
-        noise) ``init="auto"`` releases the mean target with half of the budget and
+        noise) ``init="auto"`` releases the mean target with half of the budget (Laplace) and
         ``n_estimators="auto"`` is 10; on the tuning splits of the shared regression sets that
         was at or below the other default in every such cell (benchmarks/README.md, "Trees
-        against the row count times epsilon"; with the private count, RMSE 0.67-1.00x that
+        against the row count times epsilon"; with the private count, RMSE 0.65-1.00x that
         of no count where it chose the small regime, 1.01x on average elsewhere). None: no
         count, the rules of a large data set.""")
         + ATTRIBUTES + """    target_bounds_ : tuple of float

@@ -138,9 +138,10 @@ def initial_release(epsilon, delta, sample_weight_bound=None, share=None):
     zCDP equivalent ``1 / (INITIAL_SHARE * epsilon)``, alone spent 39 % of epsilon = 0.01 at
     delta = 5e-8, and more than all of it at a share of 0.3); from :data:`LAPLACE_FROM_SHARE`
     on, Laplace at ``share * epsilon`` at any delta, the trees planned by the bisection with
-    what the Renyi composition leaves (the regressor's small-data regime: RMSE 3.69 / 3.18 /
-    3.18 against 4.90 / 3.33 / 3.22 with the Gaussian on Abalone at epsilon 0.01 / 0.05 / 0.1,
-    ``benchmarks/README.md``, "Trees against the row count times epsilon"); ``"exact"`` at
+    what the Renyi composition leaves (the regressor's small-data regime, Abalone under S-BDT's
+    protocol: RMSE 3.63 / 3.27 / 3.20 against 4.90 / 3.33 / 3.22 with the Gaussian at epsilon
+    0.01 / 0.05 / 0.1; ``benchmarks/README.md``, "Trees against the row count times
+    epsilon"); ``"exact"`` at
     ``epsilon = inf``. Sensitivity W (:func:`initial_statistics_sensitivity`, L1 and L2)."""
     weight = 1.0 if sample_weight_bound is None else float(sample_weight_bound)
     share = (INITIAL_SHARE if share is None else share) * epsilon
