@@ -22,6 +22,10 @@ Stages (``--stage``):
   count, with the public one (``n_samples_hint`` = the fitting rows) and with a private count
   (``n_samples_hint="private"``), epsilon in :data:`REGRESSION_EPSILONS`, ``random_state`` 0 and
   1: results/tree_count_count.csv.
+- ``accounting``: the classification stage's Adult split, the default classifier with
+  ``accounting="rdp"`` and ``"auto"`` (the PLD refinement), epsilon in
+  :data:`ACCOUNTING_EPSILONS`, ``random_state`` 0-5 (the same seeds for both):
+  results/tree_count_accounting.csv.
 - ``goals``: the rule chosen (``n_samples_hint`` = the training rows: Abalone's size is
   published) scored against the goals, S-BDT's protocol (bench_initial_score.py: Abalone 5-fold
   CV, fold split by seed, delta 5e-8), without a count, with the hint and with a private count,
@@ -171,22 +175,39 @@ def adult_tuning_split():
     return X[fit], y[fit], X[val], y[val], data["bounds"]
 
 
+def _adult_row(split, epsilon, seed, label, **params):
+    """The default classifier (delta 5e-8, ``params`` over it) fitted on the Adult tuning split
+    (:func:`adult_tuning_split`) and its validation ROC AUC, as a results row."""
+    X_fit, y_fit, X_val, y_val, bounds = split
+    model = DPGBClassifier(epsilon=epsilon, delta=5e-8, feature_bounds=bounds, classes=[0, 1],
+                           random_state=seed, n_jobs=1, **params)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        model.fit(X_fit, y_fit)
+    row = {"dataset": "adult", "n_fit": len(y_fit), "n_features": X_fit.shape[1],
+           "epsilon": epsilon, "n_eps": len(y_fit) * epsilon, "trees": label,
+           "n_estimators_": model.n_estimators_, "seed": seed,
+           "noise_multiplier": model.privacy_ledger_[-1].noise_multiplier,
+           "privacy_spent": model.privacy_spent_,
+           "auc": roc_auc_score(y_val, model.predict_proba(X_val)[:, 1])}
+    print(epsilon, label, seed, round(row["auc"], 4), flush=True)
+    return row
+
+
 def classification_stage():
-    X_fit, y_fit, X_val, y_val, bounds = adult_tuning_split()
-    rows = []
-    for epsilon, trees, seed in itertools.product(ADULT_EPSILONS, TREES, SEEDS):
-        model = DPGBClassifier(epsilon=epsilon, delta=5e-8, n_estimators=trees,
-                               feature_bounds=bounds, classes=[0, 1], random_state=seed,
-                               n_jobs=1)
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            model.fit(X_fit, y_fit)
-        rows.append({"dataset": "adult", "n_fit": len(y_fit), "n_features": X_fit.shape[1],
-                     "epsilon": epsilon, "n_eps": len(y_fit) * epsilon, "trees": trees,
-                     "n_estimators_": model.n_estimators_, "seed": seed,
-                     "auc": roc_auc_score(y_val, model.predict_proba(X_val)[:, 1])})
-        print(epsilon, trees, seed, round(rows[-1]["auc"], 4), flush=True)
-    return rows
+    split = adult_tuning_split()
+    return [_adult_row(split, epsilon, seed, trees, n_estimators=trees)
+            for epsilon, trees, seed in itertools.product(ADULT_EPSILONS, TREES, SEEDS)]
+
+
+ACCOUNTING_EPSILONS = (0.01, 0.03, 0.1, 0.5, 1.0)
+
+
+def accounting_stage():
+    split = adult_tuning_split()
+    return [_adult_row(split, epsilon, seed, accounting, accounting=accounting)
+            for epsilon, accounting, seed in itertools.product(ACCOUNTING_EPSILONS,
+                                                               ("rdp", "auto"), range(6))]
 
 
 def report(rows, metric):
@@ -200,16 +221,18 @@ def report(rows, metric):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--stage", choices=("regression", "classification", "small", "goals", "count"),
+    parser.add_argument("--stage", choices=("regression", "classification", "small", "goals", "count",
+                                            "accounting"),
                         required=True)
     parser.add_argument("--report", action="store_true", help="print the table from the CSV")
     args = parser.parse_args()
     name = f"tree_count_{args.stage}"
-    metric = "auc" if args.stage == "classification" else "rmse"
+    metric = "auc" if args.stage in ("classification", "accounting") else "rmse"
     if not args.report:
         _harness.warm_up()
         rows = {"regression": regression_stage, "classification": classification_stage,
-                "small": small_stage, "goals": goals_stage, "count": count_stage}[args.stage]()
+                "small": small_stage, "goals": goals_stage, "count": count_stage,
+                "accounting": accounting_stage}[args.stage]()
         _harness.write_results(name, rows)
     report(_harness.read_results(name), metric)
 

@@ -75,10 +75,13 @@ def test_held_out_releases_are_left_out_of_every_composition(delta):
     without = plan_budget(epsilon=1.0, delta=delta, n_estimators=40,
                           leaf_noise="gaussian" if delta else "laplace",
                           split_selection="random" if delta else "exponential", **PLAN)
-    assert plan.epsilon == without.epsilon
     rest = [e for e in plan.entries if not e.held_out]
+    assert plan.epsilon == compose(plan.entries, delta) >= without.epsilon
     assert rest == without.entries
-    assert compose(plan.entries, delta) == compose(rest, delta)
+    # With the checks the PLD accountant does not apply (they are calibrated against the
+    # trees' Renyi curve): the Renyi epsilon of the trees stands.
+    assert compose(plan.entries, delta) == (compose_rdp(rest, delta) if delta else
+                                            compose(rest, delta))
     if delta:
         assert compose_rdp(plan.entries, delta) == compose_rdp(rest, delta)
         assert zcdp_rho(plan.entries) == zcdp_rho(rest)

@@ -106,7 +106,7 @@ def test_the_gaussian_release_is_planned_with_the_trees_at_any_epsilon(monkeypat
                            l2_regularization=1.0, budget_allocation="sequential",
                            trees_per_ensemble=1, leaf_clipping=True, delta=5e-8,
                            leaf_noise="gaussian", split_selection="random",
-                           initial_statistics=2)
+                           initial_statistics=2, accounting="auto")
     finally:
         dpboost._budget.plan_budget.cache_clear()
     assert plan.epsilon <= epsilon
@@ -256,7 +256,7 @@ def test_the_planned_share_is_the_configured_one():
                           l2_regularization=1.0, budget_allocation="sequential",
                           trees_per_ensemble=1, leaf_clipping=True, delta=5e-8,
                           leaf_noise="gaussian", split_selection="random",
-                          initial_statistics=2, initial_share=0.5)
+                          initial_statistics=2, initial_share=0.5, accounting="auto")
     assert (laplace.initial.mechanism, laplace.initial.epsilon) == ("laplace", 0.05)
     assert laplace.epsilon <= 0.1
     pure = plan_budget(epsilon=0.1, n_estimators=10, max_depth=3, learning_rate=0.1,

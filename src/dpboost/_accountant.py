@@ -17,6 +17,7 @@ import uuid
 from dataclasses import replace
 
 from ._accounting import compose_pure, ledger_event, rdp_epsilon, rdp_orders, threshold_delta
+from ._pld import pld_epsilon
 
 
 class BudgetExceededError(RuntimeError):
@@ -118,8 +119,10 @@ class PrivacyAccountant:
         renyi_delta = self.delta - threshold_delta(entries)
         if ledger is None or not renyi_delta > 0:
             return pure
-        return min(pure, rdp_epsilon(dp_accounting.ComposedDpEvent([ledger, *events]),
-                                     renyi_delta, rdp_orders(entries)))
+        renyi = rdp_epsilon(dp_accounting.ComposedDpEvent([ledger, *events]), renyi_delta,
+                            rdp_orders(entries))
+        # Ledgers alone (no search's event): the PLD accountant's epsilon where smaller.
+        return min(pure, renyi, math.inf if events else pld_epsilon(entries, self.delta))
 
     def spent(self) -> float:
         """Composed epsilon of every registered fit, at this accountant's ``delta``.

@@ -522,9 +522,14 @@ def zcdp_rho(entries):
 
 def compose(entries, delta, repeats=None):
     """Composed epsilon: pure DP for ``delta = 0`` (:func:`compose_pure`), otherwise
-    (epsilon, delta)-DP by Renyi composition (:func:`compose_rdp`); ``repeats`` as theirs."""
-    return (compose_pure(entries, repeats) if delta == 0
-            else compose_rdp(entries, delta, repeats))
+    (epsilon, delta)-DP by Renyi composition (:func:`compose_rdp`) or by the PLD accountant
+    (``_pld.pld_epsilon``), whichever certifies less; ``repeats`` as theirs."""
+    if delta == 0:
+        return compose_pure(entries, repeats)
+    from ._pld import pld_epsilon  # which imports this module
+
+    entries = list(entries)
+    return min(compose_rdp(entries, delta, repeats), pld_epsilon(entries, delta, repeats))
 
 
 class PrivacyLedger:

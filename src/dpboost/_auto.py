@@ -245,7 +245,8 @@ def resolve_config(params, hessian_bound, regression, sample_weight=None, n_feat
                        else 0),
         early_stopping=bool(params.get("early_stopping", False)),
         validation_fraction=float(params.get("validation_fraction", 0.1)),
-        n_iter_no_change=int(params.get("n_iter_no_change", 20)))
+        n_iter_no_change=int(params.get("n_iter_no_change", 20)),
+        accounting=params.get("accounting", "auto"))
 
 
 def _is_private(value):

@@ -126,7 +126,9 @@ def plan_fit(config, loss, n_outputs, n_numeric, n_private_categories=0, previou
         domain_groups=fresh * config.domain_groups,
         initial_statistics=(initial_statistics_count(n_outputs)
                             if fresh and config.init == "private" else 0),
-        initial_share=config.initial_share)
+        initial_share=config.initial_share,
+        # The held-out records' checks are calibrated against the trees' Renyi curve.
+        accounting="rdp" if config.early_stopping else config.accounting)
     if config.early_stopping:
         plan = plan_validation(plan, loss.validation_clip(n_outputs), n_outputs, config.delta)
     return with_row_count(plan, config.epsilon, config.delta) if counted else plan

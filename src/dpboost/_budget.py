@@ -23,6 +23,7 @@ from ._filter import FILTER_SCOPE, filter_tree_count
 from ._initial import INITIAL_SHARE, initial_release
 from ._mechanisms import noise_scale
 from ._noise import SecureNoise
+from ._pld import pld_epsilon, refine
 from ._sensitivities import (
     bounds_histogram_sensitivity,
     gain_sensitivity,
@@ -61,38 +62,6 @@ PLAN_TOLERANCE, RHO_PRECISION = 1e-3, 1e-9
 #: microseconds each to plan (benchmarks/README.md, "Planning time"), so this many plan in
 #: about half a second.
 MAX_TREES = 10_000
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
 
 
 @dataclass(frozen=True)
@@ -312,7 +281,8 @@ def plan_budget(*, epsilon, n_estimators, max_depth, learning_rate, l2_regulariz
                 subsample=1.0, sketch_features=0, hessian_sketch_features=0,
                 hessian_sketch_rounds=1, bounds_features=0, gradient_bound=GRADIENT_BOUND,
                 categories_features=0, sample_weight_bound=None, renyi_filter=None,
-                domain_groups=0, bounds_target=False, initial_statistics=0, initial_share=None):
+                domain_groups=0, bounds_target=False, initial_statistics=0, initial_share=None,
+                accounting="rdp"):
     """Plan every mechanism's epsilon, noise and sensitivity.
 
     Parameters
@@ -426,11 +396,16 @@ def plan_budget(*, epsilon, n_estimators, max_depth, learning_rate, l2_regulariz
     initial_statistics : int, default=0
         Coordinates of the private initial score's release (``init="private"``,
         ``_initial.initial_statistics_count``; 0: none, every output starts from 0). One
-        release after the private bounds, composed with the trees (:func:`~dpboost._initial.initial_release`:
-        :data:`~dpboost._initial.INITIAL_SHARE` of epsilon under pure DP, of the zCDP
-        budget in the Renyi bisection otherwise).
+        release after the private bounds, composed with the trees
+        (:func:`~dpboost._initial.initial_release`).
     initial_share : float in (0, 1) or None, default=None
         That share (``FitConfig.initial_share``); None: ``INITIAL_SHARE``.
+    accounting : {"rdp", "auto"}, default="rdp"
+        ``"auto"`` (the estimators' ``accounting="auto"`` without early stopping), with
+        ``delta > 0``: after the Renyi bisection, the zCDP budget raised as far as the PLD
+        accountant certifies the plan within epsilon (``_pld.refine``), and the initial score
+        a Laplace release from ``_initial.LAPLACE_FROM_SHARE`` of the budget on. ``"rdp"``:
+        every share a zCDP share (a private search's trials).
 
     Returns
     -------
@@ -454,7 +429,8 @@ def plan_budget(*, epsilon, n_estimators, max_depth, learning_rate, l2_regulariz
     arguments["domain"] = (None if not domain_groups else
                            domain_release(domain_groups, epsilon, delta))
     arguments["initial"] = (None if not initial_statistics else
-                            initial_release(epsilon, delta, sample_weight_bound, share))
+                            initial_release(epsilon, delta, sample_weight_bound, share,
+                                            laplace=accounting == "auto"))
     n_bounds = bounds_features + bounds_target
     if not n_bounds:
         plan = _plan(**arguments)
@@ -511,7 +487,7 @@ def _plan(*, epsilon, n_estimators, max_depth, learning_rate, l2_regularization,
           hessian_bound, split_selection, subsample, sketch_features, hessian_sketch_features,
           hessian_sketch_rounds, gradient_bound, sample_weight_bound, renyi_filter,
           categories=None, domain=None, bounds=None, initial=None,
-          initial_share=INITIAL_SHARE):
+          initial_share=INITIAL_SHARE, accounting="rdp"):
     """:func:`plan_budget` without the Laplace private bounds (``categories``, ``domain``,
     ``bounds``, ``initial``: the entries of the private category lists, of the domain report,
     of the Gaussian private bounds and of the initial score, composed with the rest), its noise
@@ -695,6 +671,14 @@ def _plan(*, epsilon, n_estimators, max_depth, learning_rate, l2_regularization,
         # comes within the tolerance below it: stop once rho is known to RHO_PRECISION.
         if high / low < 1.0 + RHO_PRECISION:
             break
+    refined = (refine(low, lambda rho: first_tree(*budgets(rho)), epsilon, delta)
+                if accounting == "auto" else low)
+    if refined != low:
+        low, best = refined, None
+    elif best is not None:
+        # The plan's epsilon is its ledger's (``compose``: the PLD accountant's where smaller).
+        entries, repeats = first_tree(*budgets(low))
+        best = min(best, pld_epsilon(entries, delta, repeats))
     if best is None:
         best = spent(*budgets(low))
     return dataclasses.replace(unpriced(*budgets(low)), epsilon=best)

@@ -50,6 +50,9 @@ class FitConfig:
     validation_fraction : float, default=0.1
     n_iter_no_change : int, default=20
         Early stopping on a private validation score (``_early_stopping``).
+    accounting : {"auto", "rdp"}, default="auto"
+        Whether the planner raises the trees' budget as far as the PLD accountant certifies
+        (``_pld``; not with early stopping).
     private_row_count : bool, default=False
         Whether the fit releases its row count first (``n_samples_hint="private"``,
         ``_row_count``); this configuration is then the one its regime of the count chose.
@@ -85,6 +88,7 @@ class FitConfig:
     early_stopping: bool = False
     validation_fraction: float = 0.1
     n_iter_no_change: int = 20
+    accounting: str = "auto"
     private_row_count: bool = False
 
     @property

@@ -21,6 +21,7 @@ from ._accounting import (
     LARGE_ORDERS,
     SAMPLED_ORDERS,
     LedgerEntry,
+    compose,
     compose_pure,
     ledger_event,
 )
@@ -172,7 +173,9 @@ def plan_validation(plan, clip, n_outputs, delta):
     for e in releases:
         noise_scale(e)
         SecureNoise.check(e, 1)
-    return dataclasses.replace(plan, validation=releases)
+    checked = dataclasses.replace(plan, validation=releases)
+    # Its epsilon is its ledger's: with the checks, the trees' Renyi epsilon (no PLD, _pld).
+    return dataclasses.replace(checked, epsilon=compose(checked.entries, delta))
 
 
 # The partition side (``_records``): pure functions of a partition, as on Dask.

@@ -441,7 +441,8 @@ class DPGBClassifier(ClassifierMixin, _BaseDPGB):
                               "loss": [StrOptions({"square", "logistic", "softmax"})],
                               "class_weight": [dict, StrOptions({"balanced"}), None]}
 
-    def __init__(self, *, epsilon=1.0, delta=1e-5, loss="softmax", n_estimators="auto", max_depth=6,
+    def __init__(self, *, epsilon=1.0, delta=1e-5, accounting="auto", loss="softmax",
+                 n_estimators="auto", max_depth=6,
                  learning_rate="auto", l2_regularization=10.0, max_bins=32, trees_per_ensemble=50,
                  budget_allocation="sequential", gradient_bound=0.5, gradient_filtering=False,
                  renyi_filter=None, leaf_clipping=True, leaf_noise="gaussian", min_child_weight=0.0,
@@ -529,7 +530,8 @@ class DPGBRegressor(RegressorMixin, _BaseDPGB):
                               "n_samples_hint": [Interval(Integral, 1, None, closed="left"),
                                                  StrOptions({"private"}), None]}
 
-    def __init__(self, *, epsilon=1.0, delta=1e-5, n_estimators="auto", max_depth=4, learning_rate=0.1,
+    def __init__(self, *, epsilon=1.0, delta=1e-5, accounting="auto", n_estimators="auto",
+                 max_depth=4, learning_rate=0.1,
                  l2_regularization=1.0, max_bins=32, trees_per_ensemble=50,
                  budget_allocation="sequential", gradient_bound=1.0, gradient_filtering=False,
                  renyi_filter=None, leaf_clipping=True, leaf_noise="gaussian",

@@ -129,15 +129,15 @@ def fold_into_first_stage(forest, scores):
         forest.leaf_value[output * forest.n_stages] += score
 
 
-def initial_release(epsilon, delta, sample_weight_bound=None, share=None):
+def initial_release(epsilon, delta, sample_weight_bound=None, share=None, laplace=False):
     """The ledger entry of the private initial score (``init="private"``), composed with the
     trees: Laplace at ``share * epsilon`` under pure DP (the trees share the rest; ``share``
     None: :data:`INITIAL_SHARE`); under Renyi accounting a Gaussian whose noise multiplier
     :func:`_plan`'s bisection sets with the trees' (``share`` of the zCDP budget), so the
     release fits any epsilon the trees fit (a multiplier fixed from epsilon, the pure share's
     zCDP equivalent ``1 / (INITIAL_SHARE * epsilon)``, alone spent 39 % of epsilon = 0.01 at
-    delta = 5e-8, and more than all of it at a share of 0.3); from :data:`LAPLACE_FROM_SHARE`
-    on, Laplace at ``share * epsilon`` at any delta, the trees planned by the bisection with
+    delta = 5e-8, and more than all of it at a share of 0.3); with ``laplace`` (the planner's
+    ``accounting="auto"``), from :data:`LAPLACE_FROM_SHARE` on, Laplace at ``share * epsilon`` at any delta, the trees planned by the bisection with
     what the Renyi composition leaves (the regressor's small-data regime, Abalone under S-BDT's
     protocol: RMSE 3.63 / 3.27 / 3.20 against 4.90 / 3.33 / 3.22 with the Gaussian at epsilon
     0.01 / 0.05 / 0.1; ``benchmarks/README.md``, "Trees against the row count times
@@ -149,7 +149,7 @@ def initial_release(epsilon, delta, sample_weight_bound=None, share=None):
               **INITIAL_SCOPE}
     if not math.isfinite(epsilon):
         return LedgerEntry(mechanism="exact", epsilon=math.inf, **common)
-    if delta == 0 or share >= LAPLACE_FROM_SHARE * epsilon:
+    if delta == 0 or (laplace and share >= LAPLACE_FROM_SHARE * epsilon):
         return LedgerEntry(mechanism="laplace", epsilon=share, **common)
     # The bisection replaces the multiplier (``_plan``); this one is the pure share's.
     return LedgerEntry(mechanism="gaussian", epsilon=math.inf, noise_multiplier=1.0 / share,

@@ -38,6 +38,7 @@ PARAMETER_CONSTRAINTS = {
     "budget_allocation": [StrOptions({"eoe", "sequential", "parallel"})],
     "gradient_filtering": ["boolean"],
     "renyi_filter": [Interval(Real, 0, 1, closed="right"), None],
+    "accounting": [StrOptions({"auto", "rdp"})],
     "leaf_clipping": ["boolean"],
     "feature_bounds": ["array-like", dict, StrOptions({"private"}), None],
     "categorical_features": ["array-like", StrOptions({"from_dtype"}), None],

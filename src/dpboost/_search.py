@@ -33,7 +33,8 @@ from ._row_count import plan_regimes
 from ._warnings import data_dependent, warn_reproducible_noise
 
 #: Parameters a search may not draw: they set the privacy of a trial, which the search fixes.
-_FIXED = ("epsilon", "delta", "leaf_noise", "subsample", "split_candidates", "accountant",
+_FIXED = ("epsilon", "delta", "accounting", "leaf_noise", "subsample", "split_candidates",
+          "accountant",
           "random_state", "classes", "target_bounds", "feature_bounds", "categories",
           "categorical_features", "diagnostics", "verbose")
 
@@ -350,9 +351,10 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
             X = np.asarray(X, dtype=object)  # a shape to plan each trial from (the schema)
         self._warn_public(X)
         # What every trial fixes. subsample="auto" trials run on every record: a trial must be
-        # a zCDP release, and a Poisson-sampled Gaussian is not one. The trials run silent.
+        # a zCDP release, and a Poisson-sampled Gaussian is not one; for the same reason its
+        # plan is the Renyi one (PLD accounting would spend more zCDP). The trials run silent.
         fixed = {"epsilon": trial_epsilon, "random_state": noise, "verbose": 0,
-                 "diagnostics": False,
+                 "diagnostics": False, "accounting": "rdp",
                  **({"subsample": 1.0} if self.estimator.subsample == "auto" else {})}
         sigma = 1.0 / math.sqrt(2.0 * rho_score)  # noise multiplier of a sensitivity-1 release
         # Each record's part by its own coin: a per-record decision.
