@@ -376,7 +376,7 @@ REGRESSOR = ("""Differentially private gradient-boosted trees for regression.
         noise) ``init="auto"`` releases the mean target with half of the budget (Laplace) and
         ``n_estimators="auto"`` is 10; on the tuning splits of the shared regression sets that
         was at or below the other default in every such cell (benchmarks/README.md, "Trees
-        against the row count times epsilon"; with the private count, RMSE 0.65-1.00x that
+        against the row count times epsilon"; with the private count, RMSE 0.63-1.02x that
         of no count where it chose the small regime, 1.01x on average elsewhere). None: no
         count, the rules of a large data set.""")
         + ATTRIBUTES + """    target_bounds_ : tuple of float

@@ -139,7 +139,7 @@ def initial_release(epsilon, delta, sample_weight_bound=None, share=None, laplac
     delta = 5e-8, and more than all of it at a share of 0.3); with ``laplace`` (the planner's
     ``accounting="auto"``), from :data:`LAPLACE_FROM_SHARE` on, Laplace at ``share * epsilon`` at any delta, the trees planned by the bisection with
     what the Renyi composition leaves (the regressor's small-data regime, Abalone under S-BDT's
-    protocol: RMSE 3.63 / 3.27 / 3.20 against 4.90 / 3.33 / 3.22 with the Gaussian at epsilon
+    protocol: RMSE 3.63 / 3.26 / 3.19 against 4.90 / 3.33 / 3.22 with the Gaussian at epsilon
     0.01 / 0.05 / 0.1; ``benchmarks/README.md``, "Trees against the row count times
     epsilon"); ``"exact"`` at
     ``epsilon = inf``. Sensitivity W (:func:`initial_statistics_sensitivity`, L1 and L2)."""
