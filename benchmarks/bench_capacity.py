@@ -1,0 +1,182 @@
+"""Interactions against the row count times epsilon: the additive default against unrestricted
+exponential-split trees, on tuning splits only.
+
+The question: can the default classifier choose its interaction order from ``n * epsilon`` (``n``:
+the fitting rows, a public input once released as a noisy count or a hint)? Each cell fits
+
+- ``default``: ``DPGBClassifier()`` as shipped (random splits, ``interaction_cst=
+  "no_interactions"``: one feature per tree, an additive model);
+- ``exp dD``: ``split_selection="exponential", interaction_cst=None, max_depth=D,
+  subsample=1.0`` (unrestricted trees of depth D, splits chosen by the exponential mechanism on
+  every row), every other parameter as shipped (``n_estimators`` and ``learning_rate`` "auto"),
+  D in :data:`DEPTHS`; D = 2 is the "pairs" variant (at most two features per path);
+- ``exp d4 sub auto``: ``exp d4`` with the shipped ``subsample="auto"`` (0.1 below epsilon 0.5,
+  else 0.3): a Poisson sample per tree starves the exponential mechanism (a probe on adult, bank,
+  give_me_some_credit and synth30k at epsilon 1 and 4 lost 0.005-0.04 AUC to ``subsample=1``).
+
+Data (validation rows are never a test file or a test fold):
+
+- ``synth100k`` / ``synth30k``: ``make_classification(n, 20 features, 10 informative,
+  random_state=0)``, 80 / 20 split (``random_state=0``): nothing else is held out of a generated
+  set. ``synth100k`` is also fitted on the first 20,000 and 5,000 of its fitting rows
+  (``synth100k@20000``, ...; same validation rows), to separate n from epsilon;
+- the shared sets (``_loaders``): the official training file (adult, cod_rna) or the training part
+  of fold 0 of ``KFold(5, shuffle=True, random_state=0)``, split 75 / 25 (``random_state=0``);
+  fitting rows capped at :data:`MAX_FIT` (fixed seed), the cap recorded as ``n_fit``.
+
+Delta 1e-6, epsilon in :data:`EPSILONS` (and inf on the synthetic sets, as a reference),
+``random_state`` in :data:`SEEDS`, ``n_jobs=1``. Seeded numpy noise. One row per fit:
+``n_fit``, ``n_eps`` (= n_fit x epsilon), validation ROC AUC, fit seconds (2 shared cores: not
+comparable across runs): results/capacity.csv.
+
+Run: ``NUMBA_NUM_THREADS=1 python benchmarks/bench_capacity.py`` (``--quick``: synth30k and
+adult, epsilon 1, one seed: results/capacity_quick.csv; ``--datasets``: results/capacity_subset.csv);
+``--high``: :data:`HIGH_SETS` at :data:`HIGH_EPSILONS`, :data:`HIGH_CONFIGS`, seeds 0 and 1
+(results/capacity_high.csv); ``--report`` prints the table from the CSV.
+"""
+
+import itertools
+import math
+import time
+import warnings
+from collections import defaultdict
+
+import _harness
+import _loaders
+import numpy as np
+from sklearn.datasets import make_classification
+from sklearn.metrics import roc_auc_score
+from sklearn.model_selection import train_test_split
+
+from dpboost import DPGBClassifier
+
+EPSILONS = (0.3, 1.0, 4.0)
+SEEDS = (0, 1, 2)
+DEPTHS = (2, 3, 4, 5, 6)
+DELTA = 1e-6
+#: Fitting rows kept at most (give_me_some_credit's 90,000 would dominate the run time).
+MAX_FIT = 60_000
+#: Fitting-row counts of synth100k besides all 80,000.
+SYNTH_SUBSETS = (20_000, 5_000)
+SHARED = ("adult", "cod_rna", "electricity", "bank", "credit", "magic", "give_me_some_credit",
+          "diabetes")
+SETS = ("synth100k", "synth30k") + SHARED
+CONFIGS = ("default",) + tuple(f"exp d{d}" for d in DEPTHS) + ("exp d4 sub auto",)
+#: ``--high``: the shared sets where ``exp d4`` does not beat the default at epsilon 4, at
+#: larger n x epsilon (the same fitting rows).
+HIGH_SETS = ("adult", "bank", "credit", "give_me_some_credit", "diabetes")
+HIGH_EPSILONS = (8.0, 16.0)
+HIGH_CONFIGS = ("default", "exp d4", "exp d5", "exp d6")
+
+
+def _synthetic(n_samples):
+    X, y = make_classification(n_samples=n_samples, n_features=20, n_informative=10,
+                               random_state=0)
+    X_fit, X_val, y_fit, y_val = train_test_split(X, y, test_size=0.2, random_state=0)
+    # standard-normal mixtures: +-8 is a public, generous box (as _loaders.synthetic)
+    return X_fit, y_fit, X_val, y_val, np.tile([-8.0, 8.0], (20, 1))
+
+
+def _shared(name):
+    data = _loaders.load(name)
+    _, X_train, y_train, _, _ = next(_loaders.splits(data, 1))
+    X_fit, X_val, y_fit, y_val = train_test_split(X_train, y_train, test_size=0.25,
+                                                  random_state=0)
+    if len(y_fit) > MAX_FIT:
+        keep = np.sort(np.random.default_rng(0).choice(len(y_fit), MAX_FIT, replace=False))
+        X_fit, y_fit = X_fit[keep], y_fit[keep]
+    return X_fit, y_fit, X_val, y_val, data["bounds"]
+
+
+def tuning_splits(names):
+    """Yield ``(label, X_fit, y_fit, X_val, y_val, bounds, synthetic)``."""
+    for name in names:
+        if name.startswith("synth"):
+            split = _synthetic(1000 * int(name[5:-1]))
+            yield (name, *split, True)
+            if name == "synth100k":
+                X_fit, y_fit, X_val, y_val, bounds = split
+                for rows in SYNTH_SUBSETS:
+                    yield (f"{name}@{rows}", X_fit[:rows], y_fit[:rows], X_val, y_val, bounds,
+                           True)
+        elif _loaders.available([name]):
+            yield (name, *_shared(name), False)
+
+
+def model(config, epsilon, seed, bounds):
+    params = {}
+    if config != "default":
+        depth, _, subsample = config.removeprefix("exp d").partition(" sub ")
+        params = {"split_selection": "exponential", "interaction_cst": None,
+                  "max_depth": int(depth), "subsample": subsample or 1.0}
+    return DPGBClassifier(epsilon=epsilon, delta=DELTA, feature_bounds=bounds, classes=[0, 1],
+                          random_state=seed, n_jobs=1, **params)
+
+
+def run(names, epsilons, seeds, configs=CONFIGS):
+    rows = []
+    for name, X_fit, y_fit, X_val, y_val, bounds, synthetic in tuning_splits(names):
+        for epsilon in epsilons + ((math.inf,) if synthetic else ()):
+            for config, seed in itertools.product(configs, seeds):
+                estimator = model(config, epsilon, seed, bounds)
+                start = time.perf_counter()
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    estimator.fit(X_fit, y_fit)
+                fit_s = time.perf_counter() - start
+                rows.append({"dataset": name, "n_fit": len(y_fit), "n_val": len(y_val),
+                             "n_features": X_fit.shape[1], "epsilon": epsilon,
+                             "n_eps": len(y_fit) * epsilon, "config": config, "seed": seed,
+                             "n_estimators_": estimator.n_estimators_,
+                             "auc": roc_auc_score(y_val, estimator.predict_proba(X_val)[:, 1]),
+                             "fit_s": round(fit_s, 3)})
+            print(name, epsilon, " ".join(
+                f"{r['config']}:{r['auc']:.4f}" for r in rows[-len(configs) * len(seeds):]),
+                flush=True)
+    return rows
+
+
+def report(rows):
+    """The README table: one line per set x epsilon (in run order) with the fitting rows, n x
+    epsilon and, per configuration, the mean validation ROC AUC and the half-range over seeds."""
+    cells = defaultdict(list)
+    facts = {}
+    for r in rows:
+        key = (r["dataset"], float(r["epsilon"]))
+        cells[key + (r["config"],)].append(float(r["auc"]))
+        facts[key] = (int(r["n_fit"]), float(r["n_eps"]))
+    configs = [c for c in CONFIGS if any(key[2] == c for key in cells)]
+    print("| set | n | eps | n x eps | " + " | ".join(configs) + " |")
+    print("|---" * (4 + len(configs)) + "|")
+    for key, (n_fit, n_eps) in facts.items():
+        parts = []
+        for config in configs:
+            values = cells.get(key + (config,), [])
+            parts.append(f"{np.mean(values):.4f} ±{(max(values) - min(values)) / 2:.4f}"
+                         if values else "")
+        eps = "inf" if math.isinf(key[1]) else f"{key[1]:g}"
+        scaled = "inf" if math.isinf(n_eps) else f"{n_eps:,.0f}"
+        print(f"| {key[0]} | {n_fit:,} | {eps} | {scaled} | " + " | ".join(parts) + " |")
+
+
+def main():
+    parser = _harness.parser(__doc__, SETS)
+    parser.add_argument("--high", action="store_true",
+                        help="HIGH_SETS at HIGH_EPSILONS, seeds 0 and 1 (results/capacity_high.csv)")
+    parser.add_argument("--report", action="store_true", help="print the table from the CSV")
+    args = parser.parse_args()
+    name = _harness.result_name("capacity_high" if args.high else "capacity", args)
+    if not args.report:
+        _harness.warm_up()
+        if args.high:
+            rows = run(args.datasets or HIGH_SETS, HIGH_EPSILONS, SEEDS[:2], HIGH_CONFIGS)
+        elif args.quick:
+            rows = run(args.datasets or ("synth30k", "adult"), (1.0,), (0,))
+        else:
+            rows = run(args.datasets or SETS, EPSILONS, SEEDS)
+        _harness.write_results(name, rows)
+    report(_harness.read_results(name))
+
+
+if __name__ == "__main__":
+    main()
