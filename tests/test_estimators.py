@@ -495,3 +495,15 @@ def test_auto_n_estimators_reads_only_public_inputs(cls):
               .fit(X[:n], y[:n]).n_estimators_ for n in (300, 299, 40)}
     expected = 200 if cls is DPGBClassifier else round(25 * 11)
     assert fitted == {expected}
+
+
+def test_auto_subsample_is_one_where_the_splits_get_no_amplification():
+    # Renyi accounting has no amplified form of the exponential mechanism: a sample of its
+    # trees would only leave records out. Pure DP amplifies every tree.
+    def subsample(**params):
+        return DPGBClassifier(classes=[0, 1], **params)._configs(n_features=3)[0].subsample
+
+    assert subsample(split_selection="exponential") == 1.0
+    assert subsample(split_selection="cyclical", epsilon=0.1) == 1.0
+    assert subsample(split_selection="exponential", delta=0.0, leaf_noise="laplace") == 0.3
+    assert subsample() == 0.3 and subsample(epsilon=0.1) == 0.1

@@ -49,8 +49,9 @@ PARAMETERS = """
     subsample : float or "auto", default="auto" (classifier), 1.0 (regressor)
         Each tree is grown on a Poisson sample of its records, each kept with probability
         ``subsample`` in (0, 1] (XGBoost's name). ``"auto"``, resolved at each ``fit`` from its
-        epsilon: 0.1 below epsilon 0.5, 0.3 from it on (1 at ``epsilon=inf``); with it the
-        learning rate's ``"auto"``. Pure DP: the tree may spend
+        epsilon: 0.1 below epsilon 0.5, 0.3 from it on (1 at ``epsilon=inf``, and with
+        ``delta > 0`` when the splits read the records, which get no amplification); with it
+        the learning rate's ``"auto"``. Pure DP: the tree may spend
         ``log(1 + (e^eps_t - 1) / subsample)`` on its sample for a cost of eps_t (amplification
         by subsampling, Balle et al. 2018; docs/privacy.md, Accounting). With ``delta > 0`` trees whose releases
         are all Gaussian (``split_selection="random"``, ``leaf_noise="gaussian"``) are accounted
