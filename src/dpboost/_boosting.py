@@ -430,8 +430,9 @@ def select_records(partition, coins, output, tree, position, sampling_rate, boun
     record that passes its position and GDF takes part only if its spent ticks plus this tree's
     cost stay within the budget at every order (Feldman & Zrnic 2021's individual filter); its
     cost is that of its own clipped contribution ``(g, c h)`` (``(g, c)`` without Hessians;
-    ``c`` the leaf release's public ``hessian_scale``) to the leaf release, and it is charged before its Poisson coin, whether or not the coin then
-    samples it (the cost is the sampled mechanism's). Every input of the decision is the
+    ``c`` the leaf release's public ``hessian_scale``) to the leaf release, and it is charged
+    before its Poisson coin, whether or not the coin then samples it (the cost is the sampled
+    mechanism's). Every input of the decision is the
     record's own: its gradient and Hessian from the released model, its spending so far and
     its coin.
     """

@@ -70,7 +70,8 @@ def newton_hessian_scale(gradient_share, gradient_bound=GRADIENT_BOUND, hessian_
     ``g*^2 / (2 sigma^2)`` is the gradient sum's: the share ``s = g*^2 / (g*^2 + c^2 h*^2)``,
     so ``c = (g* / h*) sqrt((1 - s) / s)``. Dividing the released second coordinate by ``c`` is
     post-processing: the same as separate Gaussian releases of ``G`` and ``H`` with the budget
-    split ``s : 1 - s`` (S-BDT, Kirschte et al. 2024, Sec. 4, which puts most of it on ``G``).
+    split ``s : 1 - s`` (S-BDT, Kirschte et al., reference code kirschte/sbdt, which puts most
+    of it on ``G``).
     ``c = 1`` (the joint release of ``(G, H)``) is ``s = g*^2 / (g*^2 + h*^2)``.
 
     Parameters

@@ -95,7 +95,8 @@ class LaplaceLeaves:
 
 
 #: Fraction of a Newton leaf's zCDP budget spent on its gradient sum, the rest on its Hessian
-#: sum (S-BDT's split, Kirschte et al. 2024, Sec. 4). The release of ``(G, H)`` as they are
+#: sum (S-BDT, Kirschte et al.: reference code kirschte/sbdt, ``leaf_denom_noise_weight``,
+#: the Hessian's share). The release of ``(G, H)`` as they are
 #: (``c = 1``) is the share ``g*^2 / (g*^2 + h*^2)``: 0.8 for the classifier's g* = 0.5,
 #: h* = 0.25, 0.5 for the regressor's g* = h* = 1. benchmarks/README.md, "Gradient and Hessian
 #: shares of a leaf": 0.9 is within the seed spread of 0.8 on Adult and well ahead of 0.5 on
@@ -106,10 +107,11 @@ NEWTON_GRADIENT_SHARE = 0.9
 class NewtonLeaves(LaplaceLeaves):
     """The (gradient sum, Hessian sum) of each leaf with Gaussian noise, the leaf
     ``-G~ / max(H~ + lambda, lambda)`` (DP-XGB, "Revisiting differentially private XGBoost",
-    Sec. 3), 0 where ``H~ < min_child_weight`` (S-BDT's cut-off of a non-positive noisy
-    Hessian sum at the default 0) and clipped to ``g* / h*`` after the release
+    Sec. 3), 0 where ``H~ < min_child_weight`` (with ``min_child_weight=0``, S-BDT's cut-off
+    of a negative noisy Hessian sum) and clipped to ``g* / h*`` after the release
     (post-processing). The Hessian sum is released as ``c H`` and divided by ``c`` after the
-    release, ``c`` from :data:`NEWTON_GRADIENT_SHARE` (:func:`~dpboost._sensitivities.newton_hessian_scale`)."""
+    release, ``c`` from :data:`NEWTON_GRADIENT_SHARE`
+    (:func:`~dpboost._sensitivities.newton_hessian_scale`)."""
 
     gaussian = True
     releases_weight = True
