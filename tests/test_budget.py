@@ -25,7 +25,13 @@ from dpboost._boosting import plan_fit
 from dpboost._budget import HESSIAN_SKETCH_ROUNDS, MAX_TREES, SKETCH_SHARE, plan_budget
 from dpboost._candidates import HESSIAN_SKETCH_BINS, category_boundaries
 from dpboost._noise import SecureNoise
-from dpboost._sensitivities import gain_sensitivity, leaf_clip_bound, leaf_sensitivity
+from dpboost._sensitivities import (
+    gain_sensitivity,
+    gaussian_leaf_sensitivity,
+    leaf_clip_bound,
+    leaf_sensitivity,
+    newton_hessian_scale,
+)
 
 
 def _fitted(estimator, X, bounds, loss="square", **params):
@@ -114,6 +120,17 @@ def test_sensitivities(make_plan):
     assert plan.trees[30].leaf_sensitivity == pytest.approx(2 * 0.9**30)
     assert make_plan(leaf_clipping=False).trees[4].leaf_clip == math.inf
 
+
+
+@pytest.mark.parametrize("share, g, h", [(0.96, 0.5, 0.25), (0.5, 1.0, 1.0), (0.1, 2.0, 0.25)])
+def test_newton_hessian_scale_puts_the_share_on_the_gradient_sum(share, g, h):
+    # zCDP of (G, c H) at one noise multiplier splits as g*^2 : c^2 h*^2.
+    c = newton_hessian_scale(share, g, h)
+    assert g**2 / gaussian_leaf_sensitivity(h, g, hessian_scale=c) ** 2 == pytest.approx(share)
+    # The joint release of (G, H) as they are: c = 1.
+    assert newton_hessian_scale(g**2 / (g**2 + h**2), g, h) == pytest.approx(1.0)
+    assert gaussian_leaf_sensitivity(h, g, weight_bound=3.0, hessian_scale=c) == pytest.approx(
+        3.0 * math.hypot(g, c * h))
 
 def _gain(sum_left, n_left, sum_right, n_right, lam=0.1):
     return sum_left**2 / (n_left + lam) + sum_right**2 / (n_right + lam)

@@ -41,7 +41,12 @@ from dpboost._mechanisms import (
 from dpboost._noise import SecureNoise, make_noise
 from dpboost._predictor import predict_binned
 from dpboost._records import POISSON_STREAM, InMemoryRecords
-from dpboost._sensitivities import gain_sensitivity, leaf_sensitivity
+from dpboost._sensitivities import (
+    gain_sensitivity,
+    gaussian_leaf_sensitivity,
+    leaf_sensitivity,
+    newton_hessian_scale,
+)
 
 ALPHA = 1e-6
 SCOPE = {"group": 0, "tree": 0, "level": 0}
@@ -239,6 +244,78 @@ def test_audit_flags_gaussian_with_a_third_of_the_noise(secure):
     eps_lb = audit(_gaussian_ids(0.0, 0.5, 3, secure), _gaussian_ids(1.0, 0.5, 4, secure),
                    delta=GAUSS_DELTA)
     assert eps_lb > _gaussian_claim(1.5)
+
+
+
+# 2b'. A Newton leaf's (G, c H), c from the gradient sum's share (S-BDT's split of the budget):
+#      D' adds a record with g = g* and h = h* (the classifier's 0.5 and 0.25) to the leaf, which
+#      moves the pair by exactly its L2 sensitivity; the event is the joint bucket of the two
+#      released coordinates. Share 0.1 makes c = 6: a sensitivity that forgot c (c = 1) claims
+#      2.8 times too little.
+def _newton_ids(added, share, seed, declared_scale=None, n=200_000):
+    scale = newton_hessian_scale(share, 0.5, 0.25)
+    sensitivity = gaussian_leaf_sensitivity(
+        0.25, 0.5, hessian_scale=scale if declared_scale is None else declared_scale)
+    pair = np.array([0.5, scale * 0.25]) * added
+    released = gaussian_mechanism(np.tile(pair, (n, 1)), noise_multiplier=1.5,
+                                  sensitivity=sensitivity, noise=make_noise(seed),
+                                  ledger=PrivacyLedger(), scope=SCOPE)
+    edges = np.linspace(-3, 4, 15)
+    return (np.digitize(released[:, 0] / sensitivity, edges) * 16
+            + np.digitize(released[:, 1] / sensitivity, edges))
+
+
+@pytest.mark.parametrize("share", [0.8, 0.1, 0.96])
+def test_audit_newton_leaves_at_any_gradient_share(share):
+    eps_lb = audit(_newton_ids(0, share, 3), _newton_ids(1, share, 4), delta=GAUSS_DELTA)
+    assert 0.5 < eps_lb <= _gaussian_claim(1.5)
+
+
+def test_audit_flags_newton_leaves_whose_sensitivity_forgets_the_hessian_scale():
+    eps_lb = audit(_newton_ids(0, 0.1, 3, declared_scale=1.0),
+                   _newton_ids(1, 0.1, 4, declared_scale=1.0), delta=GAUSS_DELTA)
+    assert eps_lb > _gaussian_claim(1.5)
+
+
+def test_grower_releases_the_scaled_newton_pair(monkeypatch):
+    # The audit above covers the Newton leaves only if the grower hands the mechanism
+    # (sum g, c sum h) of every leaf at the planned sensitivity and divides c out afterwards.
+    import dpboost._grower as grower_module
+
+    monkeypatch.setattr(tree_mechanisms_module, "NEWTON_GRADIENT_SHARE", 0.96)
+    plan_budget.cache_clear()
+    released = []
+
+    def spy(values, **kwargs):
+        released.append((values.copy(), kwargs["sensitivity"]))
+        return gaussian_mechanism(values, **kwargs)
+
+    monkeypatch.setattr(grower_module, "gaussian_mechanism", spy)
+    try:
+        plan = plan_budget(epsilon=2.0, delta=1e-5, n_estimators=1, max_depth=1,
+                           learning_rate=1.0, l2_regularization=0.1,
+                           budget_allocation="sequential", trees_per_ensemble=1,
+                           leaf_clipping=False, leaf_noise="gaussian", gradient_bound=0.5,
+                           hessian_bound=0.25)
+    finally:
+        plan_budget.cache_clear()
+    tb = plan.trees[0]
+    scale = newton_hessian_scale(0.96, 0.5, 0.25)
+    assert tb.leaf_hessian_scale == scale
+    assert tb.leaf_sensitivity == gaussian_leaf_sensitivity(0.25, 0.5, hessian_scale=scale)
+    g = np.linspace(-0.5, 0.5, 20).astype(np.float32)
+    h = np.linspace(0.0, 0.25, 20).astype(np.float32)
+    X_binned = np.asfortranarray(np.repeat([[0, 0], [3, 3]], 10, axis=0).astype(np.uint8))
+    records = InMemoryRecords.of_tree(X_binned, np.arange(20, dtype=np.int32), g, h)
+    tree = grow_tree(records, budget=tb, n_features=2, max_depth=1, n_bins=4,
+                     l2_regularization=0.1, noise=make_noise(0), ledger=PrivacyLedger(),
+                     n_threads=1)
+    f, b = tree.split_feature, tree.split_bin
+    ((values, sensitivity),) = released
+    assert sensitivity == tb.leaf_sensitivity
+    left = X_binned[:, f[0]] <= b[0]
+    np.testing.assert_allclose(values, [[g[left].sum(), scale * h[left].sum()],
+                                        [g[~left].sum(), scale * h[~left].sum()]], rtol=1e-6)
 
 
 # 2c. Releases of several statistics that one record moves together, with Laplace noise of the

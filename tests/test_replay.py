@@ -50,6 +50,7 @@ import dpboost._boosting
 import dpboost._budget
 import dpboost._filter
 import dpboost._thresholds
+import dpboost._tree_mechanisms
 from dpboost import DPGBClassifier, DPGBRegressor
 from dpboost._accounting import FILTER_ORDERS
 
@@ -417,6 +418,33 @@ def test_harness_flags_an_understated_leaf_sensitivity(monkeypatch):
     with pytest.raises(AssertionError, match=r"\(a\) call #\d+ \(laplace.*level 2\).*L1, "
                                              r"exceeds the declared sensitivity 0\.2"):
         replay(_pure_classifier("average"), D, D_prime, probe=D[0][:20])
+
+
+def _newton_classifier(noise):
+    # Gaussian (Newton) leaves: the added record moves its leaf's (G, c H) by (1, c), the L2
+    # sensitivity at g* = h* = 1 (square loss).
+    return _pure_classifier()(noise).set_params(delta=1e-5, leaf_noise="gaussian")
+
+
+@pytest.mark.parametrize("share", [0.1, 0.96])
+def test_replay_newton_leaves_at_a_gradient_share(monkeypatch, fresh_plans, share):
+    monkeypatch.setattr(dpboost._tree_mechanisms, "NEWTON_GRADIENT_SHARE", share)
+    D, D_prime = _pure_data()
+    replay(_newton_classifier, D, D_prime, probe=D[0][:20])
+
+
+def test_harness_flags_a_newton_sensitivity_that_forgets_the_hessian_scale(monkeypatch,
+                                                                          fresh_plans):
+    # Share 0.1 releases (G, 3 H); a sensitivity at c = 1 declares sqrt(2) where one record
+    # moves the pair by sqrt(10).
+    real = dpboost._tree_mechanisms.gaussian_leaf_sensitivity
+    monkeypatch.setattr(dpboost._tree_mechanisms, "NEWTON_GRADIENT_SHARE", 0.1)
+    monkeypatch.setattr(dpboost._tree_mechanisms, "gaussian_leaf_sensitivity",
+                        lambda h, g, w, c: real(h, g, w))
+    D, D_prime = _pure_data()
+    with pytest.raises(AssertionError, match=r"\(a\) call #\d+ \(gaussian.*L2, exceeds the "
+                                             r"declared sensitivity 1\.41"):
+        replay(_newton_classifier, D, D_prime, probe=D[0][:20])
 
 
 @pytest.mark.parametrize("leaf_noise", ["laplace", "average"])

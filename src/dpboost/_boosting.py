@@ -359,7 +359,7 @@ def boost(records, plan, loss, candidates, forest, noise, ledger, n_threads, con
         records.update(select_records, coins, tb.output, tb.tree,
                        None if plan.record_shares is None else tb.position, tb.sampling_rate,
                        bound if private else None, private and config.gradient_filtering,
-                       renyi_filter)
+                       renyi_filter, tb.leaf_hessian_scale)
         if private and (config.gradient_filtering or renyi_filter is not None):
             n_sampled, n_kept = records.reduce(filter_counts)
             if n_sampled:
@@ -427,7 +427,7 @@ def compute_gradients(partition, loss, output):
 
 
 def select_records(partition, coins, output, tree, position, sampling_rate, bound, filtering,
-                   renyi_filter=None):
+                   renyi_filter=None, hessian_scale=1.0):
     """The partition with the records of tree ``tree`` selected, each by its own values:
     its EoE ``position`` (None: every record), its Poisson coin at ``sampling_rate``, and with
     ``filtering`` its gradient (GDF: ``|g| > bound`` leaves the tree); otherwise the gradients
@@ -437,9 +437,10 @@ def select_records(partition, coins, output, tree, position, sampling_rate, boun
     With ``renyi_filter`` (a :class:`~dpboost._filter.FilterBudget`; unweighted fits only), a
     record that passes its position and GDF takes part only if its spent ticks plus this tree's
     cost stay within the budget at every order (Feldman & Zrnic 2021's individual filter); its
-    cost is that of its own clipped contribution ``(g, h)`` (``(g, 1)`` without Hessians) to
-    the leaf release, and it is charged before its Poisson coin, whether or not the coin then
-    samples it (the cost is the sampled mechanism's). Every input of the decision is the
+    cost is that of its own clipped contribution ``(g, c h)`` (``(g, c)`` without Hessians;
+    ``c`` the leaf release's public ``hessian_scale``) to the leaf release, and it is charged
+    before its Poisson coin, whether or not the coin then samples it (the cost is the sampled
+    mechanism's). Every input of the decision is the
     record's own: its gradient and Hessian from the released model, its spending so far and
     its coin.
     """
@@ -454,7 +455,7 @@ def select_records(partition, coins, output, tree, position, sampling_rate, boun
     if renyi_filter is not None:
         clipped = np.clip(gradients, -bound, bound).astype(np.float64)
         weight = np.ones(n) if partition.hessians is None else hessians.astype(np.float64)
-        cost = renyi_filter.cost(np.hypot(clipped, weight))
+        cost = renyi_filter.cost(np.hypot(clipped, hessian_scale * weight))
         within = (spent.astype(np.int64) + cost <= renyi_filter.budget).all(axis=1)
         # Charged before the coin: every record at its position, kept by GDF, within budget.
         charged = within & (True if position is None else positions == position)

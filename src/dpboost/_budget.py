@@ -86,6 +86,9 @@ class TreeBudget:
         ``g* / h*``, applied to the released leaf (post-processing).
     leaf_noise_multiplier : float, default=0.0
         Gaussian leaves: noise standard deviation over ``leaf_sensitivity``; 0 otherwise.
+    leaf_hessian_scale : float, default=1.0
+        The public ``c`` of a Newton leaf's release ``(G, c H)`` (``_tree_mechanisms``,
+        ``hessian_scale``); 1 for the other leaves.
     split_selection : {"exponential", "cyclical", "random"}, default="exponential"
         How each node picks its split; ``"random"`` spends nothing on the splits.
     gradient_bound : float, default=GRADIENT_BOUND
@@ -110,6 +113,7 @@ class TreeBudget:
     leaf_sensitivity: float
     leaf_clip: float
     leaf_noise_multiplier: float = 0.0
+    leaf_hessian_scale: float = 1.0
     split_selection: str = "exponential"
     leaf_noise: str = "laplace"
     sampling_rate: float = 1.0
@@ -315,8 +319,9 @@ def plan_budget(*, epsilon, n_estimators, max_depth, learning_rate, l2_regulariz
         from 0 past it, the largest within ``epsilon`` to a relative :data:`RHO_PRECISION`).
     leaf_noise : {"laplace", "gaussian", "average"}, default="laplace"
         ``"laplace"``: Laplace on the leaf value (DPBoost). ``"gaussian"``: Gaussian perturbation
-        of the leaf's (gradient sum, Hessian sum) with L2 sensitivity ``sqrt(g*^2 + h*^2)``
-        (DP-XGB; needs ``delta > 0``). ``"average"``: Laplace perturbation of the leaf's
+        of the leaf's (gradient sum, c x Hessian sum) with L2 sensitivity
+        ``sqrt(g*^2 + c^2 h*^2)`` (DP-XGB; ``c``: ``_tree_mechanisms.NEWTON_GRADIENT_SHARE``;
+        needs ``delta > 0``). ``"average"``: Laplace perturbation of the leaf's
         (gradient sum, record count) with L1 sensitivity ``g* + 1`` (one record moves the sum by
         at most g* and the count by 1), the noisy average as the leaf.
     hessian_bound : float, default=1.0
@@ -495,6 +500,7 @@ def _plan(*, epsilon, n_estimators, max_depth, learning_rate, l2_regularization,
     n_trees = n_outputs * n_estimators
     weight = 1.0 if sample_weight_bound is None else float(sample_weight_bound)
     leaves = LEAF_RELEASES[leaf_noise]
+    hessian_scale = leaves.hessian_scale(gradient_bound, hessian_bound)
     gaussian = leaves.gaussian
     private = math.isfinite(epsilon)
     filter_trees = (filter_tree_count(renyi_filter, n_trees, leaf_noise, delta, budget_allocation,
@@ -563,14 +569,16 @@ def _plan(*, epsilon, n_estimators, max_depth, learning_rate, l2_regularization,
                 epsilon_leaf=epsilon_leaf,
                 gain_sensitivity=gain_sensitivity(gradient_bound, weight),
                 leaf_sensitivity=sensitivity, leaf_clip=clip,
-                leaf_noise_multiplier=noise_multiplier, split_selection=split_selection,
+                leaf_noise_multiplier=noise_multiplier,
+                leaf_hessian_scale=hessian_scale,
+                split_selection=split_selection,
                 leaf_noise=leaf_noise, sampling_rate=subsample, gradient_bound=gradient_bound,
                 filtered=filter_trees > 0))
         budget = None
         if filter_trees:
             budget = LedgerEntry(mechanism="renyi_filter", epsilon=math.inf,
-                                 sensitivity=gaussian_leaf_sensitivity(hessian_bound,
-                                                                       gradient_bound),
+                                 sensitivity=gaussian_leaf_sensitivity(
+                                     hessian_bound, gradient_bound, hessian_scale=hessian_scale),
                                  noise_multiplier=noise_multiplier, sampling_rate=subsample,
                                  filter_trees=filter_trees, **FILTER_SCOPE)
         return BudgetPlan(trees=tuple(trees), record_shares=shares, max_depth=max_depth,

@@ -30,8 +30,9 @@ PARAMETERS = """
         which compose as zCDP). docs/privacy.md, PLD accounting.
     leaf_noise : {"laplace", "gaussian", "average"}, default="gaussian"
         ``"laplace"``: the clipped leaf value with Laplace noise (DPBoost). ``"gaussian"``: the
-        leaf's gradient and Hessian sums with Gaussian noise of L2 sensitivity ``sqrt(g*^2 + h*^2)``
-        and the Newton leaf ``-G~ / max(H~ + lambda, lambda)`` clipped to ``+-g*/h*`` (DP-XGB);
+        leaf's gradient and Hessian sums with Gaussian noise, 90 % of the leaf's budget on the
+        gradient sum (S-BDT; L2 sensitivity ``sqrt(g*^2 + c^2 h*^2)`` of ``(G, c H)``), and the
+        Newton leaf ``-G~ / max(H~ + lambda, lambda)`` clipped to ``+-g*/h*`` (DP-XGB);
         needs ``delta > 0`` and ``l2_regularization > 0``; GLC does not apply. ``"average"``: the
         leaf's gradient sum and record count with Laplace noise of L1 sensitivity ``g* + 1``, and
         the noisy average ``-G~ / max(n~ + lambda, 1 + lambda)`` (DP-XGBoost's noisy average);
@@ -139,7 +140,7 @@ PARAMETERS = """
         [-2, 2]; a tree clips them to ``[-g*, g*]``, or ignores the records beyond with
         ``gradient_filtering``. Every sensitivity scales with it: the gain's ``3 g*^2``
         (Lemma 1), the Laplace leaf's ``g* / (1 + lambda)`` (Lemma 2), the Gaussian leaf
-        pair's ``sqrt(g*^2 + h*^2)`` (DP-XGB). A smaller bound lowers the noise and biases the
+        pair's ``sqrt(g*^2 + c^2 h*^2)`` (DP-XGB). A smaller bound lowers the noise and biases the
         records it clips (S-BDT clips at 0.3-0.5).
     renyi_filter : float in (0, 1] or None, default=None
         Individual privacy accounting with a Renyi filter (Feldman & Zrnic 2021; as S-BDT,

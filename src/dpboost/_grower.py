@@ -157,7 +157,10 @@ def grow_tree(records, *, budget, n_features, max_depth, n_bins, l2_regularizati
                     np.full((n_leaves, 2), np.nan))
     # Sufficient statistics: (G, H) for "gaussian" (DP-XGB), (G, n) for "average"; the leaf is a
     # function of the released pair only.
-    statistics = np.column_stack([leaf_sum, weight])
+    # The weight goes out as c H (c public: the gradient sum's share of the budget, S-BDT) and
+    # is divided by c after the release (post-processing).
+    scale = budget.leaf_hessian_scale
+    statistics = np.column_stack([leaf_sum, scale * weight])
     if budget.leaf_noise_multiplier > 0:
         released = gaussian_mechanism(
             statistics, noise_multiplier=budget.leaf_noise_multiplier,
@@ -166,6 +169,7 @@ def grow_tree(records, *, budget, n_features, max_depth, n_bins, l2_regularizati
         released = laplace_mechanism(statistics, epsilon=budget.epsilon_leaf,
                                      sensitivity=budget.leaf_sensitivity, noise=noise,
                                      ledger=ledger, scope=leaf_scope)
+    released[:, 1] /= scale
     value = -released[:, 0] / np.maximum(released[:, 1] + l2_regularization,
                                          leaves.denominator_floor(l2_regularization))
     value[released[:, 1] < min_child_weight] = 0.0

@@ -49,14 +49,43 @@ def leaf_sensitivity(l2_regularization, clip_bound=math.inf, gradient_bound=GRAD
     return min(gradient_bound / (1.0 + l2_regularization), 2.0 * clip_bound)
 
 
-def gaussian_leaf_sensitivity(hessian_bound, gradient_bound=GRADIENT_BOUND, weight_bound=1.0):
-    """L2 sensitivity of one leaf's (gradient sum, Hessian sum), ``W sqrt(g*^2 + h*^2)``.
+def gaussian_leaf_sensitivity(hessian_bound, gradient_bound=GRADIENT_BOUND, weight_bound=1.0,
+                              hessian_scale=1.0):
+    """L2 sensitivity of one leaf's (gradient sum, c x Hessian sum), ``W sqrt(g*^2 + c^2 h*^2)``.
 
-    One record adds ``(w g, w h)`` with ``|g| <= g*``, ``0 <= h <= h*`` and its weight ``w`` in
+    One record adds ``(w g, c w h)`` with ``|g| <= g*``, ``0 <= h <= h*`` and its weight ``w`` in
     ``[0, W]`` (1 without sample weights) to exactly one leaf (DP-XGB, "Revisiting
-    differentially private XGBoost", Sec. 3; docs/privacy.md, Leaves).
+    differentially private XGBoost", Sec. 3; docs/privacy.md, Leaves). ``c`` is the public
+    ``hessian_scale`` (:func:`newton_hessian_scale`; 1: the joint release of ``(G, H)``).
     """
-    return math.hypot(gradient_bound, hessian_bound) * weight_bound
+    return math.hypot(gradient_bound, hessian_scale * hessian_bound) * weight_bound
+
+
+def newton_hessian_scale(gradient_share, gradient_bound=GRADIENT_BOUND, hessian_bound=1.0):
+    """The scale ``c`` of the Hessian sum in a Newton leaf's release that puts the fraction
+    ``gradient_share`` of the leaf's zCDP (Renyi) budget on the gradient sum.
+
+    Gaussian noise of standard deviation ``sigma`` on ``(G, c H)`` costs
+    ``(g*^2 + c^2 h*^2) / (2 sigma^2)`` (zCDP, Bun & Steinke 2016, Prop. 1.6) of which
+    ``g*^2 / (2 sigma^2)`` is the gradient sum's: the share ``s = g*^2 / (g*^2 + c^2 h*^2)``,
+    so ``c = (g* / h*) sqrt((1 - s) / s)``. Dividing the released second coordinate by ``c`` is
+    post-processing: the same as separate Gaussian releases of ``G`` and ``H`` with the budget
+    split ``s : 1 - s`` (S-BDT, Kirschte et al., reference code kirschte/sbdt, which puts most
+    of it on ``G``).
+    ``c = 1`` (the joint release of ``(G, H)``) is ``s = g*^2 / (g*^2 + h*^2)``.
+
+    Parameters
+    ----------
+    gradient_share : float in (0, 1)
+    gradient_bound, hessian_bound : float
+        g* and h* > 0.
+
+    Returns
+    -------
+    hessian_scale : float
+        > 0.
+    """
+    return gradient_bound / hessian_bound * math.sqrt((1.0 - gradient_share) / gradient_share)
 
 
 def average_leaf_sensitivity(gradient_bound=GRADIENT_BOUND, weight_bound=1.0):
