@@ -54,7 +54,8 @@ def _default(accountant, epsilon=1.0, **params):
 def _independent_epsilon(ledgers, delta):
     """Every release of every ledger composed sequentially by dp-accounting directly (the
     default allocation gives each tree its own group, so nothing composes in parallel), by its
-    Renyi and its PLD accountant (discretisation 1e-4): the smaller."""
+    Renyi and its PLD accountant (discretisation 1e-4 times the Renyi epsilon, at least 1e-4):
+    the smaller."""
     events = []
     for ledger in ledgers:
         for e in ledger:
@@ -67,10 +68,12 @@ def _independent_epsilon(ledgers, delta):
                 events.append(dp_accounting.LaplaceDpEvent(1.0 / e.epsilon))
             else:
                 assert e.mechanism == "uniform", e.mechanism
-    renyi, pld = RdpAccountant(), PLDAccountant(value_discretization_interval=1e-4)
-    for accountant in (renyi, pld):
-        accountant.compose(dp_accounting.ComposedDpEvent(events))
-    return min(renyi.get_epsilon(delta), pld.get_epsilon(delta))
+    renyi = RdpAccountant()
+    renyi.compose(dp_accounting.ComposedDpEvent(events))
+    renyi = renyi.get_epsilon(delta)
+    pld = PLDAccountant(value_discretization_interval=1e-4 * max(1.0, renyi))
+    pld.compose(dp_accounting.ComposedDpEvent(events))
+    return min(renyi, pld.get_epsilon(delta))
 
 
 def test_two_renyi_fits_compose_sequentially_as_dp_accounting_does(data):

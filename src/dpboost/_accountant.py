@@ -122,7 +122,8 @@ class PrivacyAccountant:
         renyi = rdp_epsilon(dp_accounting.ComposedDpEvent([ledger, *events]), renyi_delta,
                             rdp_orders(entries))
         # Ledgers alone (no search's event): the PLD accountant's epsilon where smaller.
-        return min(pure, renyi, math.inf if events else pld_epsilon(entries, self.delta))
+        return min(pure, renyi,
+                   math.inf if events else pld_epsilon(entries, self.delta, scale=renyi))
 
     def spent(self) -> float:
         """Composed epsilon of every registered fit, at this accountant's ``delta``.

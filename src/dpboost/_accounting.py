@@ -529,7 +529,8 @@ def compose(entries, delta, repeats=None):
     from ._pld import pld_epsilon  # which imports this module
 
     entries = list(entries)
-    return min(compose_rdp(entries, delta, repeats), pld_epsilon(entries, delta, repeats))
+    renyi = compose_rdp(entries, delta, repeats)
+    return min(renyi, pld_epsilon(entries, delta, repeats, scale=renyi))
 
 
 class PrivacyLedger:

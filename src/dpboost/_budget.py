@@ -686,7 +686,7 @@ def _plan(*, epsilon, n_estimators, max_depth, learning_rate, l2_regularization,
     elif best is not None:
         # The plan's epsilon is its ledger's (``compose``: the PLD accountant's where smaller).
         entries, repeats = first_tree(*budgets(low))
-        best = min(best, pld_epsilon(entries, delta, repeats))
+        best = min(best, pld_epsilon(entries, delta, repeats, scale=epsilon))
     if best is None:
         best = spent(*budgets(low))
     return dataclasses.replace(unpriced(*budgets(low)), epsilon=best)
