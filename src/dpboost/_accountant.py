@@ -11,7 +11,6 @@ import itertools
 import json
 import math
 import os
-import sqlite3
 import threading
 import uuid
 from dataclasses import replace
@@ -310,6 +309,9 @@ class _FileStore:
 
     def _transaction(self):
         """A connection whose ``with`` block is one transaction, the write lock taken first."""
+        # Imported here: only an accountant with a ``path`` uses it, not the default fit.
+        import sqlite3
+
         try:
             db = sqlite3.connect(self.path, timeout=60, isolation_level=None)
             db.execute("BEGIN IMMEDIATE")

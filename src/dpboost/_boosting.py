@@ -9,7 +9,6 @@ import sys
 from dataclasses import dataclass, replace
 
 import numpy as np
-from tqdm import tqdm
 
 from ._accounting import PrivacyLedger
 from ._budget import plan_budget
@@ -250,6 +249,9 @@ def progress_bar(n_trees, ledger, delta):
     (``mininterval=0, miniters=1``), never on a timer, so how often it redraws cannot depend on
     how long a tree takes either. The bar closes (a newline) when the last tree is done.
     """
+    # Imported here: only a verbose fit draws a bar, and tqdm costs every start-up otherwise.
+    from tqdm import tqdm
+
     bar = tqdm(total=n_trees, file=sys.stdout, mininterval=0, miniters=1,
                bar_format="[dpboost] {bar} {n}/{total} trees{postfix}")
 
