@@ -90,6 +90,12 @@ class LedgerEntry:
     filter_trees: int = 0
     held_out: bool = False
 
+    @property
+    def scope(self):
+        """``{"group", "tree", "level"}`` of this entry: the ``scope`` a mechanism records a
+        planned release under."""
+        return {"group": self.group, "tree": self.tree, "level": self.level}
+
 
 def composed(entries):
     """The entries that every composition reads: all but early stopping's validation releases

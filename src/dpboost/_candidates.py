@@ -62,7 +62,7 @@ def release_rows(statistics, entry, noise, ledger):
     released : ndarray of the shape of ``statistics``, dtype=float64
     """
     row = statistics[np.newaxis]
-    scope = {"group": entry.group, "tree": entry.tree, "level": entry.level}
+    scope = entry.scope
     if entry.mechanism == "gaussian":
         released = gaussian_mechanism(row, noise_multiplier=entry.noise_multiplier,
                                       sensitivity=entry.sensitivity, noise=noise, ledger=ledger,

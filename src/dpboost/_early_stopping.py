@@ -236,8 +236,7 @@ class EarlyStopping:
         if entry is None:
             return False
         value = records.reduce(validation_loss, self.loss, entry.sensitivity)
-        scope = {"group": entry.group, "tree": entry.tree, "level": entry.level,
-                 "held_out": True}
+        scope = {**entry.scope, "held_out": True}
         if entry.mechanism == "gaussian":
             released = gaussian_mechanism(value[None, :], noise_multiplier=entry.noise_multiplier,
                                           sensitivity=entry.sensitivity, noise=noise,

@@ -103,7 +103,7 @@ def private_initial_scores(records, loss, n_outputs, release, noise, ledger):
     scores : ndarray of shape (n_outputs,), dtype=float64
     """
     sums = records.reduce(initial_statistics)
-    scope = {"group": release.group, "tree": release.tree, "level": release.level}
+    scope = release.scope
     # One row of m statistics, all of which one record may move (the samplers' allowance).
     if release.mechanism == "gaussian":
         released = gaussian_mechanism(sums[np.newaxis], noise_multiplier=release.noise_multiplier,

@@ -125,10 +125,9 @@ def release_row_count(records, entry, noise, ledger):
         The released count, floored at 0 (post-processing).
     """
     total = records.reduce(count_records)
-    scope = {"group": entry.group, "tree": entry.tree, "level": entry.level}
     released = laplace_mechanism(total, epsilon=entry.epsilon,
                                  sensitivity=entry.sensitivity, noise=noise, ledger=ledger,
-                                 scope=scope)
+                                 scope=entry.scope)
     return max(float(released[0]), 0.0)
 
 
