@@ -116,14 +116,14 @@ class _BaseDPGB(BaseEstimator):
                             f"{type(self).__name__}(epsilon={self.epsilon:g}, delta={self.delta:g})")
         with spend:
             if options is not None:
-                spend.reserve(*(plan.entries for _, plan in options))
+                spend.reserve_plans(plan for _, plan in options)
             records, n_outputs, inputs = self._records(X, y, sample_weight,
                                                        config.weight_bound, fitted_inputs)
             loss = make_loss(self._loss_name, n_outputs)
             if options is None:
                 options = plan_regimes(configs, lambda c: plan_fit(
                     c, loss, n_outputs, inputs.numeric.size, len(inputs.observed_categories)))
-                spend.reserve(*(plan.entries for _, plan in options))
+                spend.reserve_plans(plan for _, plan in options)
             result = train(records, inputs, loss, options, n_outputs,
                            n_threads(self.n_jobs), spend.fit_id, previous)
         spend.commit(result.charged)

@@ -18,7 +18,7 @@ from dataclasses import replace
 
 import numpy as np
 
-from ._accounting import LedgerEntry, compose
+from ._accounting import LedgerEntry
 from ._auto import regime
 from ._mechanisms import laplace_mechanism, noise_scale
 from ._noise import SecureNoise
@@ -60,7 +60,7 @@ def with_row_count(plan, epsilon, delta):
     SecureNoise.check(entry, 1)
     for step in range(16):
         counted = replace(plan, count=entry)
-        spent = compose(counted.entries, delta)
+        spent = counted.spent(delta)
         if spent <= epsilon:
             return replace(counted, epsilon=spent)
         entry = replace(entry, epsilon=entry.epsilon - math.ulp(entry.epsilon) * 2.0**step)
