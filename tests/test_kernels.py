@@ -5,15 +5,18 @@ test_binning.py)."""
 import numpy as np
 import pytest
 
+from dpboost._boosting import compute_gradients, select_records
 from dpboost._coins import MAX_ROWS, chacha20_block, uniforms
 from dpboost._histogram import all_rows_histograms, build_level_histograms
 from dpboost._loss import (
     logistic_loss_gradients,
+    make_loss,
     sigmoid,
     softmax_loss_gradients,
     square_loss_gradients,
 )
-from dpboost._predictor import add_tree_scores, predict_binned
+from dpboost._predictor import add_tree_scores, partition_leaves, predict_binned
+from dpboost._records import Partition, RecordCoins
 from dpboost._selection import select_rows
 from dpboost._splitting import compute_gains, label_by_range, partition_level, range_sums
 
@@ -211,6 +214,41 @@ def test_partition_level_matches_naive(n_chunks, with_hessians):
         assert np.isin(missing, out_idx[child_start[child]:child_start[child + 1]]).all()
 
 
+@pytest.mark.parametrize("n_chunks", [1, 3])
+@pytest.mark.parametrize("with_hessians", [False, True])
+@pytest.mark.parametrize("depth, features", [(0, "one"), (1, "one"), (4, "mixed"), (4, "one")])
+def test_partition_leaves_is_every_level_partitioned(n_chunks, with_hessians, depth, features):
+    # One walk (a lookup by code for a tree of one feature) and one scatter give the leaves the
+    # level-by-level stable partition gives (the grower's routing of splits that read records),
+    # bit for bit, empty leaves included.
+    rng = np.random.default_rng(depth)
+    X_binned, idx, _, g, _, n_bins = _level_inputs(9, n=3000, d=4)
+    n_internal = 2**depth - 1
+    feat = (rng.integers(0, 4, n_internal) if features == "mixed"
+            else np.full(n_internal, 2)).astype(np.int32)
+    thr = rng.integers(0, n_bins, n_internal).astype(np.uint8)
+    miss = rng.random(n_internal) < 0.5
+    thr[:1], miss[:1] = n_bins - 1, True  # all left at the root: half the leaves are empty
+    h = idx.astype(np.float32) if with_hessians else np.empty(0, np.float32)
+    ref_idx, ref_g, ref_h = idx, g, h
+    ref_start = np.array([0, idx.size], dtype=np.int64)
+    for level in range(depth):
+        nodes = slice(2**level - 1, 2**(level + 1) - 1)
+        out_idx, out_g, out_h = np.empty_like(idx), np.empty_like(g), np.empty_like(h)
+        child_start = np.empty(2**(level + 1) + 1, dtype=np.int64)
+        partition_level(X_binned, ref_idx, ref_g, ref_h, ref_start, feat[nodes], thr[nodes],
+                        miss[nodes], n_bins, 1, np.empty(idx.size, np.uint8), out_idx, out_g,
+                        out_h, child_start)
+        ref_idx, ref_g, ref_h, ref_start = out_idx, out_g, out_h, child_start
+    out_idx, out_g, out_h, leaf_start = partition_leaves(X_binned, idx, g, h, feat, thr, miss,
+                                                         n_bins, n_chunks)
+    np.testing.assert_array_equal(leaf_start, ref_start)
+    np.testing.assert_array_equal(out_idx, ref_idx)
+    assert out_g.tobytes() == ref_g.tobytes() and out_h.tobytes() == ref_h.tobytes()
+    assert depth == 0 or (np.diff(leaf_start) == 0).any()
+    assert depth < 2 or (np.diff(leaf_start) > 0).sum() > 1
+
+
 def test_partition_of_nothing():
     X_binned, _, _, _, _, n_bins = _level_inputs(5)
     idx, g = np.empty(0, dtype=np.int32), np.empty(0, dtype=np.float32)
@@ -280,14 +318,18 @@ def _naive_leaf(X_binned, feat, thr, miss, missing_code):
 @pytest.mark.parametrize("n_rows", [1001, 40_003])
 @pytest.mark.parametrize("share", [0.0, 0.4, 1.0])
 @pytest.mark.parametrize("n_threads", [1, 2, 3])
-def test_add_tree_scores_equals_prediction_bit_for_bit(n_rows, share, n_threads):
-    # The sample's rows by their leaf's range, the others by prediction: every score of the
-    # output equals, bit for bit, the tree's prediction added to it (a -0.0 leaf included); the
-    # other outputs are copied and the input scores are left as they were.
+@pytest.mark.parametrize("features, order", [("mixed", "F"), ("one", "F"), ("one", "C")])
+def test_add_tree_scores_equals_prediction_bit_for_bit(n_rows, share, n_threads, features,
+                                                       order):
+    # The sample's rows by their leaf's range, the others by prediction (a tree of one
+    # feature: every row by its code's value): every score of the output equals, bit for bit,
+    # the tree's prediction added to it (a -0.0 leaf and the missing code included); the other
+    # outputs are copied and the input scores are left as they were.
     rng = np.random.default_rng(11)
     depth = 4
-    X_binned = np.asfortranarray(rng.integers(0, 11, size=(n_rows, 6), dtype=np.uint8))
-    feat = rng.integers(0, 6, size=2**depth - 1).astype(np.int32)
+    X_binned = np.asarray(rng.integers(0, 11, size=(n_rows, 6), dtype=np.uint8), order=order)
+    feat = (rng.integers(0, 6, size=2**depth - 1) if features == "mixed"
+            else np.full(2**depth - 1, 4)).astype(np.int32)
     thr = rng.integers(0, 9, size=2**depth - 1).astype(np.uint8)
     miss = rng.random(2**depth - 1) < 0.5
     leaves = rng.normal(size=2**depth)
@@ -426,6 +468,48 @@ def test_select_rows_matches_naive(n_threads, filtering, extras):
     np.testing.assert_array_equal(rows, ref[1])
     assert grads.tobytes() == ref[2].tobytes() and hess.tobytes() == ref[3].tobytes()
     assert 0 not in rows  # a coin at the threshold is never kept
+
+
+@pytest.mark.parametrize("loss_name, n_outputs", [("logistic", 1), ("square", 1),
+                                                   ("logistic", 3)])
+@pytest.mark.parametrize("bound", [np.float32(0.25), None])
+def test_selection_computes_the_selected_gradients_as_every_gradient(loss_name, n_outputs,
+                                                                     bound):
+    # With a loss, the selection computes the gradients (and Hessians) of its rows only: the
+    # same rows, bit for bit the same clipped statistics as from every record's gradients.
+    rng = np.random.default_rng(5)
+    n = 70_001
+    loss = make_loss(loss_name, n_outputs)
+    y = rng.choice([-1.0, 1.0], size=(n_outputs, n))
+    has_hessians = loss_name == "logistic"
+    partition = Partition(None, y, raw=rng.normal(size=(n_outputs, n)) * 3, positions={},
+                          gradients=np.zeros((n_outputs, n), np.float32),
+                          hessians=np.zeros((n_outputs, n), np.float32) if has_hessians
+                          else None, n_threads=2)
+    coins = RecordCoins(bytes(32))
+    output = n_outputs - 1
+    eager = select_records(compute_gradients(partition, loss, output), coins, output, 3, None,
+                           0.3, bound, False).tree
+    lazy = select_records(partition, coins, output, 3, None, 0.3, bound, False,
+                          loss=loss).tree
+    assert 0.25 * n < lazy.selected.size < 0.35 * n
+    np.testing.assert_array_equal(lazy.selected, eager.selected)
+    assert lazy.gradients.tobytes() == eager.gradients.tobytes()
+    assert (lazy.hessians is None) == (not has_hessians)
+    if has_hessians:
+        assert lazy.hessians.tobytes() == eager.hessians.tobytes()
+
+
+def test_selection_refuses_to_skip_gradients_it_reads():
+    partition = Partition(None, np.ones((2, 5)), raw=np.zeros((2, 5)), positions={},
+                          gradients=np.zeros((2, 5), np.float32),
+                          hessians=np.zeros((2, 5), np.float32))
+    with pytest.raises(ValueError, match="reads every record's gradient"):
+        select_records(partition, RecordCoins(bytes(32)), 0, 0, None, 1.0, np.float32(0.5),
+                       True, loss=make_loss("logistic", 2))
+    with pytest.raises(ValueError, match="reads every record's gradient"):
+        select_records(partition, RecordCoins(bytes(32)), 0, 0, None, 1.0, np.float32(0.5),
+                       False, loss=make_loss("softmax", 2))
 
 
 def test_select_rows_without_coins_hessians_or_bound():

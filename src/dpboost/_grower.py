@@ -34,7 +34,7 @@ from ._mechanisms import (
     laplace_mechanism,
     uniform_choice,
 )
-from ._predictor import Tree
+from ._predictor import Tree, partition_leaves
 from ._splitting import compute_gains, partition_level, range_sums
 from ._tree_mechanisms import LEAF_RELEASES, SPLIT_SELECTIONS
 
@@ -134,7 +134,11 @@ def grow_tree(records, *, budget, n_features, max_depth, n_bins, l2_regularizati
         nodes = slice(n_nodes - 1, 2 * n_nodes - 1)
         split_feature[nodes], split_bin[nodes] = level_feature, level_bin
         missing_left[nodes] = level_missing_left
-        records.update(split_level, level_feature, level_bin, level_missing_left, n_bins)
+        if selection.reads_records:  # the next level's histograms need the children
+            records.update(split_level, level_feature, level_bin, level_missing_left, n_bins)
+    if not selection.reads_records:
+        # Splits drawn without the records: every level's routing in one pass.
+        records.update(route_to_leaves, split_feature, split_bin, missing_left, n_bins)
 
     n_leaves = 2**max_depth
     leaf_scope = {**scope, "level": max_depth, "filtered": budget.filtered}
@@ -278,8 +282,7 @@ def split_level(partition, level_feature, level_bin, level_missing_left, n_bins)
     level's released splits (a stable partition, ``_splitting.partition_level``)."""
     tree = partition.tree
     n_selected = tree.indices.size
-    # Partition chunks of at least 16k samples (one per thread at most).
-    n_chunks = max(1, min(partition.n_threads, n_selected // 16384))
+    n_chunks = _partition_chunks(partition)
     indices, grads = np.empty_like(tree.indices), np.empty_like(tree.grads)
     hess = np.empty(0, dtype=G_H_DTYPE) if tree.hess is None else tree.hess
     out_hess = np.empty_like(hess)
@@ -290,6 +293,25 @@ def split_level(partition, level_feature, level_bin, level_missing_left, n_bins)
     return partition.with_tree(indices=indices, grads=grads,
                                hess=None if tree.hess is None else out_hess,
                                node_start=child_start)
+
+
+def route_to_leaves(partition, split_feature, split_bin, missing_left, n_bins):
+    """The partition with its tree's records routed to the leaves of a whole tree at once
+    (``_predictor.partition_leaves``): the grouping :func:`split_level` gives level by level."""
+    tree = partition.tree
+    hess = np.empty(0, dtype=G_H_DTYPE) if tree.hess is None else tree.hess
+    indices, grads, out_hess, leaf_start = partition_leaves(
+        partition.X_binned, tree.indices, tree.grads, hess, split_feature, split_bin,
+        missing_left, n_bins, _partition_chunks(partition))
+    return partition.with_tree(indices=indices, grads=grads,
+                               hess=None if tree.hess is None else out_hess,
+                               node_start=leaf_start)
+
+
+def _partition_chunks(partition):
+    """Chunks of a partition of the tree's samples: of at least 16k samples, one per thread
+    at most."""
+    return max(1, min(partition.n_threads, partition.tree.indices.size // 16384))
 
 
 def leaf_statistics(partition, newton):

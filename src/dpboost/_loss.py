@@ -13,7 +13,7 @@ import numpy as np
 from numba import njit, prange
 
 from ._budget import HESSIAN_SKETCH_ROUNDS
-from ._common import G_H_DTYPE
+from ._common import G_H_DTYPE, SAMPLE_INDEX_DTYPE
 
 #: Rows below which the gradient kernels run on the calling thread.
 PARALLEL_ROWS = 1 << 16
@@ -24,7 +24,7 @@ SHARE_FLOOR = 1e-6
 
 
 
-def square_loss_gradients(raw_predictions, y_scaled, out, n_threads=1):
+def square_loss_gradients(raw_predictions, y_scaled, out, n_threads=1, rows=None):
     """Write ``g_i = F(x_i) - y_i`` into ``out``.
 
     Parameters
@@ -32,16 +32,19 @@ def square_loss_gradients(raw_predictions, y_scaled, out, n_threads=1):
     raw_predictions : ndarray of shape (n,), dtype=float64
     y_scaled : ndarray of shape (n,), dtype=float64
         Labels in [-1, 1].
-    out : ndarray of shape (n,), dtype=float32
+    out : ndarray of shape (n,), or (m,) with ``rows``, dtype=float32
     n_threads : int, default=1
         Rows in ``n_threads`` contiguous parallel chunks (1, or fewer than
         :data:`PARALLEL_ROWS` rows: on the calling thread). The result does not depend on it.
+    rows : ndarray of shape (m,), dtype=int32, or None
+        Only these rows: ``out[k]`` is row ``rows[k]``'s (None: every row).
     """
-    _run_rows(raw_predictions, y_scaled, False, out, out[:0], n_threads)
+    _run_rows(raw_predictions, y_scaled, False, out, out[:0], n_threads, rows)
     return out
 
 
-def logistic_loss_gradients(raw_predictions, y_scaled, out, hessians_out, n_threads=1):
+def logistic_loss_gradients(raw_predictions, y_scaled, out, hessians_out, n_threads=1,
+                            rows=None):
     """Write the logistic loss's ``g_i = sigma(F_i) - (y_i + 1) / 2`` and ``h_i = sigma (1 - sigma)``.
 
     Computed in float64 (``sigma`` as :func:`sigmoid` to float64 rounding), rounded once to
@@ -53,45 +56,48 @@ def logistic_loss_gradients(raw_predictions, y_scaled, out, hessians_out, n_thre
         Log-odds F.
     y_scaled : ndarray of shape (n,), dtype=float64
         Labels -1 / +1.
-    out, hessians_out : ndarray of shape (n,), dtype=float32
-    n_threads : int, default=1
+    out, hessians_out : ndarray of shape (n,), or (m,) with ``rows``, dtype=float32
+    n_threads, rows
         As :func:`square_loss_gradients`.
     """
-    _run_rows(raw_predictions, y_scaled, True, out, hessians_out, n_threads)
+    _run_rows(raw_predictions, y_scaled, True, out, hessians_out, n_threads, rows)
     return out
 
 
-def _run_rows(raw, y, logistic, out, hessians_out, n_threads):
-    n = raw.shape[0]
+def _run_rows(raw, y, logistic, out, hessians_out, n_threads, rows=None):
+    rows = np.empty(0, dtype=SAMPLE_INDEX_DTYPE) if rows is None else rows
+    n = out.shape[0]
     if n_threads == 1 or n < PARALLEL_ROWS:
-        _gradient_rows(raw, y, logistic, np.int64(0), np.int64(n), out, hessians_out)
+        _gradient_rows(raw, y, rows, logistic, np.int64(0), np.int64(n), out, hessians_out)
     else:
-        _gradient_chunks(raw, y, logistic, n_threads, out, hessians_out)
+        _gradient_chunks(raw, y, rows, logistic, n_threads, out, hessians_out)
 
 
 @njit(cache=True)
-def _gradient_rows(raw, y, logistic, lo, hi, out, hessians_out):
-    """Rows ``lo:hi`` of the square (``logistic`` False) or logistic loss's statistics."""
-    if not logistic:
-        for i in range(lo, hi):
-            out[i] = raw[i] - y[i]
-        return
-    for i in range(lo, hi):
+def _gradient_rows(raw, y, rows, logistic, lo, hi, out, hessians_out):
+    """Outputs ``lo:hi`` of the square (``logistic`` False) or logistic loss's statistics,
+    output ``k`` of row ``rows[k]`` (no ``rows``: of row ``k``)."""
+    every_row = rows.shape[0] == 0
+    for k in range(lo, hi):
+        i = k if every_row else rows[k]
+        if not logistic:
+            out[k] = raw[i] - y[i]
+            continue
         # sigma(F) from exp of -|F| (never overflows): libm's exp is several times faster
         # than its tanh, the form of :func:`sigmoid`; the two agree to float64 rounding.
         e = math.exp(-abs(raw[i]))
         p = (1.0 if raw[i] >= 0.0 else e) / (1.0 + e)
-        out[i] = p - (y[i] + 1.0) / 2.0
-        hessians_out[i] = p * (1.0 - p)
+        out[k] = p - (y[i] + 1.0) / 2.0
+        hessians_out[k] = p * (1.0 - p)
 
 
 @njit(parallel=True, cache=True)
-def _gradient_chunks(raw, y, logistic, n_threads, out, hessians_out):
-    n = raw.shape[0]
+def _gradient_chunks(raw, y, rows, logistic, n_threads, out, hessians_out):
+    n = out.shape[0]
     for c in prange(n_threads):
         chunk = np.int64(c)
-        _gradient_rows(raw, y, logistic, chunk * n // n_threads, (chunk + 1) * n // n_threads,
-                       out, hessians_out)
+        _gradient_rows(raw, y, rows, logistic, chunk * n // n_threads,
+                       (chunk + 1) * n // n_threads, out, hessians_out)
 
 
 def softmax_loss_gradients(raw_predictions, y_scaled, out, hessians_out, n_threads=1):
@@ -230,11 +236,13 @@ class SquareLoss:
     hessian_sketch_rounds = 1
     couples_outputs = False
 
-    def gradients(self, raw_predictions, y_rows, gradients, hessians, output, n_threads=1):
+    def gradients(self, raw_predictions, y_rows, gradients, hessians, output, n_threads=1,
+                  rows=None):
         """Write output ``output``'s gradients (rows of the (n_outputs, n) arrays), on
-        ``n_threads`` threads."""
+        ``n_threads`` threads; with ``rows`` (a loss that does not couple its outputs), of
+        those records only, into arrays of shape (n_outputs, len(rows))."""
         square_loss_gradients(raw_predictions[output], y_rows[output], gradients[output],
-                              n_threads)
+                              n_threads, rows)
 
     def proba(self, raw_predictions):
         """Class probabilities: ``p = clip((F + 1) / 2, 0, 1)`` (``E[y | x] = 2 p - 1``); with
@@ -300,9 +308,10 @@ class LogisticLoss(SquareLoss):
     has_hessians = True
     hessian_sketch_rounds = HESSIAN_SKETCH_ROUNDS
 
-    def gradients(self, raw_predictions, y_rows, gradients, hessians, output, n_threads=1):
+    def gradients(self, raw_predictions, y_rows, gradients, hessians, output, n_threads=1,
+                  rows=None):
         logistic_loss_gradients(raw_predictions[output], y_rows[output], gradients[output],
-                                hessians[output], n_threads)
+                                hessians[output], n_threads, rows)
 
     def proba(self, raw_predictions):
         """``p = sigma(F)``, as :meth:`SquareLoss.proba` otherwise."""

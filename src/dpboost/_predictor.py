@@ -377,6 +377,18 @@ def add_tree_scores(raw, output, X_binned, selected, indices, leaf_start, split_
     codes, row_stride, node = _packed(X_binned, split_feature, split_bin, missing_left)
     leaf_value = np.ascontiguousarray(leaf_value, dtype=np.float64)
     new_raw = np.empty(raw.shape)
+    offset = _one_feature(node)
+    if offset >= 0:
+        # A row's leaf is a function of its code alone: one lookup per row replaces the
+        # tree's walk; the sample's rows reach the leaf the grower gave them, so need no labels.
+        # Prediction's per-row total of one tree starts from 0: the value added is 0.0 + leaf.
+        table = 0.0 + leaf_value[_code_leaves(node, missing_code)]
+        args = (raw, np.int64(output), codes, row_stride, offset, table)
+        if n_threads == 1 or raw.shape[1] < _PARALLEL_ROWS:
+            _update_by_code(*args, np.int64(0), np.int64(raw.shape[1]), new_raw)
+        else:
+            _update_by_code_chunks(*args, n_threads, new_raw)
+        return new_raw
     leaf = np.empty(raw.shape[1], dtype=np.int16)  # the sample's leaves; other rows unwritten
     args = (raw, np.int64(output), codes, row_stride, selected, leaf, node[None], missing_code,
             leaf_value[None])
@@ -389,6 +401,59 @@ def add_tree_scores(raw, output, X_binned, selected, indices, leaf_start, split_
         _label_chunks(leaf_start, indices, n_threads, leaf)
         _update_chunks(*args, n_threads, new_raw)
     return new_raw
+
+
+def partition_leaves(X_binned, sample_indices, gradients, hessians, split_feature, split_bin,
+                     missing_left, missing_code, n_chunks):
+    """Stable partition of a tree's samples into its leaves, all levels at once: what
+    ``_splitting.partition_level`` gives level by level, from one walk of each sample down the
+    tree (:func:`predict_binned`'s routing) and one scatter (a counting sort by leaf). For
+    trees whose splits do not read the records (drawn before any record is routed).
+
+    Parameters
+    ----------
+    X_binned : ndarray of shape (n_samples, n_features), dtype=uint8
+    sample_indices : ndarray of shape (n_selected,), dtype=int32
+        Ascending rows.
+    gradients : ndarray of shape (n_selected,), dtype=float32
+    hessians : ndarray of shape (n_selected,) or (0,), dtype=float32
+    split_feature, split_bin, missing_left, missing_code
+        One tree, as :func:`add_tree_scores`'s.
+    n_chunks : int
+        Contiguous chunks of samples, each on a thread (1: on the calling thread). The result
+        does not depend on it.
+
+    Returns
+    -------
+    indices, grads, hess : ndarray of the shapes and dtypes of the inputs
+        Grouped by leaf, ascending within a leaf.
+    leaf_start : ndarray of shape (2**max_depth + 1,), dtype=int64
+        Leaf ``j``'s samples are positions ``leaf_start[j]:leaf_start[j + 1]``.
+    """
+    codes, row_stride, node = _packed(X_binned, split_feature, split_bin, missing_left)
+    n = sample_indices.shape[0]
+    leaf = np.empty(n, dtype=np.int64)
+    counts = np.zeros((n_chunks, node.shape[0] + 1), dtype=np.int64)
+    indices, grads, hess = (np.empty_like(sample_indices), np.empty_like(gradients),
+                            np.empty_like(hessians))
+    # A tree of one feature: each sample's leaf looked up by its code, as add_tree_scores does.
+    offset = _one_feature(node)
+    table = (_code_leaves(node, missing_code) if offset >= 0
+             else np.empty(0, dtype=np.int64))
+    args = (codes, row_stride, sample_indices, node, missing_code, offset, table)
+    if n_chunks == 1:
+        _leaf_rows(*args, np.int64(0), np.int64(n), leaf, counts[0])
+    else:
+        _leaf_chunks(*args, leaf, counts)
+    # Chunk c's first sample of leaf j goes after leaf j's samples of the chunks before it.
+    leaf_start = np.concatenate([[0], np.cumsum(counts.sum(axis=0))])
+    offsets = leaf_start[:-1] + np.cumsum(counts, axis=0) - counts
+    args = (sample_indices, gradients, hessians, leaf)
+    if n_chunks == 1:
+        _scatter_leaves(*args, np.int64(0), np.int64(n), offsets[0], indices, grads, hess)
+    else:
+        _scatter_chunks(*args, offsets, indices, grads, hess)
+    return indices, grads, hess, leaf_start
 
 
 def _packed(X_binned, split_feature, split_bin, missing_left):
@@ -455,6 +520,103 @@ def _update_chunks(raw, output, codes, row_stride, selected, leaf, node, missing
         chunk = np.int64(c)
         _update_rows(raw, output, codes, row_stride, selected, leaf, node, missing_code,
                      leaf_value, chunk * n // n_threads, (chunk + 1) * n // n_threads, out)
+
+
+def _one_feature(node):
+    """The offset in a row of the one feature every packed node reads (the additive
+    default's trees; a tree of no node: 0), or -1."""
+    offset = node[0] >> 9 if node.size else np.int64(0)
+    return offset if np.all(node >> 9 == offset) else np.int64(-1)
+
+
+@njit(cache=True)
+def _code_leaves(node, missing_code):
+    """Per code 0-255 of a tree whose nodes all read one feature: the leaf it walks to."""
+    n_internal = node.shape[0]
+    table = np.empty(1 << 8, dtype=np.int64)
+    for code in range(table.shape[0]):
+        k = 0
+        while k < n_internal:
+            k = 2 * k + 1 + _goes_right(node[k], code, missing_code)
+        table[code] = k - n_internal
+    return table
+
+
+@njit(cache=True)
+def _update_by_code(raw, output, codes, row_stride, offset, table, lo, hi, out):
+    """Rows ``lo:hi`` of :func:`add_tree_scores` for a tree of one feature, whose codes are
+    at ``offset`` in each row: the other outputs copied, each row's value looked up."""
+    for o in range(raw.shape[0]):
+        if o != output:
+            out[o, lo:hi] = raw[o, lo:hi]
+    source, target = raw[output], out[output]
+    for r in range(lo, hi):
+        target[r] = source[r] + table[codes[np.uintp(r * row_stride + offset)]]
+
+
+@njit(parallel=True, cache=True)
+def _update_by_code_chunks(raw, output, codes, row_stride, offset, table, n_threads, out):
+    n = raw.shape[1]
+    for c in prange(n_threads):
+        chunk = np.int64(c)
+        _update_by_code(raw, output, codes, row_stride, offset, table, chunk * n // n_threads,
+                        (chunk + 1) * n // n_threads, out)
+
+
+@njit(cache=True)
+def _leaf_rows(codes, row_stride, sample_indices, node, missing_code, offset, table, lo, hi,
+               leaf, counts):
+    """Samples ``lo:hi`` of :func:`partition_leaves`: each one's leaf (by ``table`` of its
+    code at ``offset``, if any, else by a walk), counted."""
+    n_internal = node.shape[0]
+    by_code = table.shape[0] > 0
+    for k in range(lo, hi):
+        row_start = sample_indices[k] * row_stride
+        if by_code:
+            j = table[codes[np.uintp(row_start + offset)]]
+        else:
+            j = 0
+            while j < n_internal:
+                j = _child(node[j], codes, row_start, j, missing_code)
+            j -= n_internal
+        leaf[k] = j
+        counts[j] += 1
+
+
+@njit(parallel=True, cache=True)
+def _leaf_chunks(codes, row_stride, sample_indices, node, missing_code, offset, table, leaf,
+                 counts):
+    n_chunks = counts.shape[0]
+    n = sample_indices.shape[0]
+    for c in prange(n_chunks):
+        chunk = np.int64(c)
+        _leaf_rows(codes, row_stride, sample_indices, node, missing_code, offset, table,
+                   chunk * n // n_chunks, (chunk + 1) * n // n_chunks, leaf, counts[chunk])
+
+
+@njit(cache=True)
+def _scatter_leaves(sample_indices, gradients, hessians, leaf, lo, hi, offsets, indices, grads,
+                    hess):
+    """Samples ``lo:hi`` of :func:`partition_leaves` to their leaf's next position
+    (``offsets``, advanced)."""
+    with_hessians = hessians.shape[0] > 0
+    for k in range(lo, hi):
+        p = offsets[leaf[k]]
+        offsets[leaf[k]] = p + 1
+        indices[p] = sample_indices[k]
+        grads[p] = gradients[k]
+        if with_hessians:
+            hess[p] = hessians[k]
+
+
+@njit(parallel=True, cache=True)
+def _scatter_chunks(sample_indices, gradients, hessians, leaf, offsets, indices, grads, hess):
+    n_chunks = offsets.shape[0]
+    n = sample_indices.shape[0]
+    for c in prange(n_chunks):
+        chunk = np.int64(c)
+        _scatter_leaves(sample_indices, gradients, hessians, leaf, chunk * n // n_chunks,
+                        (chunk + 1) * n // n_chunks, offsets[chunk], indices, grads, hess)
 
 
 @njit(parallel=True, cache=True)
@@ -530,6 +692,12 @@ def _child(packed, codes, row_start, k, missing_code):
     """Child of node ``k`` for the row whose codes start at ``row_start``: the missing code goes
     right unless missing goes left."""
     # An unsigned index spares Numba's negative-index wraparound.
-    code = codes[np.uintp(row_start + (packed >> 9))]
-    go_right = (code > (packed & 255)) != ((((packed >> 8) & 1) == 1) & (code == missing_code))
-    return 2 * k + 1 + go_right
+    return 2 * k + 1 + _goes_right(packed, codes[np.uintp(row_start + (packed >> 9))],
+                                   missing_code)
+
+
+@njit(cache=True, inline="always")
+def _goes_right(packed, code, missing_code):
+    """Whether ``code`` goes right at the packed node: the missing code goes right unless
+    missing goes left."""
+    return (code > (packed & 255)) != ((((packed >> 8) & 1) == 1) & (code == missing_code))

@@ -17,7 +17,7 @@ PARALLEL_ROWS = 1 << 16
 
 
 def select_rows(gradients, hessians, positions, position, within, coins, threshold, bound,
-                filtering, n_threads):
+                filtering, n_threads, n_rows=None):
     """The rows a tree sees and their statistics, in row order.
 
     Row ``i`` is kept when ``positions[i] == position`` (no ``positions``: every row), its coin
@@ -27,7 +27,9 @@ def select_rows(gradients, hessians, positions, position, within, coins, thresho
 
     Parameters
     ----------
-    gradients : ndarray of shape (n,), dtype=float32
+    gradients : ndarray of shape (n,) or (0,), dtype=float32
+        Shape (0,) (with ``filtering`` False): the rows only, no statistics gathered (the
+        caller computes them for the kept rows, ``_boosting.select_records``).
     hessians : ndarray of shape (n,) or (0,), dtype=float32
     positions : ndarray of shape (n,) or (0,), dtype=int64
     position : int
@@ -41,15 +43,18 @@ def select_rows(gradients, hessians, positions, position, within, coins, thresho
     n_threads : int
         Rows in ``n_threads`` contiguous parallel chunks (1, or fewer than
         :data:`PARALLEL_ROWS` rows: on the calling thread). The result does not depend on it.
+    n_rows : int or None, default=None
+        n (None: ``gradients.shape[0]``).
 
     Returns
     -------
     n_sampled : int
         Rows at their position whose coin is below the threshold (before GDF and ``within``).
     indices : ndarray of shape (n_kept,), dtype=int32
-    grads, hess : ndarray of shape (n_kept,) (``hess``: (0,) without Hessians), dtype=float32
+    grads, hess : ndarray of shape (n_kept,) (``hess``: (0,) without Hessians; both (0,)
+        without ``gradients``), dtype=float32
     """
-    n = gradients.shape[0]
+    n = gradients.shape[0] if n_rows is None else n_rows
     chunks = 1 if n < PARALLEL_ROWS else n_threads
     counts = np.zeros((chunks + 1, 2), dtype=np.int64)
     keep = np.empty(n, dtype=np.bool_)
@@ -61,7 +66,7 @@ def select_rows(gradients, hessians, positions, position, within, coins, thresho
         _mark_chunks(*args, keep, counts)
     offsets = np.cumsum(counts[:, 1])
     indices = np.empty(offsets[-1], dtype=SAMPLE_INDEX_DTYPE)
-    grads = np.empty(offsets[-1], dtype=G_H_DTYPE)
+    grads = np.empty(offsets[-1] if gradients.size else 0, dtype=G_H_DTYPE)
     hess = np.empty(offsets[-1] if hessians.size else 0, dtype=G_H_DTYPE)
     clip = G_H_DTYPE(np.inf) if filtering else G_H_DTYPE(bound)
     if chunks == 1:
@@ -103,7 +108,7 @@ def _mark(gradients, positions, position, within, coins, threshold, bound, filte
 def _mark_chunks(gradients, positions, position, within, coins, threshold, bound, filtering,
                  keep, counts):
     n_chunks = counts.shape[0] - 1
-    n = gradients.shape[0]
+    n = keep.shape[0]
     for c in prange(n_chunks):
         chunk = np.int64(c)
         _mark(gradients, positions, position, within, coins, threshold, bound, filtering,
@@ -113,17 +118,18 @@ def _mark_chunks(gradients, positions, position, within, coins, threshold, bound
 @njit(cache=True)
 def _gather(gradients, hessians, keep, clip, lo, hi, offset, indices, grads, hess):
     """Rows ``lo:hi``'s kept rows from position ``offset`` on, gradients clipped to ``clip``
-    (``np.clip``'s comparisons: a NaN stays NaN)."""
+    (``np.clip``'s comparisons: a NaN stays NaN); no ``grads``: the rows only."""
     k = offset
     for i in range(lo, hi):
         if keep[i]:
             indices[k] = i
-            g = gradients[i]
-            if g > clip:
-                g = clip
-            elif g < -clip:
-                g = -clip
-            grads[k] = g
+            if grads.shape[0]:
+                g = gradients[i]
+                if g > clip:
+                    g = clip
+                elif g < -clip:
+                    g = -clip
+                grads[k] = g
             if hess.shape[0]:
                 hess[k] = hessians[i]
             k += 1
@@ -132,7 +138,7 @@ def _gather(gradients, hessians, keep, clip, lo, hi, offset, indices, grads, hes
 @njit(parallel=True, cache=True)
 def _gather_chunks(gradients, hessians, keep, clip, offsets, indices, grads, hess):
     n_chunks = offsets.shape[0] - 1
-    n = gradients.shape[0]
+    n = keep.shape[0]
     for c in prange(n_chunks):
         chunk = np.int64(c)
         _gather(gradients, hessians, keep, clip, chunk * n // n_chunks,
