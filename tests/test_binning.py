@@ -4,7 +4,7 @@ binning on given thresholds, and codes that do not depend on the data."""
 import numpy as np
 import pytest
 
-from dpboost._binning import BoundsBinner
+from dpboost._binning import BoundsBinner, finite_ranges
 
 
 def _naive_bins(X, bounds, max_bins):
@@ -105,3 +105,23 @@ def test_codes_do_not_depend_on_layout_or_size(thresholds):
         for order in "FC":
             np.testing.assert_array_equal(binner.transform(data, order=order), expected)
     np.testing.assert_array_equal(binner.transform(X[:1000]), expected[:1000])  # one chunk
+
+
+@pytest.mark.parametrize("order", ["C", "F"])
+@pytest.mark.parametrize("n", [5, 10_001])
+def test_finite_ranges_are_the_least_and_greatest_finite_values(order, n):
+    # The data-derived bounds' one pass: what NumPy's nanmin / nanmax give over the finite
+    # cells, NaN for a column with none (all missing or infinite), over chunks of any size.
+    rng = np.random.default_rng(n)
+    X = rng.normal(size=(n, 4)) * 10.0 ** rng.integers(-3, 4, size=4)
+    X[rng.random(X.shape) < 0.2] = np.nan
+    X[0, 0], X[-1, 1] = np.inf, -np.inf
+    X[:, 3] = rng.choice([np.nan, np.inf, -np.inf], size=n)
+    lower, upper = finite_ranges(np.asarray(X, order=order))
+    finite = np.where(np.isfinite(X[:, :3]), X[:, :3], np.nan)
+    np.testing.assert_array_equal(lower[:3], np.nanmin(finite, axis=0))
+    np.testing.assert_array_equal(upper[:3], np.nanmax(finite, axis=0))
+    assert np.isnan(lower[3]) and np.isnan(upper[3])
+    strided = finite_ranges(X[::2, ::2])  # neither layout: copied
+    np.testing.assert_array_equal(strided[0], np.nanmin(np.where(np.isfinite(X[::2, ::2]),
+                                                                 X[::2, ::2], np.nan), axis=0))

@@ -259,11 +259,13 @@ def test_partition_of_nothing():
     assert (child_start == 0).all()
 
 
-def test_range_sums_match_bincount():
-    _, _, node, g, n_nodes, _ = _level_inputs(6, n_nodes=8)
+@pytest.mark.parametrize("n, n_threads", [(400, 1), (400, 3), (200_000, 3), (200_000, 7)])
+def test_range_sums_match_bincount(n, n_threads):
+    _, _, node, g, n_nodes, _ = _level_inputs(6, n=n, n_nodes=8)
     node[node == 5] = 6
-    # Summed in order, as bincount does: equal to the last bit.
-    np.testing.assert_array_equal(range_sums(g, _node_start(node, n_nodes)),
+    node[node == 0] = 1  # empty ranges first and in the middle
+    # Summed in order, as bincount does, whatever the threads: equal to the last bit.
+    np.testing.assert_array_equal(range_sums(g, _node_start(node, n_nodes), n_threads),
                                   np.bincount(node, weights=g, minlength=n_nodes))
 
 

@@ -32,6 +32,48 @@ def flat_layout(a):
     raise ValueError("a C- or Fortran-contiguous array is needed")
 
 
+def finite_ranges(X):
+    """Per column, the least and the greatest finite value of ``X``: one parallel pass over
+    chunks of :data:`_BIN_CHUNK` rows (the data-derived bounds, ``feature_bounds=None``).
+
+    Parameters
+    ----------
+    X : ndarray of shape (n_samples, n_features), dtype=float64
+
+    Returns
+    -------
+    lower, upper : ndarray of shape (n_features,), dtype=float64
+        NaN for a column without a finite value.
+    """
+    if not (X.flags.c_contiguous or X.flags.f_contiguous):
+        X = np.ascontiguousarray(X)
+    x, x_row, x_column = flat_layout(X)
+    n_samples, n_features = X.shape
+    n_chunks = max(1, (n_samples + _BIN_CHUNK - 1) // _BIN_CHUNK)
+    lower = np.full((n_chunks, n_features), np.inf)
+    upper = np.full((n_chunks, n_features), -np.inf)
+    _range_chunks(x, x_row, x_column, n_samples, lower, upper)
+    lower, upper = lower.min(axis=0), upper.max(axis=0)
+    none = lower > upper  # still (inf, -inf): no finite value
+    lower[none], upper[none] = np.nan, np.nan
+    return lower, upper
+
+
+@njit(parallel=True, cache=True)
+def _range_chunks(x, x_row, x_column, n_samples, lower, upper):
+    """Chunk c's least and greatest finite value per feature into ``lower[c]``, ``upper[c]``."""
+    for c in prange(lower.shape[0]):
+        start = np.int64(c) * _BIN_CHUNK
+        for f in range(lower.shape[1]):
+            lo, hi = lower[c, f], upper[c, f]
+            for i in range(start, min(start + _BIN_CHUNK, n_samples)):
+                value = x[i * x_row + f * x_column]
+                if abs(value) < np.inf:  # finite: NaN and +-inf compare False
+                    lo = min(lo, value)
+                    hi = max(hi, value)
+            lower[c, f], upper[c, f] = lo, hi
+
+
 def bin_columns(X, lower, scale, max_bins, out):
     """Equal-width codes: ``out[i, f] = int((X[i, f] - lower[f]) * scale[f])``, clipped.
 

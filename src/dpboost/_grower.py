@@ -325,11 +325,11 @@ def leaf_statistics(partition, newton):
     """
     tree = partition.tree
     # In order within each leaf, so the sums equal a pass over the samples in row order.
-    leaf_sum = range_sums(tree.grads, tree.node_start)
+    leaf_sum = range_sums(tree.grads, tree.node_start, partition.n_threads)
     leaf_count = np.diff(tree.node_start)
     n_leaves = leaf_count.size
     if newton and tree.hess is not None:
-        weight = range_sums(tree.hess, tree.node_start)
+        weight = range_sums(tree.hess, tree.node_start, partition.n_threads)
     elif partition.weights is not None:
         # weights[selected[k]] belongs to row selected[k]: find each sample's leaf by its row.
         leaf_of_row = np.empty(partition.X_binned.shape[0], dtype=NODE_DTYPE)

@@ -4,13 +4,13 @@ category lists, classes or target bounds, monotonic constraints, and which of th
 from the data, each announced by a :class:`~dpboost._warnings.PrivacyLeakWarning`)."""
 
 import math
-import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
 from sklearn.base import is_classifier
 from sklearn.utils.validation import column_or_1d, validate_data
 
+from ._binning import finite_ranges
 from ._categories import (
     _columns,
     categorical_columns,
@@ -103,7 +103,7 @@ def resolve_feature_bounds(X, feature_bounds, categories, names=None):
     ValueError
         Bounds of the wrong shape or with ``lower >= upper``; an empty category list; bounds
         read from the data that do not span a finite, normal width (the message names the
-        column, never a value).
+        column, never a value), or from an ``X`` without rows.
     """
     derived = ()
     for j, values in categories.items():
@@ -116,10 +116,10 @@ def resolve_feature_bounds(X, feature_bounds, categories, names=None):
             bounds[j] = (-0.5, values.size - 0.5)
         return bounds, derived
     if feature_bounds is None:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", RuntimeWarning)  # an all-missing column
-            finite = np.where(np.isfinite(X), X, np.nan)
-            lower, upper = np.nanmin(finite, axis=0), np.nanmax(finite, axis=0)
+        if X.shape[0] == 0:  # (a non-private path: it reads the data anyway)
+            raise ValueError("feature_bounds cannot be read from an X without rows; pass "
+                             "public feature_bounds.")
+        lower, upper = finite_ranges(X)
         # A constant column still needs a non-empty interval (and an all-missing one, any).
         lower = np.nan_to_num(lower)
         upper = np.where(upper > lower, upper, lower + np.maximum(1.0, 1e-6 * np.abs(lower)))

@@ -290,26 +290,48 @@ def _node_of(node_start, k):
     return lo
 
 
-@njit(cache=True)
-def range_sums(values, start):
+def range_sums(values, start, n_threads=1):
     """``out[j] = sum(values[start[j]:start[j + 1]])`` in float64, summed in order.
 
     Parameters
     ----------
     values : ndarray of shape (n,), dtype=float32
     start : ndarray of shape (n_ranges + 1,), dtype=int64
+    n_threads : int, default=1
+        The ranges in ``n_threads`` contiguous parallel chunks of about equal positions (1, or
+        fewer than 2 x 16384 positions: on the calling thread). Each range is summed by one
+        thread in order: the sums do not depend on it.
 
     Returns
     -------
     out : ndarray of shape (n_ranges,), dtype=float64
     """
     out = np.zeros(start.shape[0] - 1)
-    for j in range(out.shape[0]):
+    n_chunks = max(1, min(n_threads, values.shape[0] // 16384))
+    if n_chunks == 1:
+        _range_sums(values, start, np.int64(0), np.int64(out.shape[0]), out)
+    else:
+        # Chunk c starts at the first range that starts at or after c / n_chunks of the values.
+        first = np.searchsorted(start[:-1], np.arange(n_chunks + 1) * values.shape[0] // n_chunks)
+        first[-1] = out.shape[0]
+        _range_sum_chunks(values, start, first, out)
+    return out
+
+
+@njit(cache=True)
+def _range_sums(values, start, lo, hi, out):
+    """Ranges ``lo:hi`` of :func:`range_sums`."""
+    for j in range(lo, hi):
         total = 0.0
         for k in range(start[j], start[j + 1]):
             total += values[k]
         out[j] = total
-    return out
+
+
+@njit(parallel=True, cache=True)
+def _range_sum_chunks(values, start, first, out):
+    for c in prange(first.shape[0] - 1):
+        _range_sums(values, start, first[c], first[c + 1], out)
 
 
 @njit(cache=True)
