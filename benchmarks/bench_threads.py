@@ -13,8 +13,10 @@ LightGBM's time at the same threads). LightGBM and XGBoost are skipped when miss
 (``pip install lightgbm xgboost``).
 
 Run: ``python benchmarks/bench_threads.py [--rows N] [--repeats R] [--label L]``; results in
-results/threads[_L].csv and its machine json (``--label before`` with ``PYTHONPATH`` on an older
-checkout keeps a before/after pair).
+results/threads[_L].csv, its machine json and results/threads[_L].png (fit seconds against
+threads, one line per contender; ``--plot`` redraws it from the CSV) (``--label before`` with
+``PYTHONPATH`` on an older checkout keeps a before/after pair). benchmarks/README.md's table
+quotes results/threads_quiet.csv (``tables.py``).
 """
 
 import argparse
@@ -51,7 +53,12 @@ def main():
     parser.add_argument("--rows", type=int, default=1_000_000)
     parser.add_argument("--repeats", type=int, default=1)
     parser.add_argument("--label", default="")
+    parser.add_argument("--plot", action="store_true", help="redraw the figure from the CSV")
     args = parser.parse_args()
+    name = "threads" + (f"_{args.label}" if args.label else "")
+    if args.plot:
+        plot(_harness.read_results(name), name)
+        return
     warnings.simplefilter("ignore")
     X, y = make_classification(n_samples=args.rows, n_features=20, random_state=0)
     rows = []
@@ -76,7 +83,16 @@ def main():
         r["speedup"] = round(one[r["model"]] / r["fit_s"], 3)
         r["vs_lightgbm"] = (round(r["fit_s"] / same["lightgbm"], 3) if "lightgbm" in same
                             else np.nan)
-    _harness.write_results("threads" + (f"_{args.label}" if args.label else ""), rows)
+    _harness.write_results(name, rows)
+    plot(rows, name)
+
+
+def plot(rows, name):
+    """results/<name>.png: fit seconds against threads, one line per contender."""
+    points = [{**r, "dataset": f"{int(r['rows']):,} x 20, {TREES} trees of depth {DEPTH}",
+               "threads": int(r["threads"]), "fit_s": float(r["fit_s"])} for r in rows]
+    _harness.plot_panels(points, _harness.RESULTS / f"{name}.png", y="fit_s", hue="model",
+                         x="threads", xlabel="threads", ylabel="fit (s)", log_y=("fit_s",))
 
 
 if __name__ == "__main__":

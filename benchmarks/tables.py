@@ -462,6 +462,26 @@ def speed_goals():
     return markdown(["goal", "target", "measured", "met", "source"], lines)
 
 
+def threads():
+    """Thread scaling (``bench_threads.py --label quiet``): per contender its fit seconds at
+    each thread count, the speed-up and the ratio to LightGBM at the most threads."""
+    rows = _results("threads_quiet")
+    counts = sorted({int(r["threads"]) for r in rows})
+    by = {(r["model"], int(r["threads"])): r for r in rows}
+    most = counts[-1]
+    lines = []
+    for model in dict.fromkeys(r["model"] for r in rows):
+        cells = [f"{float(by[model, t]['fit_s']):.2f}" for t in counts]
+        last = by[model, most]
+        lines.append([model.replace("_", " "), *cells, f"{1 / float(last['speedup']):.2f}×",
+                      f"{float(last['vs_lightgbm']):.2f}×"])
+    loads = [float(r[k]) for r in rows for k in ("load_before", "load_after")]
+    header = ([f"{int(rows[0]['rows']):,} × 20 (load {min(loads):.1f}–{max(loads):.1f})"]
+              + [f"{t} thread{'s' * (t > 1)} (s)" for t in counts]
+              + [f"{most} / 1 thread", f"/ LightGBM at {most}"])
+    return markdown(header, lines)
+
+
 def _frontier(dataset, metric):
     """One dataset under S-BDT's protocol: ``metric`` mean ± std per method and epsilon, beside
     S-BDT's published numbers and the non-private ceiling."""
@@ -521,7 +541,7 @@ TABLES = {f.__name__: f for f in (
     safe_defaults, fit_time, defaults_max_bins, secure_noise, secure_samplers, error_vs_epsilon,
     error_vs_epsilon_rmse, convergence, ablation_filtered, ablation_glc, ablation_exact, peers,
     blocks_grid_ranks, multiclass, table1_hessian, fit, compile_startup, compile_floors,
-    frontier, speed_goals, frontier_abalone, regression)}
+    frontier, speed_goals, frontier_abalone, regression, threads)}
 
 _BLOCK = re.compile(r"(<!-- table:(\w+) -->\n)(.*?)(<!-- /table:\2 -->)", re.S)
 
