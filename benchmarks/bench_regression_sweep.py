@@ -24,6 +24,7 @@ minutes on one shared core)::
     --rules rule default --epsilons 0.3 2                         # between the grid's epsilons
     --rules "rule ramp2" --epsilons 0.1 1 --seeds 0 1 2 3 --no-ebm --datasets house_16H pol nycflights
     --rules "rule ramp2" --epsilons 0.3 --no-ebm --datasets house_16H pol nycflights
+    --rules shipped "mcw x0.25" "mcw x0.5" "mcw x2" "mcw x4" --no-ebm   # stage 3
 
 (with p = 8, abalone and california get 200 trees from every ``rule*``: the shipped default).
 
@@ -117,6 +118,11 @@ RULES = {
     # the classifier's style on the default's trees
     "ss0.3 lr0.2": lambda p, eps: {"subsample": 0.3, "learning_rate": 0.2},
     "ss0.1 lr0.1": lambda p, eps: {"subsample": 0.1},
+    # stage 3, after the leaves' 90 % gradient share (a noisier Hessian sum): the shipped
+    # default as it stands, and its min_child_weight="auto" (200 / epsilon) times m
+    "shipped": lambda p, eps: {},
+    **{f"mcw x{m:g}": (lambda m: lambda p, eps: {"min_child_weight": m * 200.0 / eps})(m)
+       for m in (0.25, 0.5, 2.0, 4.0)},
 }
 
 
