@@ -249,6 +249,21 @@ def test_partition_leaves_is_every_level_partitioned(n_chunks, with_hessians, de
     assert depth < 2 or (np.diff(leaf_start) > 0).sum() > 1
 
 
+@pytest.mark.parametrize("n_threads", [1, 2])
+def test_leaf_sums_count_past_float32(n_threads):
+    # 2**24 + 3 records of weight 1 in one leaf: a float32 accumulator stops at 2**24 (the next
+    # integers are not float32 values); the float64 sums count every record, as do the int64
+    # leaf ranges of the one-pass routing.
+    n = 2**24 + 3
+    ones = np.ones(n, dtype=np.float32)
+    assert range_sums(ones, np.array([0, 1, n], dtype=np.int64), n_threads)[1] == n - 1
+    X_binned = np.zeros((n, 1), dtype=np.uint8, order="F")
+    _, _, _, leaf_start = partition_leaves(
+        X_binned, np.arange(n, dtype=np.int32), ones, np.empty(0, np.float32),
+        np.zeros(1, np.int32), np.zeros(1, np.uint8), np.zeros(1, bool), 32, n_threads)
+    assert leaf_start.tolist() == [0, n, n]
+
+
 def test_partition_of_nothing():
     X_binned, _, _, _, _, n_bins = _level_inputs(5)
     idx, g = np.empty(0, dtype=np.int32), np.empty(0, dtype=np.float32)
