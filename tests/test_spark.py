@@ -35,7 +35,7 @@ from dpboost import (  # noqa: E402
     DPGBRegressor,
     PrivacyAccountant,
 )
-from dpboost._spark_columns import _rows  # noqa: E402
+from dpboost._spark_columns import _Columns, _rows  # noqa: E402
 from dpboost._spark_records import SparkRecords  # noqa: E402
 from dpboost.spark import (  # noqa: E402
     SparkDPGBClassificationModel,
@@ -307,6 +307,24 @@ def test_vectors_of_another_length_are_per_record():
     sliced = pa.array([[9.0, 9.0], [1.0, None], [3.0]]).slice(1)
     np.testing.assert_array_equal(_rows(sliced, 2), [[1, np.nan], [3, np.nan]])
     assert _rows(pa.array([], type=pa.list_(pa.float64())), 3).shape == (0, 3)
+
+
+def test_double_columns_are_read_as_pandas_reads_them():
+    # Named double columns straight from their Arrow chunks: the numbers (and NaN for a null,
+    # -0.0 and infinities) the pandas path gives, in one float64 array; other schemas (a string
+    # column) take the pandas path.
+    pa = pytest.importorskip("pyarrow")
+    a = pa.chunked_array([[1.0, None, -0.0], [np.inf], []], type=pa.float64())
+    b = pa.chunked_array([[0.5], [2.0, -np.inf, None]], type=pa.float64())
+    table = pa.table({"a": a, "b": b, "y": [0, 1, 0, 1]})
+    columns = _Columns(("a", "b"), False, 2, "y", table.schema)
+    numbers = columns.numbers_of(table)
+    expected = columns.features_of(table).to_numpy(dtype=np.float64)
+    assert numbers.dtype == np.float64 and numbers.flags.f_contiguous
+    assert numbers.tobytes(order="F") == np.asfortranarray(expected).tobytes(order="F")
+    strings = pa.table({"a": a, "s": ["u", "v", None, "w"], "y": [0, 1, 0, 1]})
+    mixed = _Columns(("a", "s"), False, 2, "y", strings.schema)
+    assert list(mixed.numbers_of(strings).columns) == ["a", "s"]  # a DataFrame, as before
 
 
 # The first three configurations of the harness's pairwise-covering set (two fits each, about
