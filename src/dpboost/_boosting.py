@@ -346,8 +346,8 @@ def boost(records, plan, loss, candidates, forest, noise, ledger, n_threads, con
         records.update(open_budgets, renyi_filter)
     if stopping is not None:
         records.update(draw_held_out, coins, stopping.fraction)
-    every_gradient_unread = not (loss.couples_outputs or renyi_filter is not None
-                                 or (private and config.gradient_filtering))
+    every_gradient_unread = not reads_every_gradient(loss, private and config.gradient_filtering,
+                                                     renyi_filter)
 
     for i, tb in enumerate(order):
         if plan.record_shares is not None and (tb.position == 0 or tb.output not in drawn):
@@ -459,7 +459,7 @@ def select_records(partition, coins, output, tree, position, sampling_rate, boun
     the same values as :func:`compute_gradients`'s at those records.
     """
     n = partition.y_rows.shape[1]
-    if loss is not None and (filtering or renyi_filter is not None or loss.couples_outputs):
+    if loss is not None and reads_every_gradient(loss, filtering, renyi_filter):
         raise ValueError("a selection with gradient filtering, an individual filter or a loss "
                          "that couples its outputs reads every record's gradient")
     coins = (coins.uniforms((POISSON_STREAM, output, tree), *partition.rows)
@@ -502,6 +502,13 @@ def select_records(partition, coins, output, tree, position, sampling_rate, boun
                            node_start=np.array([0, indices.size], dtype=np.int64),
                            n_sampled=n_sampled)
     return replace(partition, tree=tree_state, spent=spent)
+
+
+def reads_every_gradient(loss, filtering, renyi_filter):
+    """Whether a tree's selection reads every record's gradient (and so needs them all before
+    it): gradient filtering, an individual Renyi filter, or a loss that couples its outputs
+    (its round's gradients, computed at output 0)."""
+    return filtering or renyi_filter is not None or loss.couples_outputs
 
 
 def _selected_statistics(partition, loss, output, indices, bound):

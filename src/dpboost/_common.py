@@ -93,6 +93,18 @@ def threads_for(work, n_threads):
     return n_threads if work >= PARALLEL_MIN_WORK else 1
 
 
+#: Samples per chunk, at least, of a tree's per-sample kernels (the partition and routing of
+#: its samples, their range sums): a chunk per thread, fewer where a chunk would be smaller.
+SAMPLE_CHUNK = 1 << 14
+
+
+def sample_chunks(n_samples, n_threads):
+    """Contiguous chunks, one per thread, of a kernel over ``n_samples`` of a tree's samples:
+    at most ``n_threads``, each of at least :data:`SAMPLE_CHUNK` samples (1: on the calling
+    thread). Never changes a result."""
+    return max(1, min(n_threads, n_samples // SAMPLE_CHUNK))
+
+
 def read_only(array):
     """``array``, no longer writeable: a memoised plan is shared by every fit of its setting."""
     array.flags.writeable = False

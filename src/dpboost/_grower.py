@@ -25,6 +25,7 @@ from ._common import (
     boundary_index,
     decode_candidates,
     n_internal_nodes,
+    sample_chunks,
     threads_for,
 )
 from ._histogram import build_level_histograms
@@ -282,7 +283,7 @@ def split_level(partition, level_feature, level_bin, level_missing_left, n_bins)
     level's released splits (a stable partition, ``_splitting.partition_level``)."""
     tree = partition.tree
     n_selected = tree.indices.size
-    n_chunks = _partition_chunks(partition)
+    n_chunks = sample_chunks(partition.tree.indices.size, partition.n_threads)
     indices, grads = np.empty_like(tree.indices), np.empty_like(tree.grads)
     hess = np.empty(0, dtype=G_H_DTYPE) if tree.hess is None else tree.hess
     out_hess = np.empty_like(hess)
@@ -302,16 +303,10 @@ def route_to_leaves(partition, split_feature, split_bin, missing_left, n_bins):
     hess = np.empty(0, dtype=G_H_DTYPE) if tree.hess is None else tree.hess
     indices, grads, out_hess, leaf_start = partition_leaves(
         partition.X_binned, tree.indices, tree.grads, hess, split_feature, split_bin,
-        missing_left, n_bins, _partition_chunks(partition))
+        missing_left, n_bins, sample_chunks(partition.tree.indices.size, partition.n_threads))
     return partition.with_tree(indices=indices, grads=grads,
                                hess=None if tree.hess is None else out_hess,
                                node_start=leaf_start)
-
-
-def _partition_chunks(partition):
-    """Chunks of a partition of the tree's samples: of at least 16k samples, one per thread
-    at most."""
-    return max(1, min(partition.n_threads, partition.tree.indices.size // 16384))
 
 
 def leaf_statistics(partition, newton):

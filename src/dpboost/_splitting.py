@@ -4,6 +4,8 @@ values by range of the partitioned samples."""
 import numpy as np
 from numba import njit, prange
 
+from ._common import sample_chunks
+
 
 def compute_gains(hist, l2_regularization, n_threads, out):
     """DPBoost split gain of every candidate of every node (Li et al. 2020, Eq. 3).
@@ -298,16 +300,16 @@ def range_sums(values, start, n_threads=1):
     values : ndarray of shape (n,), dtype=float32
     start : ndarray of shape (n_ranges + 1,), dtype=int64
     n_threads : int, default=1
-        The ranges in ``n_threads`` contiguous parallel chunks of about equal positions (1, or
-        fewer than 2 x 16384 positions: on the calling thread). Each range is summed by one
-        thread in order: the sums do not depend on it.
+        The ranges in contiguous parallel chunks of about equal positions
+        (``_common.sample_chunks``). Each range is summed by one thread in order: the sums do
+        not depend on it.
 
     Returns
     -------
     out : ndarray of shape (n_ranges,), dtype=float64
     """
     out = np.zeros(start.shape[0] - 1)
-    n_chunks = max(1, min(n_threads, values.shape[0] // 16384))
+    n_chunks = sample_chunks(values.shape[0], n_threads)
     if n_chunks == 1:
         _range_sums(values, start, np.int64(0), np.int64(out.shape[0]), out)
     else:
