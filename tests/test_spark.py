@@ -35,7 +35,8 @@ from dpboost import (  # noqa: E402
     DPGBRegressor,
     PrivacyAccountant,
 )
-from dpboost._spark_columns import _Columns, _rows  # noqa: E402
+from dpboost._records import load_partition  # noqa: E402
+from dpboost._spark_columns import _Columns, _Load, _rows  # noqa: E402
 from dpboost._spark_records import SparkRecords  # noqa: E402
 from dpboost.spark import (  # noqa: E402
     SparkDPGBClassificationModel,
@@ -310,21 +311,29 @@ def test_vectors_of_another_length_are_per_record():
 
 
 def test_double_columns_are_read_as_pandas_reads_them():
-    # Named double columns straight from their Arrow chunks: the numbers (and NaN for a null,
-    # -0.0 and infinities) the pandas path gives, in one float64 array; other schemas (a string
-    # column) take the pandas path.
+    # Named double columns straight from their Arrow chunks: the kept records' numbers (and NaN
+    # for a null, -0.0 and infinities) the pandas path gives, in one float64 array; other
+    # schemas (a string column) take the pandas path.
     pa = pytest.importorskip("pyarrow")
-    a = pa.chunked_array([[1.0, None, -0.0], [np.inf], []], type=pa.float64())
-    b = pa.chunked_array([[0.5], [2.0, -np.inf, None]], type=pa.float64())
-    table = pa.table({"a": a, "b": b, "y": [0, 1, 0, 1]})
+    a = pa.chunked_array([[1.0, None, -0.0], [np.inf], [], [7.0]], type=pa.float64())
+    b = pa.chunked_array([[0.5], [2.0, -np.inf, None], [8.0]], type=pa.float64())
+    labels = [0, 1, 0, 2, 1]  # the label 2 is outside the classes: its record is left out
+    table = pa.table({"a": a, "b": b, "y": labels})
     columns = _Columns(("a", "b"), False, 2, "y", table.schema)
-    numbers = columns.numbers_of(table)
-    expected = columns.features_of(table).to_numpy(dtype=np.float64)
+    assert columns.all_doubles()
+    keep = np.array([True, False, True, True, True])  # chunk boundaries on both sides
+    numbers = columns.kept_numbers(table, keep)
+    expected = columns.features_of(table).to_numpy(dtype=np.float64)[keep]
     assert numbers.dtype == np.float64 and numbers.flags.f_contiguous
     assert numbers.tobytes(order="F") == np.asfortranarray(expected).tobytes(order="F")
-    strings = pa.table({"a": a, "s": ["u", "v", None, "w"], "y": [0, 1, 0, 1]})
-    mixed = _Columns(("a", "s"), False, 2, "y", strings.schema)
-    assert list(mixed.numbers_of(strings).columns) == ["a", "s"]  # a DataFrame, as before
+    # The task's load: the partition the in-memory records' load gives, bit for bit.
+    partition = _Load(columns, {}, np.array([0, 1]), None)(table.to_batches(), 1)
+    reference = load_partition(columns.features_of(table), np.array(labels), {},
+                               np.array([0, 1]), None)
+    assert partition.X.tobytes(order="F") == np.asfortranarray(reference.X).tobytes(order="F")
+    np.testing.assert_array_equal(partition.y_rows, reference.y_rows)
+    strings = pa.table({"a": a, "s": ["u", "v", None, "w", "x"], "y": labels})
+    assert not _Columns(("a", "s"), False, 2, "y", strings.schema).all_doubles()
 
 
 # The first three configurations of the harness's pairwise-covering set (two fits each, about

@@ -357,13 +357,34 @@ def load_partition(X, y, categories, classes, target_bounds, n_threads=1):
     """
     # Imported here: ``_cells`` needs ``_loss`` and ``_budget``, which import this module
     # (through ``_noise``) before they are defined.
-    from ._cells import cells_as_numbers, encode_classes, encode_targets
+    from ._cells import cells_as_numbers
 
+    keep, y_scaled = kept_labels(y, classes, target_bounds)
     X = np.asarray(cells_as_numbers(X, categories), dtype=np.float64)
+    return kept_partition(X[keep], y_scaled, n_threads)
+
+
+def kept_labels(y, classes, target_bounds):
+    """Which of a partition's records are in the data domain, and their labels.
+
+    Returns
+    -------
+    keep : ndarray of shape (n,), dtype=bool
+        Each record by its own label (``_cells.encode_classes`` / ``encode_targets``).
+    y_scaled : ndarray of shape (n_kept, n_outputs), dtype=float64
+    """
+    from ._cells import encode_classes, encode_targets
+
     y = column_or_1d(np.asarray(y))
     keep, y_scaled, _, _ = (encode_classes(y, classes) if classes is not None
                             else encode_targets(y, target_bounds))
-    partition = Partition.of(X[keep], y_scaled, n_threads=n_threads)
+    return keep, y_scaled
+
+
+def kept_partition(X, y_scaled, n_threads=1):
+    """The partition of the kept records ``X`` (n_kept, n_features), dtype=float64, and their
+    labels (:func:`kept_labels`)."""
+    partition = Partition.of(X, y_scaled, n_threads=n_threads)
     if "pyarrow" in sys.modules:
         # pyarrow's allocator (mimalloc or jemalloc) keeps the pages of a parquet read: Dask
         # counts them as the worker's unmanaged memory and spills the partitions to make room

@@ -19,7 +19,7 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as T
 from pyspark.sql.pandas.types import to_arrow_schema
 
-from ._records import load_partition
+from ._records import kept_labels, kept_partition, load_partition
 
 
 def _quoted(name):
@@ -144,21 +144,25 @@ class _Columns:
             return _rows(table.column(self.features[0]), self.n_features)
         return table.select(list(self.features)).to_pandas()
 
-    def numbers_of(self, table):
-        """As :meth:`features_of`, but named columns that are all doubles (the schema's
-        :meth:`expressions` cast every numeric column) as one float64 array of shape
-        (n, n_features) in Fortran order, filled from the Arrow chunks (a null is NaN, as
-        pandas reads it): one copy instead of pandas' block and the array made from it. A
-        fact of the schema, never of the records."""
-        if self.vector or not all(pa.types.is_float64(self.schema.field(name).type)
-                                  for name in self.features):
-            return self.features_of(table)
-        out = np.empty((table.num_rows, len(self.features)), order="F")
+    def all_doubles(self):
+        """Whether the features are named columns that are all doubles (the schema's
+        :meth:`expressions` cast every numeric column): a fact of the schema."""
+        return not self.vector and all(pa.types.is_float64(self.schema.field(name).type)
+                                       for name in self.features)
+
+    def kept_numbers(self, table, keep):
+        """The rows ``keep`` (bool, shape (n,)) of :meth:`all_doubles` columns as one float64
+        array of shape (n_kept, n_features) in Fortran order, filled from the Arrow chunks (a
+        null is NaN, as pandas reads it): one copy instead of pandas' block, the array made
+        from it and the kept rows taken from that."""
+        out = np.empty((np.count_nonzero(keep), len(self.features)), order="F")
         for j, name in enumerate(self.features):
-            start = 0
+            start = stop = 0
             for chunk in table.column(name).chunks:
-                out[start:start + len(chunk), j] = chunk.to_numpy(zero_copy_only=False)
+                kept = chunk.to_numpy(zero_copy_only=False)[keep[start:start + len(chunk)]]
+                out[stop:stop + kept.size, j] = kept
                 start += len(chunk)
+                stop += kept.size
         return out
 
     def empty(self):
@@ -206,10 +210,14 @@ class _Load:
     def __call__(self, batches, n_threads):
         batches = list(batches)
         table = (pa.Table.from_batches(batches) if batches else self.columns.schema.empty_table())
-        # Categorical columns go through pandas as in memory (their cells keep their types).
-        X = (self.columns.features_of(table) if self.categories
-             else self.columns.numbers_of(table))
         y = table.column(self.columns.label).to_numpy(zero_copy_only=False)
-        del table, batches  # the Arrow copy, before the partition's own arrays are made
-        return load_partition(X, y, self.categories, self.classes, self.target_bounds,
-                              n_threads)
+        if self.categories or not self.columns.all_doubles():
+            # Categorical columns go through pandas as in memory (their cells keep their types).
+            X = self.columns.features_of(table)
+            del table, batches  # the Arrow copy, before the partition's own arrays are made
+            return load_partition(X, y, self.categories, self.classes, self.target_bounds,
+                                  n_threads)
+        keep, y_scaled = kept_labels(y, self.classes, self.target_bounds)
+        X = self.columns.kept_numbers(table, keep)
+        del table, batches
+        return kept_partition(X, y_scaled, n_threads)
