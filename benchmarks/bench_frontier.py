@@ -11,7 +11,9 @@ github.com/kirschte/sbdt); dpboost's defaults were chosen on ``adult.test`` (ben
 exploration, docs in benchmarks/README.md), never on these folds. DP-EBM (InterpretML's
 ``DPExplainableBoostingClassifier``/``Regressor``, its defaults, the same bounds and delta) runs on
 the 5 folds of the first seed when installed; HGB (scikit-learn's defaults) is the non-private
-ceiling. "previous default" is the classifier's default before its S-BDT-like preset (100
+ceiling, and on Abalone the training mean the floor of any constant. "private mean alone" is the
+DP constant: the default regressor with the public hint ``n_samples_hint=1``, which puts every
+epsilon in its constant regime (the whole budget on the mean target). "previous default" is the classifier's default before its S-BDT-like preset (100
 trees, learning rate 0.3, lambda 1, Hessian sketch, min_child_weight "auto", no subsampling, interactions allowed,
 gradients bounded by 1 with GDF); on Abalone it is the regressor's previous default
 (``bench_regression.PREVIOUS_DEFAULT``: 100 trees of depth 6, interactions allowed, GDF), whose
@@ -31,6 +33,7 @@ import _harness
 import _loaders
 import numpy as np
 from bench_regression import PREVIOUS_DEFAULT as PREVIOUS_REGRESSOR
+from sklearn.dummy import DummyRegressor
 from sklearn.ensemble import HistGradientBoostingClassifier, HistGradientBoostingRegressor
 from sklearn.metrics import mean_squared_error, roc_auc_score
 from sklearn.model_selection import KFold
@@ -69,6 +72,9 @@ def _models(data, epsilon, seed, first_seed):
                   "target_bounds": data["target_bounds"], "random_state": seed}
         yield "dpboost default", DPGBRegressor(**common)
         yield "previous default", DPGBRegressor(**common, **PREVIOUS_REGRESSOR)
+        # The DP constant: a public hint of 1 row puts every epsilon in the constant regime,
+        # the whole budget on the mean target (no row count, no tree).
+        yield "private mean alone", DPGBRegressor(**common, n_samples_hint=1)
     else:
         common = {"epsilon": epsilon, "delta": DELTA, "feature_bounds": bounds,
                   "classes": [0, 1], "random_state": seed}
@@ -101,6 +107,8 @@ def run(name, seeds):
             ceiling = (HistGradientBoostingRegressor if task == "regression"
                        else HistGradientBoostingClassifier)(random_state=seed)
             cells = [("HGB (non-private)", math.inf, ceiling)]
+            if task == "regression":
+                cells.append(("training mean (non-private)", math.inf, DummyRegressor()))
             cells += [(method, epsilon, model) for epsilon in EPSILONS
                       for method, model in _models(data, epsilon, 100 * seed + fold, seed == 0)]
             for method, epsilon, model in cells:

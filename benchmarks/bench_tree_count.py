@@ -18,6 +18,11 @@ Stages (``--stage``):
   most of the budget on the initial score (``_budget.INITIAL_SHARE`` patched, 0.5 and 0.8) and
   10 or 50 trees, epsilon in :data:`SMALL_EPSILONS`, ``random_state`` 0 and 1:
   results/tree_count_small.csv.
+- ``constant``: the regression stage's splits at small n x epsilon, delta 5e-8, the public row
+  count (``n_samples_hint`` = the fitting rows), the default regressor forced into the
+  small-data regime (``_auto.CONSTANT_N_EPSILON`` patched to 0) and into the constant regime
+  (patched to inf: the private mean target alone), epsilon in :data:`CONSTANT_EPSILONS`,
+  ``random_state`` 0-19, two processes: results/tree_count_constant.csv.
 - ``count``: the regression stage's splits, delta 5e-8, the default regressor without a row
   count, with the public one (``n_samples_hint`` = the fitting rows) and with a private count
   (``n_samples_hint="private"``), epsilon in :data:`REGRESSION_EPSILONS`, ``random_state`` 0 and
@@ -60,6 +65,9 @@ ADULT_EPSILONS = (0.01, 0.03, 0.1, 0.5)
 SEEDS = (0, 1)
 SMALL_EPSILONS = (0.03, 0.1, 0.3)
 GOAL_EPSILONS = (0.01, 0.05, 0.1, 0.2, 0.5, 1.0)
+CONSTANT_EPSILONS = (0.01, 0.02, 0.03, 0.05, 0.1)
+#: label -> ``_auto.CONSTANT_N_EPSILON`` of the ``constant`` stage.
+CONSTANT_SETTINGS = {"small-data regime": 0.0, "constant": math.inf}
 #: (label, initial share or None for init="zero", n_estimators) of the ``small`` stage.
 SMALL_SETTINGS = (("default", None, "auto"), ("private 0.5, 10 trees", 0.5, 10),
                   ("private 0.5, 50 trees", 0.5, 50), ("private 0.8, 10 trees", 0.8, 10))
@@ -114,6 +122,32 @@ def small_stage():
     budget.INITIAL_SHARE = shipped
     budget.plan_budget.cache_clear()
     return rows
+
+
+def _constant_row(name, epsilon, label, seed):
+    import dpboost._auto as auto
+
+    data = _loaders.load(name)
+    X_fit, y_fit, X_val, y_val = tuning_split(data)
+    auto.CONSTANT_N_EPSILON = CONSTANT_SETTINGS[label]  # each call: the workers live on
+    model = DPGBRegressor(epsilon=epsilon, delta=5e-8, feature_bounds=data["bounds"],
+                          target_bounds=data["target_bounds"], random_state=seed, n_jobs=1,
+                          n_samples_hint=len(y_fit))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        model.fit(X_fit, y_fit)
+    return {"dataset": name, "n_fit": len(y_fit), "epsilon": epsilon,
+            "n_eps": len(y_fit) * epsilon, "trees": label, "seed": seed,
+            "n_estimators_": model.n_estimators_, "rmse": _rmse(y_val, model.predict(X_val)),
+            "mean_rmse": _rmse(y_val, np.full(y_val.size, y_fit.mean()))}
+
+
+def constant_stage():
+    from joblib import Parallel, delayed
+
+    cells = itertools.product(_loaders.available(DATASETS), CONSTANT_EPSILONS,
+                              CONSTANT_SETTINGS, range(20))
+    return Parallel(n_jobs=2, batch_size=8)(delayed(_constant_row)(*cell) for cell in cells)
 
 
 def goals_stage():
@@ -221,8 +255,8 @@ def report(rows, metric):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--stage", choices=("regression", "classification", "small", "goals", "count",
-                                            "accounting"),
+    parser.add_argument("--stage", choices=("regression", "classification", "small", "constant",
+                                            "goals", "count", "accounting"),
                         required=True)
     parser.add_argument("--report", action="store_true", help="print the table from the CSV")
     args = parser.parse_args()
@@ -231,7 +265,8 @@ def main():
     if not args.report:
         _harness.warm_up()
         rows = {"regression": regression_stage, "classification": classification_stage,
-                "small": small_stage, "goals": goals_stage, "count": count_stage,
+                "small": small_stage, "constant": constant_stage, "goals": goals_stage,
+                "count": count_stage,
                 "accounting": accounting_stage}[args.stage]()
         _harness.write_results(name, rows)
     report(_harness.read_results(name), metric)

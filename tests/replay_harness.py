@@ -1073,7 +1073,8 @@ def estimator_factory(config):
     loss, n_classes = TASKS[config["task"]]
     categorical = config["data"] == "categorical"
     params = dict(
-        epsilon=1.0, delta=config["delta"], n_estimators=5, max_depth=config["max_depth"],
+        epsilon=1.0, delta=config["delta"], n_estimators=config.get("n_estimators", 5),
+        max_depth=config["max_depth"],
         learning_rate=config["learning_rate"], l2_regularization=config["l2_regularization"],
         max_bins=8, trees_per_ensemble=2, budget_allocation=config["budget_allocation"],
         gradient_filtering=config["gradient_filtering"], leaf_clipping=config["leaf_clipping"],
@@ -1207,6 +1208,13 @@ ROW_COUNT = [
 ] + [
     {**default_config("regression", data="missing", features="far", label="high", coin=0.0),
      "bounds": "private", "init": "auto", "n_samples_hint": "private"},
+] + [
+    # The constant regime (``_auto.constant_model``): the private mean alone, no tree, by a
+    # public hint or by the released count (a few records at epsilon 1).
+    {**default_config("regression", data="numeric", features="typical", label="low",
+                      coin=0.0), "delta": 1e-5, "leaf_noise": "gaussian", "init": "auto",
+     "n_estimators": "auto", "n_samples_hint": hint}
+    for hint in (1, "private")
 ]
 
 

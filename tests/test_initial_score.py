@@ -221,12 +221,67 @@ def test_a_small_hinted_row_count_times_epsilon_releases_the_mean_with_few_trees
     common = dict(epsilon=1.0, feature_bounds=(0, 1), target_bounds=(0, 100), random_state=0)
     # a hint far from the 400 rows gives the same model as one near them (it is not checked)
     near = DPGBRegressor(**common, n_samples_hint=400).fit(X, y)
-    far = DPGBRegressor(**common, n_samples_hint=10).fit(X, y)
+    far = DPGBRegressor(**common, n_samples_hint=230).fit(X, y)
     assert near.n_estimators_ == SMALL_TREES
     np.testing.assert_array_equal(near.predict(X), far.predict(X))
     # one release, within the budget
     release = [e for e in near.privacy_ledger_ if e.tree == -1 and e.level == -1]
     assert len(release) == 1 and near.privacy_spent_ <= 1.0
+
+
+def test_a_tiny_hinted_row_count_times_epsilon_gives_the_private_mean_alone(regression):
+    # Below CONSTANT_N_EPSILON, with init and n_estimators "auto", the whole budget goes to the
+    # mean target: no tree, one Laplace release of the whole epsilon.
+    from dpboost._auto import CONSTANT_N_EPSILON, SMALL_TREES, resolve_config, resolve_configs
+
+    params = DPGBRegressor(epsilon=0.1, n_samples_hint=2249).get_params(deep=False)
+    assert 2249 * 0.1 < CONSTANT_N_EPSILON <= 2250 * 0.1
+    [alone] = resolve_configs(params, 1.0, regression=True, n_features=3)
+    assert (alone.init, alone.n_estimators, alone.initial_share) == ("private", 0, 1.0)
+    [small] = resolve_configs({**params, "n_samples_hint": 2250}, 1.0, regression=True,
+                              n_features=3)
+    assert (small.n_estimators, small.initial_share) == (SMALL_TREES, 0.5)
+    # an explicit init or n_estimators, or a warm start (which adds trees), keeps the trees
+    for changed in ({"init": "private"}, {"init": "zero"}, {"n_estimators": 50}):
+        assert resolve_config({**params, **changed}, 1.0, regression=True,
+                              n_features=3).n_estimators > 0
+    [warm] = resolve_configs(params, 1.0, regression=True, n_features=3, warm_start=True)
+    assert warm.n_estimators == SMALL_TREES
+    X, y = regression
+    for delta in (0.0, 1e-6):
+        model = DPGBRegressor(epsilon=0.1, delta=delta, feature_bounds=(0, 1),
+                              target_bounds=(0, 100), n_samples_hint=100, random_state=0,
+                              leaf_noise="gaussian" if delta else "average").fit(X, y)
+        [release] = model.privacy_ledger_
+        assert (release.mechanism, release.epsilon, release.level) == ("laplace", 0.1, -1)
+        assert model.privacy_spent_ <= 0.1 and model.n_estimators_ == 1
+        prediction = model.predict(X)
+        assert np.ptp(prediction) == 0 and 0 <= prediction[0] <= 100
+        assert np.all(model.feature_importances_ == 0)
+    # no tree can be added to it (its grid was made for none): refused before any budget
+    with pytest.raises(ValueError, match="private mean alone"):
+        model.set_params(warm_start=True).fit(X, y)
+    assert len(model.privacy_ledger_) == 1
+
+
+@pytest.mark.parametrize("delta", [0.0, 1e-6])
+def test_the_constant_plan_leaves_the_releases_before_it_their_share(delta):
+    # Private target bounds come first; the mean gets what they leave, within epsilon.
+    from dpboost._budget import plan_budget
+
+    common = dict(epsilon=0.2, n_estimators=0, max_depth=6, learning_rate=0.1,
+                  l2_regularization=1.0, budget_allocation="sequential", trees_per_ensemble=1,
+                  leaf_clipping=False, delta=delta, initial_statistics=2, initial_share=1.0,
+                  split_selection="random", leaf_noise="gaussian" if delta else "laplace",
+                  accounting="auto" if delta else "rdp")
+    alone = plan_budget(**common)
+    assert alone.trees == () and alone.initial.mechanism == "laplace"
+    assert alone.initial.epsilon == 0.2 and alone.epsilon <= 0.2
+    bounded = plan_budget(**common, bounds_target=True)
+    assert bounded.bounds is not None and bounded.epsilon <= 0.2
+    assert 0.1 < bounded.initial.epsilon < 0.2
+    # nearly all of what the bounds leave: a slightly larger release would pass epsilon
+    assert bounded.epsilon > 0.2 * (1 - 1e-9)
 
 
 @pytest.mark.parametrize("hint", [0, -5, 2.5, "many"])

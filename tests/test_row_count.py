@@ -111,8 +111,9 @@ def test_warm_start_reuses_the_released_count():
     assert sum(e.level == -4 for e in model.privacy_ledger_) == 1
 
 
-@pytest.mark.parametrize("config", ROW_COUNT, ids=[f"{c['leaf_noise']}-d{c['delta']:g}-{c['bounds']}"
-                                                   for c in ROW_COUNT])
+@pytest.mark.parametrize("config", ROW_COUNT, ids=[
+    f"{c['leaf_noise']}-d{c['delta']:g}-{c['bounds']}-n{c['n_samples_hint']}-{c.get('n_estimators', 5)}"
+    for c in ROW_COUNT])
 def test_replay_row_count(config):
     # Leak test: given D's released transcript, D' (one more record) releases the same model,
     # attributes and output bit for bit; the count moves by at most its sensitivity.
@@ -131,14 +132,19 @@ def test_a_regime_that_cannot_be_planned_takes_its_neighbours_plan():
     from dpboost._row_count import plan_regimes
 
     configs = _regressor(epsilon=1.0)._configs(n_features=3)
-    assert len(configs) == 2 and all(c.private_row_count for c in configs)
+    assert len(configs) == 3 and all(c.private_row_count for c in configs)
+    assert [c.n_estimators for c in configs] == [0, 10, 200]  # constant, small, large
 
-    def refuse_small(config):
-        if config.n_estimators == 10:
-            raise ValueError("too small")
-        return config.n_estimators
+    def refuse(n_estimators):
+        def plan(config):
+            if config.n_estimators == n_estimators:
+                raise ValueError("too small")
+            return config.n_estimators
+        return plan
 
-    assert [plan for _, plan in plan_regimes(configs, refuse_small)] == [200, 200]
+    # the nearest regime that can be planned, the larger first
+    assert [plan for _, plan in plan_regimes(configs, refuse(10))] == [0, 200, 200]
+    assert [plan for _, plan in plan_regimes(configs, refuse(0))] == [10, 10, 200]
 
     def refuse_counted(config):
         if config.private_row_count:

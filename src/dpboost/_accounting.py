@@ -152,7 +152,9 @@ def compose_pure(entries, repeats=None):
     Parallel composition (McSherry 2009) inside a level and across the trees of a group; sequential
     composition across the levels of a tree and across groups (Li et al. 2020, Theorems 7 and 8),
     and across fits (``LedgerEntry.fit``):
-    ``eps = sum_(fit, group) max_trees sum_levels max_entries eps``.
+    ``eps = sum_(fit, group) max_trees sum_levels max_entries eps``. Releases outside the trees
+    (``tree < 0``: the row count, the private bounds, the initial score, ...) each read every
+    record and compose sequentially, whatever their scope.
 
     Parameters
     ----------
@@ -170,10 +172,14 @@ def compose_pure(entries, repeats=None):
     rate = {}
     for e in composed(entries):
         key = (e.fit, e.group, e.tree, e.level)
+        if e.tree < 0:
+            # A release outside the trees reads every record: never parallel to another one of
+            # the same scope (the initial score shares the private bounds' level).
+            key += (len(per_level),)
         per_level[key] = max(per_level.get(key, 0.0), e.epsilon)
         rate[e.fit, e.group, e.tree] = e.sampling_rate
     per_tree = {}
-    for (fit, group, tree, _), eps in per_level.items():
+    for (fit, group, tree, *_), eps in per_level.items():
         per_tree.setdefault((fit, group, tree), []).append(eps)
     per_group = {}
     for key, level_eps in per_tree.items():

@@ -119,6 +119,14 @@ def resolve_n_estimators(n_estimators, epsilon, n_features, regression):
 #: shipped default in every cell with n x epsilon up to 600 (RMSE ratio 0.66-1.00) and above it
 #: on pol at 900 (1.10); without a hint the rules are those of a large n x epsilon.
 SMALL_N_EPSILON, SMALL_INITIAL_SHARE, SMALL_TREES = 700.0, 0.5, 10
+#: The regressor's constant regime: below :data:`CONSTANT_N_EPSILON`, with ``init`` and
+#: ``n_estimators`` both ``"auto"``, the model is the private mean target alone (the whole
+#: budget on the initial score, no tree: :func:`constant_model`). On the tuning splits of the
+#: five shared regression sets (``bench_tree_count.py --stage constant``, 20 seeds a cell,
+#: benchmarks/README.md, "The constant regime") it beat the small-data regime in every cell
+#: with n x epsilon up to 200 (paired RMSE ratio 0.929-0.9997) and was level with it or behind
+#: from 248 on (0.9995-1.0019 up to 273, 1.003-1.24 from 372).
+CONSTANT_N_EPSILON = 225.0
 
 
 def small_data(n_samples, epsilon, regression):
@@ -128,9 +136,16 @@ def small_data(n_samples, epsilon, regression):
     return regression and n_samples is not None and n_samples * epsilon < SMALL_N_EPSILON
 
 
+def constant_model(params, n_samples, epsilon, regression):
+    """Whether a fit's model is the private mean target alone (:data:`CONSTANT_N_EPSILON`):
+    a regressor in that regime with ``init`` and ``n_estimators`` both ``"auto"``."""
+    return (regression and n_samples is not None and n_samples * epsilon < CONSTANT_N_EPSILON
+            and params["init"] == "auto" and params["n_estimators"] == "auto")
+
+
 #: The values of ``n_samples * epsilon`` where a rule reading the row count changes its choice,
 #: increasing: the regimes between them are the configurations a private count chooses among.
-N_EPSILON_THRESHOLDS = (SMALL_N_EPSILON,)
+N_EPSILON_THRESHOLDS = (CONSTANT_N_EPSILON, SMALL_N_EPSILON)
 
 
 def regime_counts(epsilon):
@@ -162,11 +177,12 @@ def resolve_init(init, small):
 
 
 def resolve_configs(params, hessian_bound, regression, sample_weight=None, n_features=None,
-                    released_count=None):
+                    released_count=None, warm_start=False):
     """The configurations a fit may take (:func:`resolve_config`): one, unless
     ``n_samples_hint="private"`` at a finite epsilon, then one per regime of the row count
     (:func:`regime_counts`), each with ``private_row_count``. ``released_count``: a count an
     earlier fit released (``warm_start``): the one configuration of its regime, no new count.
+    ``warm_start``: the fit adds trees to a fitted model, so never takes the constant regime.
 
     Returns
     -------
@@ -174,7 +190,7 @@ def resolve_configs(params, hessian_bound, regression, sample_weight=None, n_fea
     """
     hint = params.get("n_samples_hint")
     resolve = functools.partial(resolve_config, params, hessian_bound, regression,
-                                sample_weight, n_features)
+                                sample_weight, n_features, constant=not warm_start)
     if not _is_private(hint):
         return [resolve(hint)]
     if released_count is not None:
@@ -187,7 +203,7 @@ def resolve_configs(params, hessian_bound, regression, sample_weight=None, n_fea
 
 
 def resolve_config(params, hessian_bound, regression, sample_weight=None, n_features=None,
-                   n_samples=None):
+                   n_samples=None, constant=True):
     """A fit's :class:`~dpboost._config.FitConfig`: an estimator's parameters
     (``get_params(deep=False)``) with every ``"auto"`` resolved from the public inputs
     (:func:`resolve_schedule`, :func:`resolve_min_child_weight` with the loss's Hessian bound
@@ -207,6 +223,9 @@ def resolve_config(params, hessian_bound, regression, sample_weight=None, n_feat
     n_samples : float or None, default=None
         The row count the rules read: the public ``n_samples_hint`` or a released count;
         None: none (every rule's large regime).
+    constant : bool, default=True
+        Whether the constant regime may apply (:func:`constant_model`); a warm start's
+        configuration never takes it.
 
     Returns
     -------
@@ -225,9 +244,11 @@ def resolve_config(params, hessian_bound, regression, sample_weight=None, n_feat
     renyi_filter = params.get("renyi_filter")
     check_early_stopping(params)
     small = small_data(n_samples, epsilon, regression)
+    alone = constant and constant_model(params, n_samples, epsilon, regression)
     return FitConfig(
         epsilon=epsilon, delta=float(params["delta"]),
-        n_estimators=(SMALL_TREES if small and params["n_estimators"] == "auto" else
+        n_estimators=(0 if alone else
+                      SMALL_TREES if small and params["n_estimators"] == "auto" else
                       resolve_n_estimators(params["n_estimators"], epsilon, n_features,
                                            regression)),
         max_depth=params["max_depth"], max_bins=params["max_bins"],
@@ -244,8 +265,8 @@ def resolve_config(params, hessian_bound, regression, sample_weight=None, n_feat
         weight_bound=weight_bound,
         private_feature_bounds=_is_private(params["feature_bounds"]),
         private_target_bounds=_is_private(params.get("target_bounds")),
-        init=resolve_init(params["init"], small),
-        initial_share=SMALL_INITIAL_SHARE if small else None,
+        init=resolve_init(params["init"], small or alone),
+        initial_share=1.0 if alone else SMALL_INITIAL_SHARE if small else None,
         random_state=params["random_state"], verbose=params["verbose"],
         domain_groups=(n_features + 2 if params.get("domain_report") and n_features is not None
                        else 0),

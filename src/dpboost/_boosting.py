@@ -209,7 +209,8 @@ def train(records, inputs, loss, options, n_outputs, n_threads, fit_id=None, pre
     n_features = bounds.shape[0]
     candidates = initial_candidates(binner, n_features, inputs.categories)
     first_stage = 0 if previous is None else previous.n_stages
-    forest = Forest.empty(n_outputs, config.n_estimators - first_stage, config.max_depth, binner)
+    forest = (Forest.empty(n_outputs, config.n_estimators - first_stage, config.max_depth, binner)
+              if plan.trees else Forest.constant(n_outputs, config.max_depth, binner))
     records.update(bin_records, binner, n_outputs, loss.has_hessians)
     if scores is not None:
         records.update(start_scores, scores)

@@ -307,6 +307,8 @@ def plan_budget(*, epsilon, n_estimators, max_depth, learning_rate, l2_regulariz
         Total budget, in (0, inf]; ``inf`` plans the non-private NP baseline (argmax splits,
         exact leaves, every tree on every record, no clipping).
     n_estimators, max_depth : int
+        ``n_estimators = 0``: no tree, the initial score alone (which it needs), a Laplace
+        release of what the releases before it leave (:func:`_constant_plan`).
     learning_rate : float
         Shrinkage eta in (0, 1]; also the GLC decay and the EoE share ratio.
     l2_regularization : float
@@ -415,7 +417,7 @@ def plan_budget(*, epsilon, n_estimators, max_depth, learning_rate, l2_regulariz
         ``_initial.initial_statistics_count``; 0: none, every output starts from 0). One
         release after the private bounds, composed with the trees
         (:func:`~dpboost._initial.initial_release`).
-    initial_share : float in (0, 1) or None, default=None
+    initial_share : float in (0, 1] or None, default=None
         That share (``FitConfig.initial_share``); None: ``INITIAL_SHARE``.
     accounting : {"rdp", "auto"}, default="rdp"
         ``"auto"`` (the estimators' ``accounting="auto"`` without early stopping), with
@@ -447,7 +449,7 @@ def plan_budget(*, epsilon, n_estimators, max_depth, learning_rate, l2_regulariz
                            domain_release(domain_groups, epsilon, delta))
     arguments["initial"] = (None if not initial_statistics else
                             initial_release(epsilon, delta, sample_weight_bound, share,
-                                            laplace=accounting == "auto"))
+                                            laplace=accounting == "auto" or not n_estimators))
     n_bounds = bounds_features + bounds_target
     if not n_bounds:
         plan = _plan(**arguments)
@@ -494,8 +496,43 @@ def _first_tree(plan, n_groups):
     entries : list of LedgerEntry
     repeats : dict
     """
+    if not plan.trees:
+        return plan.entries, {}
     first = dataclasses.replace(plan, trees=plan.trees[:1])
     return first.entries, {("", plan.trees[0].group): n_groups}
+
+
+def _constant_plan(epsilon, delta, max_depth, categories, domain, bounds, initial):
+    """The plan of no tree (the regressor's constant regime, ``_auto.constant_model``): the
+    initial score's Laplace release with what the releases before it leave of ``epsilon``,
+    the largest epsilon whose composition with them (``_accounting.compose``) is within it,
+    by bisection (the composition increases with it)."""
+    if initial is None or initial.mechanism != "laplace":
+        raise ValueError("a plan without trees releases the initial score alone: "
+                         "init='private' with a Laplace release")
+    plan = BudgetPlan(trees=(), record_shares=None, max_depth=max_depth, epsilon=0.0,
+                      delta=delta, categories=categories, domain=domain, bounds=bounds,
+                      initial=initial)
+
+    def at(epsilon_initial):
+        return dataclasses.replace(plan, initial=dataclasses.replace(
+            initial, epsilon=epsilon_initial))
+
+    low, high = 0.0, epsilon
+    if at(high).spent(delta) <= epsilon:
+        low = high
+    for _ in range(64):  # 2^-64 of epsilon: every float between the bounds
+        mid = (low + high) / 2.0
+        if mid in (low, high):
+            break
+        if at(mid).spent(delta) <= epsilon:
+            low = mid
+        else:
+            high = mid
+    if not low > 0:
+        raise ValueError(f"epsilon={epsilon} with delta={delta} leaves nothing for the "
+                         "initial score after the releases before it.")
+    return dataclasses.replace(at(low), epsilon=at(low).spent(delta))
 
 
 def _plan(*, epsilon, n_estimators, max_depth, learning_rate, l2_regularization,
@@ -559,6 +596,8 @@ def _plan(*, epsilon, n_estimators, max_depth, learning_rate, l2_regularization,
                           categories=categories, domain=domain, bounds=bounds,
                           initial=initial)
 
+    if not n_trees:
+        return _constant_plan(epsilon, delta, max_depth, categories, domain, bounds, initial)
     groups, positions, shares = _layout(budget_allocation, n_estimators, trees_per_ensemble,
                                         learning_rate)
     n_groups = int(groups.max()) + 1

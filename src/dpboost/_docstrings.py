@@ -379,8 +379,11 @@ REGRESSOR = ("""Differentially private gradient-boosted trees for regression.
         ``n_estimators="auto"`` is 10; on the tuning splits of the shared regression sets that
         was at or below the other default in every such cell (benchmarks/README.md, "Trees
         against the row count times epsilon"; with the private count, RMSE 0.63-1.02x that
-        of no count where it chose the small regime, 1.01x on average elsewhere). None: no
-        count, the rules of a large data set.""")
+        of no count where it chose the small regime, 1.01x on average elsewhere). Below 225
+        (``_auto.constant_model``), with ``init`` and ``n_estimators`` both "auto", the model
+        is the private mean target alone: the whole budget on it, no tree (``n_estimators_``
+        is 1, a tree whose leaves all hold the mean; benchmarks/README.md, "The constant
+        regime"). None: no count, the rules of a large data set.""")
         + ATTRIBUTES + """    target_bounds_ : tuple of float
         The target bounds used.
 

@@ -66,7 +66,8 @@ class _BaseDPGB(BaseEstimator):
         return resolve_configs(self.get_params(deep=False),
                                LOSSES[self._loss_name].hessian_bound,
                                isinstance(self, RegressorMixin), sample_weight, n_features,
-                               None if previous is None else getattr(self, "row_count_", None))
+                               None if previous is None else getattr(self, "row_count_", None),
+                               warm_start=previous is not None)
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self: _Self, X: ArrayLike, y: ArrayLike, sample_weight: ArrayLike | None = None

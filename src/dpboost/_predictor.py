@@ -91,6 +91,19 @@ class Forest:
                    np.empty((n_trees, n_internal), dtype=np.bool_),
                    np.empty((n_trees, n_internal + 1), dtype=np.float64), binner, n_stages)
 
+    @classmethod
+    def constant(cls, n_outputs, max_depth, binner):
+        """A forest of one stage whose trees predict 0 everywhere: every node a split on
+        feature 0 at the grid's first boundary (a fixed, public choice), every leaf 0. With the
+        initial scores added to its leaves (``_initial.fold_into_first_stage``) it is the
+        constant model of a fit that grows no tree, in the layout every reader of a forest
+        takes (and a warm start extends)."""
+        forest = cls.empty(n_outputs, 1, max_depth, binner)
+        for array in (forest.split_feature, forest.split_bin, forest.leaf_value):
+            array.fill(0)
+        forest.missing_left.fill(True)
+        return forest
+
     @property
     def n_outputs(self):
         return self.split_feature.shape[0] // self.n_stages

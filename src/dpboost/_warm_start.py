@@ -27,8 +27,8 @@ def warm_start_inputs(estimator):
     Raises
     ------
     ValueError
-        ``n_estimators`` below the fitted number of stages, or a parameter of
-        :data:`WARM_START_FIXED` changed since the fit (named).
+        ``n_estimators`` below the fitted number of stages, a parameter of
+        :data:`WARM_START_FIXED` changed since the fit (named), or a fitted model of no tree.
     """
     forest = getattr(estimator, "_forest", None)
     if not estimator.warm_start or forest is None:
@@ -41,6 +41,13 @@ def warm_start_inputs(estimator):
         raise ValueError(f"n_estimators={estimator.n_estimators!r}{shown} must be >= the "
                          f"{forest.n_stages} trees per output fitted so far when "
                          "warm_start=True (set warm_start=False to refit from scratch).")
+    if not any(entry.tree >= 0 for entry in getattr(estimator, "privacy_ledger_", [None])
+               if entry is not None):
+        # The constant regime's model (``_auto.constant_model``): its grid was never made for
+        # trees (no Hessian sketch), so none can be added on it.
+        raise ValueError("warm_start=True: the fitted model is the private mean alone (the "
+                         "constant regime of a small row count times epsilon, no tree), which "
+                         "trees cannot be added to; set warm_start=False to refit from scratch.")
     fitted = getattr(estimator, "_warm_start_params", None)
     if fitted is None:
         raise ValueError("warm_start=True: the fitted model does not record the parameters it "
