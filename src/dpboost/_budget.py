@@ -465,8 +465,15 @@ def plan_budget(*, epsilon, n_estimators, max_depth, learning_rate, l2_regulariz
                             sensitivity=bounds_histogram_sensitivity(bounds_features, "l1",
                                                                      bounds_target),
                             n_nodes=1, **BOUNDS_SCOPE)
-        plan = dataclasses.replace(rest, bounds=entry)
-        plan = dataclasses.replace(plan, epsilon=plan.spent(delta))
+        for step in range(_MAX_SHRINKS):
+            plan = dataclasses.replace(rest, bounds=entry)
+            plan = dataclasses.replace(plan, epsilon=plan.spent(delta))
+            if not plan.epsilon > epsilon:
+                break
+            # The bounds' share and the rest's, added back, can pass epsilon by an ulp: the
+            # bounds give it up (never overspend; the step doubles, as the planner's).
+            entry = dataclasses.replace(entry, epsilon=entry.epsilon
+                                        - math.ulp(entry.epsilon) * 2.0**step)
     return plan.check_scales(sketch_features, hessian_sketch_features, n_bounds,
                              domain_groups, initial_statistics)
 
