@@ -23,6 +23,10 @@ Stages (``--stage``):
   small-data regime (``_auto.CONSTANT_N_EPSILON`` patched to 0) and into the constant regime
   (patched to inf: the private mean target alone), epsilon in :data:`CONSTANT_EPSILONS`,
   ``random_state`` 0-19, two processes: results/tree_count_constant.csv.
+- ``count_share``: the regression stage's splits, delta 5e-8, the default regressor with its
+  private count at ``_row_count.ROW_COUNT_SHARE`` in :data:`COUNT_SHARES` (patched), epsilon in
+  :data:`COUNT_SHARE_EPSILONS`, ``random_state`` 0-9, two processes:
+  results/tree_count_count_share.csv.
 - ``count``: the regression stage's splits, delta 5e-8, the default regressor without a row
   count, with the public one (``n_samples_hint`` = the fitting rows) and with a private count
   (``n_samples_hint="private"``), epsilon in :data:`REGRESSION_EPSILONS`, ``random_state`` 0 and
@@ -66,6 +70,8 @@ SEEDS = (0, 1)
 SMALL_EPSILONS = (0.03, 0.1, 0.3)
 GOAL_EPSILONS = (0.01, 0.05, 0.1, 0.2, 0.5, 1.0)
 CONSTANT_EPSILONS = (0.01, 0.02, 0.03, 0.05, 0.1)
+COUNT_SHARES = (0.01, 0.02, 0.05)
+COUNT_SHARE_EPSILONS = (0.01, 0.02, 0.03, 0.05, 0.1, 0.3, 1.0)
 #: label -> ``_auto.CONSTANT_N_EPSILON`` of the ``constant`` stage.
 CONSTANT_SETTINGS = {"small-data regime": 0.0, "constant": math.inf}
 #: (label, initial share or None for init="zero", n_estimators) of the ``small`` stage.
@@ -148,6 +154,31 @@ def constant_stage():
     cells = itertools.product(_loaders.available(DATASETS), CONSTANT_EPSILONS,
                               CONSTANT_SETTINGS, range(20))
     return Parallel(n_jobs=2, batch_size=8)(delayed(_constant_row)(*cell) for cell in cells)
+
+
+def _count_share_row(name, epsilon, share, seed):
+    import dpboost._row_count as row_count
+
+    data = _loaders.load(name)
+    X_fit, y_fit, X_val, y_val = tuning_split(data)
+    row_count.ROW_COUNT_SHARE = share  # each call: the workers live on
+    model = DPGBRegressor(epsilon=epsilon, delta=5e-8, feature_bounds=data["bounds"],
+                          target_bounds=data["target_bounds"], random_state=seed, n_jobs=1)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        model.fit(X_fit, y_fit)
+    return {"dataset": name, "n_fit": len(y_fit), "epsilon": epsilon,
+            "n_eps": len(y_fit) * epsilon, "trees": f"count share {share:g}", "seed": seed,
+            "n_estimators_": model.n_estimators_, "rmse": _rmse(y_val, model.predict(X_val)),
+            "mean_rmse": _rmse(y_val, np.full(y_val.size, y_fit.mean()))}
+
+
+def count_share_stage():
+    from joblib import Parallel, delayed
+
+    cells = itertools.product(_loaders.available(DATASETS), COUNT_SHARE_EPSILONS, COUNT_SHARES,
+                              range(10))
+    return Parallel(n_jobs=2, batch_size=4)(delayed(_count_share_row)(*cell) for cell in cells)
 
 
 def goals_stage():
@@ -256,7 +287,7 @@ def report(rows, metric):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--stage", choices=("regression", "classification", "small", "constant",
-                                            "goals", "count", "accounting"),
+                                            "goals", "count", "count_share", "accounting"),
                         required=True)
     parser.add_argument("--report", action="store_true", help="print the table from the CSV")
     args = parser.parse_args()
@@ -266,7 +297,7 @@ def main():
         _harness.warm_up()
         rows = {"regression": regression_stage, "classification": classification_stage,
                 "small": small_stage, "constant": constant_stage, "goals": goals_stage,
-                "count": count_stage,
+                "count": count_stage, "count_share": count_share_stage,
                 "accounting": accounting_stage}[args.stage]()
         _harness.write_results(name, rows)
     report(_harness.read_results(name), metric)

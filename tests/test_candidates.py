@@ -99,7 +99,7 @@ def test_sketched_model_round_trips_through_json_and_reports_the_sketch():
     np.testing.assert_array_equal(loaded.predict_proba(probe), clf.predict_proba(probe))
     np.testing.assert_array_equal(loaded.predict_proba(X), clf.predict_proba(X))
     report = clf.privacy_report()
-    assert "over 5 trees in 1 sequentially composed groups, and the split-candidate sketch" in report
+    assert "over 5 trees in 1 sequentially composed groups, and 1 release before the trees" in report
 
 
 def test_hessian_sketch_boundaries_split_the_released_weight_into_equal_quantiles():
@@ -156,7 +156,7 @@ def test_hessian_sketched_model_round_trips_through_json():
     loaded = DPGBClassifier.from_json(clf.to_json())
     assert loaded._forest.binner.max_bins == HESSIAN_SKETCH_BINS
     np.testing.assert_array_equal(loaded.predict_proba(X), clf.predict_proba(X))
-    assert "5 releases of the split-candidate sketch (tree -1)" in clf.privacy_report()
+    assert "5 releases before the trees (tree -1" in clf.privacy_report()
 
 
 @pytest.mark.parametrize("n_categories, n_bins", [(3, 32), (7, 255), (32, 32), (40, 32), (2, 2)])

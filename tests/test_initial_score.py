@@ -258,6 +258,9 @@ def test_a_tiny_hinted_row_count_times_epsilon_gives_the_private_mean_alone(regr
         prediction = model.predict(X)
         assert np.ptp(prediction) == 0 and 0 <= prediction[0] <= 100
         assert np.all(model.feature_importances_ == 0)
+        # its one tree's splits are a fixed placeholder: no split importance either
+        assert np.all(model.feature_importance("split") == 0)
+        assert "1 release before the trees" in model.privacy_report()
     # no tree can be added to it (its grid was made for none): refused before any budget
     with pytest.raises(ValueError, match="private mean alone"):
         model.set_params(warm_start=True).fit(X, y)

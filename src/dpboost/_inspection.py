@@ -29,10 +29,10 @@ def split_count_importances(split_feature, n_features):
     Returns
     -------
     importances : ndarray of shape (n_features,), dtype=float64
-        Non-negative, summing to 1.
+        Non-negative, summing to 1; all 0 without a split node (no tree).
     """
     counts = np.bincount(split_feature.ravel(), minlength=n_features).astype(np.float64)
-    return counts / counts.sum()
+    return counts / counts.sum() if counts.sum() > 0 else counts
 
 
 def released_split_values(forest, l2_regularization, floor):
@@ -217,14 +217,18 @@ def feature_importance(forest, importance_type, l2_regularization, leaf_noise, n
     if importance_type == "contribution":
         return contribution_importances(forest, n_features)
     if importance_type == "split":
-        return split_count_importances(forest.split_feature, n_features)
+        # A tree whose leaves all hold one value (the constant regime's, ``Forest.constant``)
+        # splits on nothing the model uses.
+        used = np.ptp(forest.leaf_value, axis=1) > 0
+        return split_count_importances(forest.split_feature[used], n_features)
     if importance_type not in IMPORTANCE_TYPES:
         raise ValueError(f"importance_type={importance_type!r}; expected one of "
                          + ", ".join(repr(t) for t in IMPORTANCE_TYPES) + ".")
     if not releases_statistics(forest):
         raise ValueError(f"importance_type={importance_type!r} needs the leaves' released "
                          "statistics; Laplace leaves (leaf_noise='laplace') release only "
-                         "their values: use importance_type='contribution' or 'split'.")
+                         "their values, and a model of no tree (the regressor's constant "
+                         "regime) none: use importance_type='contribution' or 'split'.")
     l2 = float(l2_regularization)
     return released_importances(forest, l2, LEAF_RELEASES[leaf_noise].denominator_floor(l2), n_features,
                                 importance_type)
@@ -256,18 +260,19 @@ def privacy_report(ledger, epsilon, filtered_fraction=None, delta=0.0):
         row[1] += e.n_nodes
         if e.tree >= 0:
             row[2].add(e.tree)
-    # Tree -1 holds the split-candidate sketches, composed sequentially with the trees.
+    # Tree -1 holds the releases before the trees (row count, domain report, category lists,
+    # bounds, initial score, split-candidate sketches), composed sequentially with them.
     in_trees = [e for e in ledger if e.tree >= 0]
-    n_sketches = len(ledger) - len(in_trees)
-    sketch = (", and the split-candidate sketch (tree -1)" if n_sketches == 1 else
-              f", and {n_sketches} releases of the split-candidate sketch (tree -1)"
-              if n_sketches else "")
+    n_before = len(ledger) - len(in_trees)
+    before = (f", and {n_before} release{'s' * (n_before > 1)} before the trees (tree -1: "
+              "row count, domain report, category lists, bounds, initial score or "
+              "split-candidate sketch)" if n_before else "")
     guarantee = ("pure DP" if delta == 0
                  else f"(epsilon, delta={delta:g})-DP by Renyi composition")
     lines = [f"composed epsilon ({guarantee}, add/remove one record): {epsilon:.6g}",
              f"releases: {len(ledger)} ledger entries over "
              f"{len({e.tree for e in in_trees})} trees in {len({e.group for e in in_trees})} "
-             f"sequentially composed groups{sketch}",
+             f"sequentially composed groups{before}",
              "mechanism     epsilon/node   sensitivity   noise mult.   entries   nodes   trees"]
     for (mechanism, eps, sensitivity, sigma), (entries, nodes, trees) in sorted(
             by_mechanism.items(), key=lambda item: (item[0][0], item[0][1], item[0][2])):
