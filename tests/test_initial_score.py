@@ -261,6 +261,9 @@ def test_a_tiny_hinted_row_count_times_epsilon_gives_the_private_mean_alone(regr
         # its one tree's splits are a fixed placeholder: no split importance either
         assert np.all(model.feature_importance("split") == 0)
         assert "1 release before the trees" in model.privacy_report()
+        assert model.export_text() == f"value: {model._forest.leaf_value[0, 0]:.6g} (every input)"
+        loaded = DPGBRegressor.from_json(model.to_json())
+        np.testing.assert_array_equal(loaded.predict(X), prediction)
     # no tree can be added to it (its grid was made for none): refused before any budget
     with pytest.raises(ValueError, match="private mean alone"):
         model.set_params(warm_start=True).fit(X, y)

@@ -305,7 +305,8 @@ def privacy_report(ledger, epsilon, filtered_fraction=None, delta=0.0):
 
 
 def tree_text(forest, tree, feature_names, categories):
-    """Indented text of one complete tree with its split rules and released leaves.
+    """Indented text of one complete tree with its split rules and released leaves (one line
+    for a tree whose leaves all hold one value).
 
     A numeric split prints its real-valued threshold; a categorical split prints the categories of
     each side (the public list's first categories go left). Each split says which side takes
@@ -356,6 +357,10 @@ def tree_text(forest, tree, feature_names, categories):
         lines.append(f"{pad}{name} {right}" + ("" if missing_left[k] else f" or {missing}"))
         visit(2 * k + 2, depth + 1)
 
+    if np.ptp(leaf_value) == 0:
+        # Every input reaches the same value (the constant regime's tree, ``Forest.constant``):
+        # its placeholder splits would only mislead.
+        return f"value: {leaf_value[0]:.6g} (every input)"
     visit(0, 0)
     return "\n".join(lines)
 
