@@ -23,6 +23,14 @@ Stages (``--stage``):
   small-data regime (``_auto.CONSTANT_N_EPSILON`` patched to 0) and into the constant regime
   (patched to inf: the private mean target alone), epsilon in :data:`CONSTANT_EPSILONS`,
   ``random_state`` 0-19, two processes: results/tree_count_constant.csv.
+- ``threshold``: the regression stage's splits, delta 5e-8, the public row count, the default
+  regressor forced into its small-data regime (``_auto.SMALL_N_EPSILON`` patched to inf) and
+  into its large regime (patched to 0) at the epsilon that puts n x epsilon at each of
+  :data:`THRESHOLD_N_EPSILONS`, ``random_state`` 0-11, two processes:
+  results/tree_count_threshold.csv.
+- ``init_large``: the ``threshold`` stage's cells in the large regime, ``init="zero"`` (its
+  default) against ``init="private"`` at ``_budget.INITIAL_SHARE`` 0.1 and 0.25 (patched),
+  ``random_state`` 0-9: results/tree_count_init_large.csv.
 - ``count_share``: the regression stage's splits, delta 5e-8, the default regressor with its
   private count at ``_row_count.ROW_COUNT_SHARE`` in :data:`COUNT_SHARES` (patched), epsilon in
   :data:`COUNT_SHARE_EPSILONS`, ``random_state`` 0-9, two processes:
@@ -48,6 +56,7 @@ CSV. Seeded numpy noise; 2 shared cores, so fit times are not comparable across 
 """
 
 import argparse
+import importlib
 import itertools
 import math
 import warnings
@@ -71,6 +80,12 @@ SMALL_EPSILONS = (0.03, 0.1, 0.3)
 GOAL_EPSILONS = (0.01, 0.05, 0.1, 0.2, 0.5, 1.0)
 CONSTANT_EPSILONS = (0.01, 0.02, 0.03, 0.05, 0.1)
 COUNT_SHARES = (0.01, 0.02, 0.05)
+THRESHOLD_N_EPSILONS = (600, 1000, 1500, 2500, 4000)
+#: label -> ``_auto.SMALL_N_EPSILON`` of the ``threshold`` stage.
+THRESHOLD_SETTINGS = {"small-data regime": math.inf, "large regime": 0.0}
+#: label -> (init, ``_budget.INITIAL_SHARE``) of the ``init_large`` stage.
+INIT_LARGE_SETTINGS = {"init zero": ("zero", 0.1), "init private 0.1": ("private", 0.1),
+                       "init private 0.25": ("private", 0.25)}
 COUNT_SHARE_EPSILONS = (0.01, 0.02, 0.03, 0.05, 0.1, 0.3, 1.0)
 #: label -> ``_auto.CONSTANT_N_EPSILON`` of the ``constant`` stage.
 CONSTANT_SETTINGS = {"small-data regime": 0.0, "constant": math.inf}
@@ -130,15 +145,17 @@ def small_stage():
     return rows
 
 
-def _constant_row(name, epsilon, label, seed):
-    import dpboost._auto as auto
-
+def _tuning_row(name, label, seed, patch, *, n_eps=None, epsilon=None, **params):
+    """One default regressor fitted on ``name``'s tuning split (delta 5e-8, ``random_state``
+    ``seed``, at ``epsilon`` or at the one that puts n x epsilon at ``n_eps``) after ``patch()``
+    (each call: joblib's workers live on), scored on its validation rows."""
     data = _loaders.load(name)
     X_fit, y_fit, X_val, y_val = tuning_split(data)
-    auto.CONSTANT_N_EPSILON = CONSTANT_SETTINGS[label]  # each call: the workers live on
+    patch()
+    epsilon = n_eps / len(y_fit) if epsilon is None else epsilon
     model = DPGBRegressor(epsilon=epsilon, delta=5e-8, feature_bounds=data["bounds"],
                           target_bounds=data["target_bounds"], random_state=seed, n_jobs=1,
-                          n_samples_hint=len(y_fit))
+                          **params)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         model.fit(X_fit, y_fit)
@@ -148,37 +165,68 @@ def _constant_row(name, epsilon, label, seed):
             "mean_rmse": _rmse(y_val, np.full(y_val.size, y_fit.mean()))}
 
 
-def constant_stage():
+def _patched(module, **values):
+    """``patch`` for :func:`_tuning_row`: set ``values`` on the ``dpboost`` submodule
+    ``module`` (its plans forgotten)."""
+    def patch():
+        target = importlib.import_module(f"dpboost.{module}")
+        for name, value in values.items():
+            setattr(target, name, value)
+        budget.plan_budget.cache_clear()
+    return patch
+
+
+def _in_parallel(cells, row):
     from joblib import Parallel, delayed
 
-    cells = itertools.product(_loaders.available(DATASETS), CONSTANT_EPSILONS,
-                              CONSTANT_SETTINGS, range(20))
-    return Parallel(n_jobs=2, batch_size=8)(delayed(_constant_row)(*cell) for cell in cells)
+    return Parallel(n_jobs=2, batch_size=4)(delayed(row)(*cell) for cell in cells)
 
 
-def _count_share_row(name, epsilon, share, seed):
-    import dpboost._row_count as row_count
+def constant_stage():
+    return _in_parallel(
+        itertools.product(_loaders.available(DATASETS), CONSTANT_EPSILONS, CONSTANT_SETTINGS,
+                          range(20)),
+        lambda name, epsilon, label, seed: _tuning_row(
+            name, label, seed, _patched("_auto", CONSTANT_N_EPSILON=CONSTANT_SETTINGS[label]),
+            epsilon=epsilon, n_samples_hint=_fitting_rows(name)))
 
-    data = _loaders.load(name)
-    X_fit, y_fit, X_val, y_val = tuning_split(data)
-    row_count.ROW_COUNT_SHARE = share  # each call: the workers live on
-    model = DPGBRegressor(epsilon=epsilon, delta=5e-8, feature_bounds=data["bounds"],
-                          target_bounds=data["target_bounds"], random_state=seed, n_jobs=1)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        model.fit(X_fit, y_fit)
-    return {"dataset": name, "n_fit": len(y_fit), "epsilon": epsilon,
-            "n_eps": len(y_fit) * epsilon, "trees": f"count share {share:g}", "seed": seed,
-            "n_estimators_": model.n_estimators_, "rmse": _rmse(y_val, model.predict(X_val)),
-            "mean_rmse": _rmse(y_val, np.full(y_val.size, y_fit.mean()))}
+
+def threshold_stage():
+    return _in_parallel(
+        itertools.product(_loaders.available(DATASETS), THRESHOLD_N_EPSILONS,
+                          THRESHOLD_SETTINGS, range(12)),
+        lambda name, n_eps, label, seed: _tuning_row(
+            name, label, seed, _patched("_auto", SMALL_N_EPSILON=THRESHOLD_SETTINGS[label]),
+            n_eps=n_eps, n_samples_hint=_fitting_rows(name)))
+
+
+def init_large_stage():
+    return _in_parallel(
+        itertools.product(_loaders.available(DATASETS), THRESHOLD_N_EPSILONS[:4],
+                          INIT_LARGE_SETTINGS, range(10)),
+        lambda name, n_eps, label, seed: _tuning_row(
+            name, label, seed, _large_with_share(INIT_LARGE_SETTINGS[label][1]), n_eps=n_eps,
+            n_samples_hint=_fitting_rows(name), init=INIT_LARGE_SETTINGS[label][0]))
 
 
 def count_share_stage():
-    from joblib import Parallel, delayed
+    return _in_parallel(
+        itertools.product(_loaders.available(DATASETS), COUNT_SHARE_EPSILONS, COUNT_SHARES,
+                          range(10)),
+        lambda name, epsilon, share, seed: _tuning_row(
+            name, f"count share {share:g}", seed, _patched("_row_count", ROW_COUNT_SHARE=share),
+            epsilon=epsilon))
 
-    cells = itertools.product(_loaders.available(DATASETS), COUNT_SHARE_EPSILONS, COUNT_SHARES,
-                              range(10))
-    return Parallel(n_jobs=2, batch_size=4)(delayed(_count_share_row)(*cell) for cell in cells)
+
+def _fitting_rows(name):
+    """The number of fitting rows of ``name``'s tuning split (the public hint of a stage)."""
+    return len(tuning_split(_loaders.load(name))[1])
+
+
+def _large_with_share(share):
+    """The large regime (``_auto.SMALL_N_EPSILON`` 0) with the initial score at ``share``."""
+    large, initial = _patched("_auto", SMALL_N_EPSILON=0.0), _patched("_budget", INITIAL_SHARE=share)
+    return lambda: (large(), initial())
 
 
 def goals_stage():
@@ -287,7 +335,8 @@ def report(rows, metric):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--stage", choices=("regression", "classification", "small", "constant",
-                                            "goals", "count", "count_share", "accounting"),
+                                            "goals", "count", "count_share", "threshold",
+                                            "init_large", "accounting"),
                         required=True)
     parser.add_argument("--report", action="store_true", help="print the table from the CSV")
     args = parser.parse_args()
@@ -298,6 +347,7 @@ def main():
         rows = {"regression": regression_stage, "classification": classification_stage,
                 "small": small_stage, "constant": constant_stage, "goals": goals_stage,
                 "count": count_stage, "count_share": count_share_stage,
+                "threshold": threshold_stage, "init_large": init_large_stage,
                 "accounting": accounting_stage}[args.stage]()
         _harness.write_results(name, rows)
     report(_harness.read_results(name), metric)
