@@ -278,3 +278,26 @@ def test_pure_private_bounds_plans_never_pass_epsilon_by_rounding():
                                split_selection="random", bounds_target=True, bounds_features=2,
                                initial_statistics=initial)
             assert epsilon * (1 - 1e-12) <= plan.epsilon <= epsilon
+
+
+def test_plans_that_share_their_events_convert_them_once(fresh_plans):
+    # A search over max_depth at one epsilon: the bisection of the second plan visits the first
+    # one's events, whose divergences are recalled, and the plan is the one computed afresh.
+    import dpboost._accounting as accounting
+
+    def plan(max_depth):
+        plan_budget.cache_clear()
+        return plan_budget(epsilon=0.7, n_estimators=50, max_depth=max_depth, learning_rate=0.1,
+                           l2_regularization=1.0, budget_allocation="sequential",
+                           trees_per_ensemble=1, leaf_clipping=False, delta=1e-6,
+                           leaf_noise="gaussian", split_selection="random", subsample=0.2)
+
+    accounting._DIVERGENCES.clear()
+    plan(3)
+    converted = len(accounting._DIVERGENCES)
+    recalled = plan(5)
+    assert converted > 0 and len(accounting._DIVERGENCES) == converted
+    accounting._DIVERGENCES.clear()
+    afresh = plan(5)
+    assert recalled.epsilon == afresh.epsilon
+    assert recalled.trees[0].leaf_noise_multiplier == afresh.trees[0].leaf_noise_multiplier

@@ -111,15 +111,17 @@ def pld_epsilon(entries, delta, repeats=None, scale=1.0):
         return math.inf
     interval = DISCRETIZATION * max(1.0, min(scale, 1e3))
     key = (repr(event), delta, interval)
-    if key not in _EPSILONS:
+    epsilon = _EPSILONS.get(key)  # read once: another thread's fit may clear the memo
+    if epsilon is None:
         accountant = pld_privacy_accountant.PLDAccountant(value_discretization_interval=interval)
         if not accountant.supports(event):
             return math.inf
         accountant.compose(event)
+        epsilon = max(0.0, float(accountant.get_epsilon(delta)))
         if len(_EPSILONS) >= MEMO_SIZE:
             _EPSILONS.clear()
-        _EPSILONS[key] = max(0.0, float(accountant.get_epsilon(delta)))
-    return _EPSILONS[key]
+        _EPSILONS[key] = epsilon
+    return epsilon
 
 
 #: Epsilons :func:`pld_epsilon` computed, by (event, delta, discretisation): a fit's ledger is
