@@ -145,14 +145,18 @@ def small_stage():
     return rows
 
 
-def _tuning_row(name, label, seed, patch, *, n_eps=None, epsilon=None, **params):
+def _tuning_row(name, label, seed, patch, *, n_eps=None, epsilon=None, public_count=False,
+                **params):
     """One default regressor fitted on ``name``'s tuning split (delta 5e-8, ``random_state``
-    ``seed``, at ``epsilon`` or at the one that puts n x epsilon at ``n_eps``) after ``patch()``
-    (each call: joblib's workers live on), scored on its validation rows."""
+    ``seed``, at ``epsilon`` or at the one that puts n x epsilon at ``n_eps``; with
+    ``public_count``, ``n_samples_hint`` the fitting rows) after ``patch()`` (each call:
+    joblib's workers live on), scored on its validation rows."""
     data = _loaders.load(name)
     X_fit, y_fit, X_val, y_val = tuning_split(data)
     patch()
     epsilon = n_eps / len(y_fit) if epsilon is None else epsilon
+    if public_count:
+        params["n_samples_hint"] = len(y_fit)
     model = DPGBRegressor(epsilon=epsilon, delta=5e-8, feature_bounds=data["bounds"],
                           target_bounds=data["target_bounds"], random_state=seed, n_jobs=1,
                           **params)
@@ -188,7 +192,7 @@ def constant_stage():
                           range(20)),
         lambda name, epsilon, label, seed: _tuning_row(
             name, label, seed, _patched("_auto", CONSTANT_N_EPSILON=CONSTANT_SETTINGS[label]),
-            epsilon=epsilon, n_samples_hint=_fitting_rows(name)))
+            epsilon=epsilon, public_count=True))
 
 
 def threshold_stage():
@@ -197,7 +201,7 @@ def threshold_stage():
                           THRESHOLD_SETTINGS, range(12)),
         lambda name, n_eps, label, seed: _tuning_row(
             name, label, seed, _patched("_auto", SMALL_N_EPSILON=THRESHOLD_SETTINGS[label]),
-            n_eps=n_eps, n_samples_hint=_fitting_rows(name)))
+            n_eps=n_eps, public_count=True))
 
 
 def init_large_stage():
@@ -206,7 +210,7 @@ def init_large_stage():
                           INIT_LARGE_SETTINGS, range(10)),
         lambda name, n_eps, label, seed: _tuning_row(
             name, label, seed, _large_with_share(INIT_LARGE_SETTINGS[label][1]), n_eps=n_eps,
-            n_samples_hint=_fitting_rows(name), init=INIT_LARGE_SETTINGS[label][0]))
+            public_count=True, init=INIT_LARGE_SETTINGS[label][0]))
 
 
 def count_share_stage():
@@ -216,11 +220,6 @@ def count_share_stage():
         lambda name, epsilon, share, seed: _tuning_row(
             name, f"count share {share:g}", seed, _patched("_row_count", ROW_COUNT_SHARE=share),
             epsilon=epsilon))
-
-
-def _fitting_rows(name):
-    """The number of fitting rows of ``name``'s tuning split (the public hint of a stage)."""
-    return len(tuning_split(_loaders.load(name))[1])
 
 
 def _large_with_share(share):

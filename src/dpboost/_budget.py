@@ -465,17 +465,35 @@ def plan_budget(*, epsilon, n_estimators, max_depth, learning_rate, l2_regulariz
                             sensitivity=bounds_histogram_sensitivity(bounds_features, "l1",
                                                                      bounds_target),
                             n_nodes=1, **BOUNDS_SCOPE)
-        for step in range(_MAX_SHRINKS):
-            plan = dataclasses.replace(rest, bounds=entry)
-            plan = dataclasses.replace(plan, epsilon=plan.spent(delta))
-            if not plan.epsilon > epsilon:
-                break
-            # The bounds' share and the rest's, added back, can pass epsilon by an ulp: the
-            # bounds give it up (never overspend; the step doubles, as the planner's).
-            entry = dataclasses.replace(entry, epsilon=entry.epsilon
-                                        - math.ulp(entry.epsilon) * 2.0**step)
+        # The bounds' share and the rest's, added back, can pass epsilon by an ulp.
+        plan = within_epsilon(lambda bounds: dataclasses.replace(rest, bounds=bounds), entry,
+                              epsilon, delta)
+        if plan is None:
+            raise ValueError(f"epsilon={epsilon} with private bounds cannot be planned within "
+                             "the budget in floating point.")
     return plan.check_scales(sketch_features, hessian_sketch_features, n_bounds,
                              domain_groups, initial_statistics)
+
+
+def within_epsilon(plan_with, entry, epsilon, delta, steps=_MAX_SHRINKS):
+    """``plan_with(entry)``, its ``epsilon`` the composed one (:meth:`BudgetPlan.spent`), with
+    ``entry``'s epsilon lowered by ulps until that is within ``epsilon``: shares of a budget
+    added back in floating point can pass it by a few ulps, and the plan never overspends. The
+    step doubles, so an error of any size is absorbed in a bounded number of rounds.
+
+    Returns
+    -------
+    plan : BudgetPlan or None
+        None where ``steps`` rounds do not bring it within ``epsilon``.
+    """
+    for step in range(steps):
+        plan = plan_with(entry)
+        spent = plan.spent(delta)
+        if spent <= epsilon:
+            return dataclasses.replace(plan, epsilon=spent)
+        entry = dataclasses.replace(entry, epsilon=entry.epsilon
+                                    - math.ulp(entry.epsilon) * 2.0**step)
+    return None
 
 
 def _bounds_release(n_features, target, epsilon, delta):

@@ -217,10 +217,7 @@ def feature_importance(forest, importance_type, l2_regularization, leaf_noise, n
     if importance_type == "contribution":
         return contribution_importances(forest, n_features)
     if importance_type == "split":
-        # A tree whose leaves all hold one value (the constant regime's, ``Forest.constant``)
-        # splits on nothing the model uses.
-        used = np.ptp(forest.leaf_value, axis=1) > 0
-        return split_count_importances(forest.split_feature[used], n_features)
+        return split_count_importances(forest.split_feature[forest.uses_splits()], n_features)
     if importance_type not in IMPORTANCE_TYPES:
         raise ValueError(f"importance_type={importance_type!r}; expected one of "
                          + ", ".join(repr(t) for t in IMPORTANCE_TYPES) + ".")
@@ -357,7 +354,7 @@ def tree_text(forest, tree, feature_names, categories):
         lines.append(f"{pad}{name} {right}" + ("" if missing_left[k] else f" or {missing}"))
         visit(2 * k + 2, depth + 1)
 
-    if np.ptp(leaf_value) == 0:
+    if not forest.uses_splits()[tree]:
         # Every input reaches the same value (the constant regime's tree, ``Forest.constant``):
         # its placeholder splits would only mislead.
         return f"value: {leaf_value[0]:.6g} (every input)"

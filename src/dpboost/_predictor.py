@@ -104,6 +104,12 @@ class Forest:
         forest.missing_left.fill(True)
         return forest
 
+    def uses_splits(self):
+        """ndarray of shape (n_trees,), dtype=bool: whether each tree's leaves hold more than
+        one value (a tree whose leaves are all equal, as :meth:`constant`'s, splits on nothing
+        the model uses)."""
+        return np.ptp(self.leaf_value, axis=1) > 0
+
     @property
     def n_outputs(self):
         return self.split_feature.shape[0] // self.n_stages

@@ -13,13 +13,13 @@ mechanism may depend on the first's output when each of its choices meets its ow
 The choice reads only the released value (post-processing).
 """
 
-import math
 from dataclasses import replace
 
 import numpy as np
 
 from ._accounting import LedgerEntry
 from ._auto import regime
+from ._budget import within_epsilon
 from ._mechanisms import laplace_mechanism, noise_scale
 from ._noise import SecureNoise
 from ._sensitivities import row_count_sensitivity
@@ -58,12 +58,10 @@ def with_row_count(plan, epsilon, delta):
     entry = row_count_release(epsilon)
     noise_scale(entry)  # refused before any record is read where the samplers cannot draw it
     SecureNoise.check(entry, 1)
-    for step in range(16):
-        counted = replace(plan, count=entry)
-        spent = counted.spent(delta)
-        if spent <= epsilon:
-            return replace(counted, epsilon=spent)
-        entry = replace(entry, epsilon=entry.epsilon - math.ulp(entry.epsilon) * 2.0**step)
+    counted = within_epsilon(lambda count: replace(plan, count=count), entry, epsilon, delta,
+                             steps=16)
+    if counted is not None:
+        return counted
     raise ValueError(f"epsilon={epsilon} cannot be planned with a private row count (the "
                      "accountant's conversion of so small a budget exceeds it); pass "
                      "n_samples_hint=None or a public count.")

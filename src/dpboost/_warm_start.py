@@ -41,8 +41,7 @@ def warm_start_inputs(estimator):
         raise ValueError(f"n_estimators={estimator.n_estimators!r}{shown} must be >= the "
                          f"{forest.n_stages} trees per output fitted so far when "
                          "warm_start=True (set warm_start=False to refit from scratch).")
-    if not any(entry.tree >= 0 for entry in getattr(estimator, "privacy_ledger_", [None])
-               if entry is not None):
+    if not any(entry.tree >= 0 for entry in estimator.privacy_ledger_):
         # The constant regime's model (``_auto.constant_model``): its grid was never made for
         # trees (no Hessian sketch), so none can be added on it.
         raise ValueError("warm_start=True: the fitted model is the private mean alone (the "
