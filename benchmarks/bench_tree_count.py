@@ -35,6 +35,11 @@ Stages (``--stage``):
   private count at ``_row_count.ROW_COUNT_SHARE`` in :data:`COUNT_SHARES` (patched), epsilon in
   :data:`COUNT_SHARE_EPSILONS`, ``random_state`` 0-9, two processes:
   results/tree_count_count_share.csv.
+- ``count_margin``: the regression stage's splits, delta 5e-8, the default regressor with its
+  private count, the constant regime's margin ``_auto.CONSTANT_COUNT_MARGIN`` in
+  :data:`COUNT_MARGINS` (patched), at the epsilon that puts n x epsilon at each of
+  :data:`COUNT_MARGIN_N_EPSILONS`, ``random_state`` 0-23 (the same seeds, so the same noise,
+  for every margin), two processes: results/tree_count_count_margin.csv.
 - ``count``: the regression stage's splits, delta 5e-8, the default regressor without a row
   count, with the public one (``n_samples_hint`` = the fitting rows) and with a private count
   (``n_samples_hint="private"``), epsilon in :data:`REGRESSION_EPSILONS`, ``random_state`` 0 and
@@ -87,6 +92,8 @@ THRESHOLD_SETTINGS = {"small-data regime": math.inf, "large regime": 0.0}
 INIT_LARGE_SETTINGS = {"init zero": ("zero", 0.1), "init private 0.1": ("private", 0.1),
                        "init private 0.25": ("private", 0.25)}
 COUNT_SHARE_EPSILONS = (0.01, 0.02, 0.03, 0.05, 0.1, 0.3, 1.0)
+COUNT_MARGINS = (0.0, 1.0, 2.0)
+COUNT_MARGIN_N_EPSILONS = (25, 50, 100, 150, 200, 250, 300, 400, 500, 700, 1000)
 #: label -> ``_auto.CONSTANT_N_EPSILON`` of the ``constant`` stage.
 CONSTANT_SETTINGS = {"small-data regime": 0.0, "constant": math.inf}
 #: (label, initial share or None for init="zero", n_estimators) of the ``small`` stage.
@@ -222,6 +229,15 @@ def count_share_stage():
             epsilon=epsilon))
 
 
+def count_margin_stage():
+    return _in_parallel(
+        itertools.product(_loaders.available(DATASETS), COUNT_MARGIN_N_EPSILONS, COUNT_MARGINS,
+                          range(24)),
+        lambda name, n_eps, margin, seed: _tuning_row(
+            name, f"margin {margin:g}", seed,
+            _patched("_auto", CONSTANT_COUNT_MARGIN=margin), n_eps=n_eps))
+
+
 def _large_with_share(share):
     """The large regime (``_auto.SMALL_N_EPSILON`` 0) with the initial score at ``share``."""
     large, initial = _patched("_auto", SMALL_N_EPSILON=0.0), _patched("_budget", INITIAL_SHARE=share)
@@ -332,23 +348,20 @@ def report(rows, metric):
 
 
 def main():
+    stages = {"regression": regression_stage, "classification": classification_stage,
+              "small": small_stage, "constant": constant_stage, "goals": goals_stage,
+              "count": count_stage, "count_share": count_share_stage,
+              "count_margin": count_margin_stage, "threshold": threshold_stage,
+              "init_large": init_large_stage, "accounting": accounting_stage}
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--stage", choices=("regression", "classification", "small", "constant",
-                                            "goals", "count", "count_share", "threshold",
-                                            "init_large", "accounting"),
-                        required=True)
+    parser.add_argument("--stage", choices=tuple(stages), required=True)
     parser.add_argument("--report", action="store_true", help="print the table from the CSV")
     args = parser.parse_args()
     name = f"tree_count_{args.stage}"
     metric = "auc" if args.stage in ("classification", "accounting") else "rmse"
     if not args.report:
         _harness.warm_up()
-        rows = {"regression": regression_stage, "classification": classification_stage,
-                "small": small_stage, "constant": constant_stage, "goals": goals_stage,
-                "count": count_stage, "count_share": count_share_stage,
-                "threshold": threshold_stage, "init_large": init_large_stage,
-                "accounting": accounting_stage}[args.stage]()
-        _harness.write_results(name, rows)
+        _harness.write_results(name, stages[args.stage]())
     report(_harness.read_results(name), metric)
 
 

@@ -68,7 +68,26 @@ def test_renyi_composition_counts_a_group_of_equal_trees_once():
     assert compose_rdp([], delta) == 0.0
     assert compose_rdp(tree + [_entry(math.inf, mechanism="argmax")], delta) == math.inf
     assert compose(tree, 0.0) == compose_pure(tree) == 1.0
-    assert compose(tree, delta) == one
+    # releases that are all pure DP: the conversion (here looser) or their pure epsilon
+    assert one > 1.0 and compose(tree, delta) == 1.0
+
+
+def test_pure_releases_under_delta_compose_no_worse_than_their_pure_epsilon():
+    # A tiny budget (the constant regime: a count and a mean, Laplace): the conversions of
+    # Renyi and PLD accounting pass the plain sum of the epsilons, which is (eps, 0)-DP.
+    from dpboost._pld import pld_epsilon
+
+    delta = 5e-8
+    releases = [_entry(1e-5, tree=-1, level=-4), _entry(1e-3, tree=-1, level=-1)]
+    converted = min(compose_rdp(releases, delta), pld_epsilon(releases, delta))
+    assert converted > 1.01e-3
+    assert compose(releases, delta) == compose_pure(releases) == 1e-5 + 1e-3
+    # one release that is not pure DP (a Gaussian): the conversions alone
+    gaussian = LedgerEntry(mechanism="gaussian", epsilon=math.inf, sensitivity=1.0, group=0,
+                           tree=0, level=0, n_nodes=1, noise_multiplier=1e4)
+    assert compose_pure(releases + [gaussian]) == math.inf
+    assert compose(releases + [gaussian], delta) == min(
+        compose_rdp(releases + [gaussian], delta), pld_epsilon(releases + [gaussian], delta))
 
 
 def test_ledger_records_entries_and_composes_them():

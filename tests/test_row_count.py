@@ -9,7 +9,7 @@ import pytest
 from replay_harness import ROW_COUNT, run_config
 
 from dpboost import DPGBRegressor, PrivacyAccountant
-from dpboost._auto import N_EPSILON_THRESHOLDS, regime, regime_counts
+from dpboost._auto import CONSTANT_COUNT_MARGIN, N_EPSILON_THRESHOLDS, regime, regime_counts
 from dpboost._records import Partition
 from dpboost._row_count import ROW_COUNT_SHARE, count_records, row_count_release
 from dpboost._sensitivities import row_count_sensitivity
@@ -39,6 +39,23 @@ def test_every_regime_has_one_representative_count():
         # the thresholds themselves open the next regime
         assert [regime(t / epsilon * (1 + 1e-12), epsilon) for t in N_EPSILON_THRESHOLDS] == list(
             range(1, len(N_EPSILON_THRESHOLDS) + 1))
+        # and so does each with the margin a released count's noise adds
+        scale = row_count_sensitivity() / (ROW_COUNT_SHARE * epsilon)
+        assert [regime(n, epsilon, scale) for n in counts] == list(
+            range(len(N_EPSILON_THRESHOLDS) + 1))
+
+
+def test_a_released_count_leaves_the_constant_regime_a_margin_of_its_noise_late():
+    constant, small = N_EPSILON_THRESHOLDS
+    scale = 100.0  # records, at epsilon 1: n x epsilon units
+    late = constant + CONSTANT_COUNT_MARGIN * scale
+    assert CONSTANT_COUNT_MARGIN > 0 and late < small
+    assert regime(constant + 1.0, 1.0) == 1  # a public count: the threshold itself
+    assert regime(late - 1.0, 1.0, scale) == 0
+    assert regime(late + 1.0, 1.0, scale) == 1
+    assert regime(small + 1.0, 1.0, scale) == 2  # the other threshold does not move
+    # a margin past the next threshold stops there: no count falls in the small-data regime
+    assert [regime(n, 1.0, 1e6) for n in (small - 1.0, small + 1.0)] == [0, 2]
 
 
 @pytest.mark.parametrize("delta", [1e-5, 0.0])
@@ -55,7 +72,13 @@ def test_the_count_is_released_first_within_the_budget(delta):
     assert (model.n_estimators_, model.privacy_ledger_[1].level) == (10, -1)
 
 
-def test_the_regime_follows_the_released_count(monkeypatch):
+@pytest.mark.parametrize("released, n_estimators, n_releases", [
+    (1e6, 200, None),  # the large regime
+    (400.0, 10, None),  # the small-data regime
+    # the constant regime: 275 records at epsilon 1 are past its threshold (225) but within
+    # the margin of the count's noise (scale 100 records); one release after the count
+    (275.0, 1, 2)])
+def test_the_regime_follows_the_released_count(monkeypatch, released, n_estimators, n_releases):
     # The choice reads the released value only: a count released as 10^6 picks the large regime
     # for 400 records.
     import dpboost._row_count
@@ -65,10 +88,12 @@ def test_the_regime_follows_the_released_count(monkeypatch):
                             ledger.record(mechanism=entry.mechanism, epsilon=entry.epsilon,
                                           sensitivity=entry.sensitivity, n_nodes=1,
                                           group=entry.group, tree=entry.tree,
-                                          level=entry.level), 1e6)[1])
+                                          level=entry.level), released)[1])
     X, y = _data(400)
     model = _regressor(epsilon=1.0).fit(X, y)
-    assert model.row_count_ == 1e6 and model.n_estimators_ == 200
+    assert model.row_count_ == released and model.n_estimators_ == n_estimators
+    if n_releases is not None:
+        assert len(model.privacy_ledger_) == n_releases
 
 
 def test_without_noise_no_count_is_released():

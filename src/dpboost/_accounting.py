@@ -552,15 +552,34 @@ def zcdp_rho(entries):
 
 def compose(entries, delta, repeats=None):
     """Composed epsilon: pure DP for ``delta = 0`` (:func:`compose_pure`), otherwise
-    (epsilon, delta)-DP by Renyi composition (:func:`compose_rdp`) or by the PLD accountant
-    (``_pld.pld_epsilon``), whichever certifies less; ``repeats`` as theirs."""
+    (epsilon, delta)-DP by Renyi composition (:func:`compose_rdp`), by the PLD accountant
+    (``_pld.pld_epsilon``) or, where every release is pure DP (``Release.pure``), by pure
+    composition (:func:`compose_pure`), whichever certifies less; ``repeats`` as theirs."""
     if delta == 0:
         return compose_pure(entries, repeats)
-    from ._pld import pld_epsilon  # which imports this module
-
     entries = list(entries)
     renyi = compose_rdp(entries, delta, repeats)
-    return min(renyi, pld_epsilon(entries, delta, repeats, scale=renyi))
+    return tightest(entries, delta, renyi, repeats, scale=renyi)
+
+
+def tightest(entries, delta, renyi, repeats=None, scale=None):
+    """The least of ``renyi`` (the entries' :func:`compose_rdp` epsilon), the PLD accountant's
+    epsilon (``_pld.pld_epsilon``, discretised at ``scale``) and, where every release is pure
+    DP, their pure composition: each bounds the same releases at ``delta > 0``.
+
+    Returns
+    -------
+    epsilon : float
+    """
+    from ._pld import pld_epsilon  # which imports this module
+
+    epsilon = min(renyi, pld_epsilon(entries, delta, repeats, scale=scale))
+    if all(RELEASES[e.mechanism].pure and e.delta == 0 and not e.filtered for e in entries):
+        # Pure releases compose to pure DP ((eps, 0) is (eps, delta)): at a tiny epsilon (the
+        # constant regime's count and mean), or on Poisson samples (amplify_pure, which the
+        # Renyi accountant lacks for these mechanisms), it certifies less than a conversion.
+        epsilon = min(epsilon, compose_pure(entries, repeats))
+    return epsilon
 
 
 class PrivacyLedger:

@@ -146,6 +146,14 @@ def constant_model(params, n_samples, epsilon, regression):
 #: The values of ``n_samples * epsilon`` where a rule reading the row count changes its choice,
 #: increasing: the regimes between them are the configurations a private count chooses among.
 N_EPSILON_THRESHOLDS = (CONSTANT_N_EPSILON, SMALL_N_EPSILON)
+#: A released count leaves the constant regime only from :data:`CONSTANT_N_EPSILON` plus this
+#: many of its noise scales (:func:`regime`): trees grown at a tiny n x epsilon cost far more
+#: than the mean alone costs a little above the threshold. On the tuning splits of the five
+#: shared regression sets (``bench_tree_count.py --stage count_margin``, 24 seeds a cell,
+#: benchmarks/README.md, "The constant regime"): paired RMSE ratio against no margin 0.965-1.000
+#: below n x epsilon 225, 0.998-1.005 from 225 to 500, geometric mean 0.9984 (margin 2: 0.9986,
+#: worst cell 1.011).
+CONSTANT_COUNT_MARGIN = 1.0
 
 
 def regime_counts(epsilon):
@@ -163,9 +171,14 @@ def regime_counts(epsilon):
     return [0.0, *middles, math.inf]
 
 
-def regime(n_samples, epsilon):
-    """Index into :func:`regime_counts` of the regime of ``n_samples`` (a released count)."""
-    return bisect.bisect_right(N_EPSILON_THRESHOLDS, n_samples * epsilon)
+def regime(n_samples, epsilon, count_scale=0.0):
+    """Index into :func:`regime_counts` of the regime of ``n_samples``, a count released with
+    Laplace noise of scale ``count_scale`` (records): the constant regime's threshold is raised
+    by :data:`CONSTANT_COUNT_MARGIN` times that scale, up to the next threshold (a decision
+    on the released value alone: post-processing)."""
+    constant, *rest = N_EPSILON_THRESHOLDS
+    constant = min(constant + CONSTANT_COUNT_MARGIN * count_scale * epsilon, rest[0])
+    return bisect.bisect_right((constant, *rest), n_samples * epsilon)
 
 
 def resolve_init(init, small):

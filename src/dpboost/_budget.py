@@ -16,6 +16,7 @@ from ._accounting import (
     compose,
     deamplify_pure,
     rdp_bounds,
+    tightest,
 )
 from ._common import GRADIENT_BOUND, read_only
 from ._domain import domain_release
@@ -23,7 +24,7 @@ from ._filter import FILTER_SCOPE, filter_tree_count
 from ._initial import INITIAL_SHARE, initial_release
 from ._mechanisms import noise_scale
 from ._noise import SecureNoise
-from ._pld import pld_epsilon, refine
+from ._pld import refine
 from ._sensitivities import (
     bounds_histogram_sensitivity,
     gain_sensitivity,
@@ -759,9 +760,10 @@ def _plan(*, epsilon, n_estimators, max_depth, learning_rate, l2_regularization,
     if refined != low:
         low, best = refined, None
     elif best is not None:
-        # The plan's epsilon is its ledger's (``compose``: the PLD accountant's where smaller).
+        # The plan's epsilon is its ledger's (``compose``: the PLD accountant's or the pure
+        # composition's where smaller).
         entries, repeats = first_tree(*budgets(low))
-        best = min(best, pld_epsilon(entries, delta, repeats, scale=epsilon))
+        best = tightest(entries, delta, best, repeats, scale=epsilon)
     if best is None:
         best = spent(*budgets(low))
     return dataclasses.replace(unpriced(*budgets(low)), epsilon=best)

@@ -18,6 +18,9 @@ class Release:
 
     #: Whether it adds no noise (its scale is 0 whatever its sensitivity).
     noiseless = True
+    #: Whether it is ``entry.epsilon``-DP with no delta (its ledger epsilon is its pure-DP
+    #: epsilon, which ``_accounting.compose_pure`` sums).
+    pure = False
     #: The :class:`~dpboost._noise.NoiseSource` method that draws it (None: nothing drawn).
     draws = None
 
@@ -41,6 +44,7 @@ class Exponential(Release):
     Lemma 3.2; docs/privacy.md, Renyi accounting)."""
 
     noiseless = False
+    pure = True
     draws = "exponential"
 
     def noise_scale(self, entry):
@@ -59,6 +63,7 @@ class Laplace(Release):
     """The Laplace mechanism at ``entry.epsilon``: scale ``sensitivity / epsilon``."""
 
     noiseless = False
+    pure = True
     draws = "laplace"
 
     def noise_scale(self, entry):
@@ -105,6 +110,8 @@ class Threshold(Gaussian):
 
 class Uniform(Release):
     """A data-independent draw (random split choice): no privacy cost."""
+
+    pure = True
 
     def dp_event(self, entry):
         import dp_accounting
