@@ -40,6 +40,11 @@ Stages (``--stage``):
   :data:`COUNT_MARGINS` (patched), at the epsilon that puts n x epsilon at each of
   :data:`COUNT_MARGIN_N_EPSILONS`, ``random_state`` 0-23 (the same seeds, so the same noise,
   for every margin), two processes: results/tree_count_count_margin.csv.
+- ``gradient_bound``: the regression stage's splits, delta 5e-8, the public row count, the
+  default regressor with the settings of :data:`GRADIENT_BOUND_SETTINGS` (S-BDT's tighter
+  gradient clip, 0.3 of the target's half-range, and a private initial score), epsilon in
+  :data:`GRADIENT_BOUND_EPSILONS`, ``random_state`` 0-3, two processes:
+  results/tree_count_gradient_bound.csv.
 - ``count``: the regression stage's splits, delta 5e-8, the default regressor without a row
   count, with the public one (``n_samples_hint`` = the fitting rows) and with a private count
   (``n_samples_hint="private"``), epsilon in :data:`REGRESSION_EPSILONS`, ``random_state`` 0 and
@@ -93,6 +98,12 @@ INIT_LARGE_SETTINGS = {"init zero": ("zero", 0.1), "init private 0.1": ("private
                        "init private 0.25": ("private", 0.25)}
 COUNT_SHARE_EPSILONS = (0.01, 0.02, 0.03, 0.05, 0.1, 0.3, 1.0)
 COUNT_MARGINS = (0.0, 1.0, 2.0)
+GRADIENT_BOUND_EPSILONS = (0.1, 0.3, 1.0, 4.0)
+#: label -> parameters over the default regressor of the ``gradient_bound`` stage.
+GRADIENT_BOUND_SETTINGS = {
+    "default": {}, "init private": {"init": "private"}, "gb 0.3": {"gradient_bound": 0.3},
+    **{f"init private, gb {bound:g}": {"init": "private", "gradient_bound": bound}
+       for bound in (0.5, 0.3, 0.2)}}
 COUNT_MARGIN_N_EPSILONS = (25, 50, 100, 150, 200, 250, 300, 400, 500, 700, 1000)
 #: label -> ``_auto.CONSTANT_N_EPSILON`` of the ``constant`` stage.
 CONSTANT_SETTINGS = {"small-data regime": 0.0, "constant": math.inf}
@@ -238,6 +249,15 @@ def count_margin_stage():
             _patched("_auto", CONSTANT_COUNT_MARGIN=margin), n_eps=n_eps))
 
 
+def gradient_bound_stage():
+    return _in_parallel(
+        itertools.product(_loaders.available(DATASETS), GRADIENT_BOUND_EPSILONS,
+                          GRADIENT_BOUND_SETTINGS, range(4)),
+        lambda name, epsilon, label, seed: _tuning_row(
+            name, label, seed, lambda: None, epsilon=epsilon, public_count=True,
+            **GRADIENT_BOUND_SETTINGS[label]))
+
+
 def _large_with_share(share):
     """The large regime (``_auto.SMALL_N_EPSILON`` 0) with the initial score at ``share``."""
     large, initial = _patched("_auto", SMALL_N_EPSILON=0.0), _patched("_budget", INITIAL_SHARE=share)
@@ -351,7 +371,8 @@ def main():
     stages = {"regression": regression_stage, "classification": classification_stage,
               "small": small_stage, "constant": constant_stage, "goals": goals_stage,
               "count": count_stage, "count_share": count_share_stage,
-              "count_margin": count_margin_stage, "threshold": threshold_stage,
+              "count_margin": count_margin_stage, "gradient_bound": gradient_bound_stage,
+              "threshold": threshold_stage,
               "init_large": init_large_stage, "accounting": accounting_stage}
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--stage", choices=tuple(stages), required=True)

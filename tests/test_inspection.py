@@ -56,7 +56,10 @@ def test_gain_importances_find_the_informative_feature_where_split_counts_cannot
     rng = np.random.default_rng(3)
     X = rng.uniform(-1, 1, size=(20_000, 6))
     y = (X[:, 2] + 0.2 * rng.normal(size=20_000) > 0).astype(int)
-    params = {"classes": [0, 1], "feature_bounds": (-1, 1), "random_state": 0}
+    # the private default's additive random-split trees (at epsilon=inf the default's trees are
+    # unrestricted, their splits chosen by gain: below)
+    params = {"classes": [0, 1], "feature_bounds": (-1, 1), "random_state": 0,
+              "interaction_cst": "no_interactions"}
     for epsilon, share in [(np.inf, 0.8), (4.0, 0.3)]:
         clf = DPGBClassifier(epsilon=epsilon, **params).fit(X, y)
         gain = clf.feature_importance("gain")
@@ -71,6 +74,8 @@ def test_gain_importances_find_the_informative_feature_where_split_counts_cannot
     # JSON keeps the released statistics: the same importances after loading
     loaded = DPGBClassifier.from_json(clf.to_json())
     np.testing.assert_array_equal(loaded.feature_importance("gain"), gain)
+    greedy = DPGBClassifier(epsilon=np.inf, **{**params, "interaction_cst": "auto"}).fit(X, y)
+    assert greedy.feature_importance("gain").argmax() == 2
 
 
 def test_laplace_leaves_release_no_statistics_so_codes_weigh_the_same(binary, make_clf):

@@ -181,6 +181,39 @@ def regime(n_samples, epsilon, count_scale=0.0):
     return bisect.bisect_right((constant, *rest), n_samples * epsilon)
 
 
+#: The classifier's interaction order (``interaction_cst="auto"``): unrestricted trees, with
+#: exponential-mechanism splits (``split_selection="auto"``), where the public row count
+#: ``n_samples_hint`` times epsilon per feature is at least this, and without noise; additive
+#: trees on random splits (the small-epsilon preset) otherwise. On the tuning splits of
+#: ``bench_capacity.py`` (benchmarks/README.md, "Interactions against the row count times
+#: epsilon") unrestricted depth-6 trees gained 0.013 ROC AUC on average over the 13 cells from
+#: this n x epsilon / p on (worst -0.004, give_me_some_credit at 24,000), while below it they lost up to
+#: 0.019 (give_me_some_credit, diabetes) where the signal is near additive.
+INTERACTION_N_EPSILON_PER_FEATURE = 8000.0
+
+
+def resolve_interactions(interaction_cst, split_selection, n_samples, epsilon, n_features):
+    """``interaction_cst`` and ``split_selection`` with ``"auto"`` resolved: unrestricted
+    trees (None) at ``epsilon=inf`` or where ``n_samples * epsilon / n_features`` is at least
+    :data:`INTERACTION_N_EPSILON_PER_FEATURE` (``n_samples``: the public hint; None: never),
+    else ``"no_interactions"``; the split selection ``"exponential"`` where the trees are
+    unrestricted (random splits would make them random trees), else ``"random"``.
+
+    Returns
+    -------
+    interaction_cst : str or None
+    split_selection : str
+    """
+    if interaction_cst == "auto":
+        unrestricted = not math.isfinite(epsilon) or (
+            n_samples is not None and n_features
+            and n_samples * epsilon / n_features >= INTERACTION_N_EPSILON_PER_FEATURE)
+        interaction_cst = None if unrestricted else "no_interactions"
+    if split_selection == "auto":
+        split_selection = "exponential" if interaction_cst is None else "random"
+    return interaction_cst, split_selection
+
+
 def resolve_init(init, small):
     """``init`` with ``"auto"`` resolved: ``"private"`` in the small-data regime
     (:func:`small_data`), else ``"zero"``."""
@@ -221,7 +254,8 @@ def resolve_config(params, hessian_bound, regression, sample_weight=None, n_feat
     (``get_params(deep=False)``) with every ``"auto"`` resolved from the public inputs
     (:func:`resolve_schedule`, :func:`resolve_min_child_weight` with the loss's Hessian bound
     and the weight bound, :func:`resolve_n_estimators`, and the regressor's small-data regime
-    from the row count, :func:`small_data`): what the plan and the boosting loop read.
+    from the row count, :func:`small_data`; the classifier's interaction order,
+    :func:`resolve_interactions`): what the plan and the boosting loop read.
 
     Parameters
     ----------
@@ -245,9 +279,11 @@ def resolve_config(params, hessian_bound, regression, sample_weight=None, n_feat
     config : FitConfig
     """
     epsilon = float(params["epsilon"])
+    interaction_cst, split_selection = resolve_interactions(
+        params["interaction_cst"], params["split_selection"], n_samples, epsilon, n_features)
     learning_rate, subsample = resolve_schedule(
         params["learning_rate"], params["subsample"], epsilon,
-        unamplified=(SPLIT_SELECTIONS[params["split_selection"]].reads_records
+        unamplified=(SPLIT_SELECTIONS[split_selection].reads_records
                      and float(params["delta"]) > 0))
     weight_bound = resolve_weight_bound(sample_weight, params["sample_weight_bound"],
                                         params.get("class_weight"), params.get("classes"))
@@ -269,10 +305,10 @@ def resolve_config(params, hessian_bound, regression, sample_weight=None, n_feat
         l2_regularization=float(params["l2_regularization"]),
         min_child_weight=min_child_weight, subsample=float(subsample),
         gradient_bound=float(params["gradient_bound"]),
-        split_selection=params["split_selection"], split_candidates=params["split_candidates"],
+        split_selection=split_selection, split_candidates=params["split_candidates"],
         leaf_noise=params["leaf_noise"], budget_allocation=params["budget_allocation"],
         trees_per_ensemble=params["trees_per_ensemble"],
-        interaction_cst=params["interaction_cst"], leaf_clipping=params["leaf_clipping"],
+        interaction_cst=interaction_cst, leaf_clipping=params["leaf_clipping"],
         gradient_filtering=params["gradient_filtering"],
         renyi_filter=None if renyi_filter is None else float(renyi_filter),
         weight_bound=weight_bound,

@@ -57,20 +57,26 @@ PARAMETERS = """
         by subsampling, Balle et al. 2018; docs/privacy.md, Accounting). With ``delta > 0`` trees whose releases
         are all Gaussian (``split_selection="random"``, ``leaf_noise="gaussian"``) are accounted
         as Poisson-sampled Gaussian mechanisms; other trees get no amplification.
-    split_selection : {"exponential", "cyclical", "random"}, default="random"
+    split_selection : {"exponential", "cyclical", "random", "auto"}, default="auto" (classifier), "random" (regressor)
         ``"exponential"``: each node picks among every (feature, bin, missing side) candidate
         with the exponential mechanism (DPBoost). ``"cyclical"``: the same, among the candidates
         of feature ``t mod n_features`` only, for tree t of each output (DP-XGB). ``"random"``: a
         uniformly random feature, then a uniformly random candidate of it, independent of the
         data, so the whole budget goes to the leaves (DP-TR "random boosting", Maddock et al.
-        2022).
-    interaction_cst : {None, "no_interactions"}, default="no_interactions"
+        2022). ``"auto"`` (classifier): ``"exponential"`` where the trees are unrestricted
+        (``interaction_cst`` None, given or ``"auto"``'s), else ``"random"``.
+    interaction_cst : {None, "no_interactions", "auto"}, default="auto" (classifier), "no_interactions" (regressor)
         ``"no_interactions"`` (scikit-learn's name): every tree splits on one feature only, so
         the model is additive in the features; tree t of each output takes feature
         ``t mod n_features`` (in turn, as DP-EBM and S-BDT's cyclical feature interactions) and
         chooses its splits among that feature's candidates by ``split_selection``. A public
         choice: it changes no sensitivity. ``split_selection="cyclical"`` is
-        ``"exponential"`` with ``"no_interactions"``.
+        ``"exponential"`` with ``"no_interactions"``. None: every tree may split on any feature.
+        ``"auto"`` (classifier; ``_auto.resolve_interactions``): None at ``epsilon=inf`` or where
+        the public row count ``n_samples_hint`` times epsilon is at least 8,000 per feature,
+        else ``"no_interactions"``: on the tuning splits of ``bench_capacity.py`` unrestricted
+        depth-6 trees gained 0.013 ROC AUC on average from there on and lost up to 0.019 below
+        it (benchmarks/README.md, "Interactions against the row count times epsilon").
     monotonic_cst : array-like of int of shape (n_features,), dict or None, default=None
         scikit-learn's monotonic constraints: per feature -1 (decreasing), 0 (none) or +1
         (increasing), or a dict by column name or index (others 0). Enforced on the released
@@ -319,7 +325,9 @@ CLASSIFIER = ("""Differentially private gradient-boosted trees for classificatio
     sample of the records (rate 0.1 below epsilon 0.5, 0.3 from it on; amplification by
     subsampling) and splitting on one feature only, the features in turn (an additive model);
     data-independent random splits (DP-TR, Maddock et al. 2022) on the equal-width grid, so the
-    whole budget goes to Gaussian leaf statistics with Newton leaves (DP-XGB); gradients clipped
+    whole budget goes to Gaussian leaf statistics with Newton leaves (DP-XGB); unrestricted
+    trees with exponential-mechanism splits instead without noise or where a public row count
+    ``n_samples_hint`` times epsilon reaches 8,000 per feature; gradients clipped
     to 0.5, lambda 10, learning rate 0.1 below epsilon 0.5 and 0.2 from it on; the logistic
     loss (multinomial for K > 2 classes). :meth:`~dpboost.DPGBClassifier.dpboost_paper` gives DPBoost's setting (Li et
     al. 2020).
@@ -335,6 +343,10 @@ CLASSIFIER = ("""Differentially private gradient-boosted trees for classificatio
         ``sample_weight_bound`` (1 without ``sample_weight``) times the largest class weight.
         ``"balanced"`` is refused: it reads the class frequencies from the training data, which
         are not public.
+    n_samples_hint : int >= 1 or None, default=None
+        The public number of training rows (e.g. a published data set size) that
+        ``interaction_cst="auto"`` reads, never checked against the data; None: no row count
+        (additive trees at every finite epsilon). The classifier releases no private count.
     loss : {"square", "logistic", "softmax"}, default="softmax"
         ``"square"``: DPBoost's square loss on -1 / +1 labels, ``p = clip((F + 1) / 2)``.
         ``"logistic"``: the log-loss (DP-XGB), ``g = p - y`` in [-1, 1], ``h = p (1 - p)`` <= 1/4,

@@ -39,6 +39,7 @@ from ._persistence import FITTED, model_from_json, model_to_json, read_source
 from ._public_inputs import fit_inputs, planned_shape, schema_width
 from ._records import InMemoryRecords
 from ._row_count import plan_regimes
+from ._tree_mechanisms import SPLIT_SELECTIONS
 from ._warm_start import warm_start_inputs, warm_start_params
 
 #: The estimator's own class in annotations (``fit`` returns ``self``).
@@ -440,17 +441,22 @@ class DPGBClassifier(ClassifierMixin, _BaseDPGB):
 
     _parameter_constraints = {**_BaseDPGB._parameter_constraints, "classes": ["array-like", None],
                               "loss": [StrOptions({"square", "logistic", "softmax"})],
-                              "class_weight": [dict, StrOptions({"balanced"}), None]}
+                              "class_weight": [dict, StrOptions({"balanced"}), None],
+                              "split_selection": [StrOptions({*SPLIT_SELECTIONS, "auto"})],
+                              "interaction_cst": [None, StrOptions({"no_interactions", "auto"})],
+                              "n_samples_hint": [Interval(Integral, 1, None, closed="left"),
+                                                 None]}
 
     def __init__(self, *, epsilon=1.0, delta=1e-5, accounting="auto", loss="softmax",
                  n_estimators="auto", max_depth=6,
                  learning_rate="auto", l2_regularization=10.0, max_bins=32, trees_per_ensemble=50,
                  budget_allocation="sequential", gradient_bound=0.5, gradient_filtering=False,
                  renyi_filter=None, leaf_clipping=True, leaf_noise="gaussian", min_child_weight=0.0,
-                 subsample="auto", split_selection="random", split_candidates="uniform",
-                 interaction_cst="no_interactions", monotonic_cst=None, feature_bounds=None,
+                 subsample="auto", split_selection="auto", split_candidates="uniform",
+                 interaction_cst="auto", monotonic_cst=None, feature_bounds=None,
                  categorical_features="from_dtype", categories=None, classes=None,
-                 class_weight=None, sample_weight_bound=None, init="zero", warm_start=False,
+                 class_weight=None, sample_weight_bound=None, init="zero", n_samples_hint=None,
+                 warm_start=False,
                  early_stopping=False, validation_fraction=0.1, n_iter_no_change=20,
                  random_state=None, verbose=0, diagnostics=False, domain_report=False,
                  n_jobs=None, accountant=None):
