@@ -45,6 +45,10 @@ Stages (``--stage``):
   gradient clip, 0.3 of the target's half-range, and a private initial score), epsilon in
   :data:`GRADIENT_BOUND_EPSILONS`, ``random_state`` 0-3, two processes:
   results/tree_count_gradient_bound.csv.
+- ``interactions``: the regression stage's splits, delta 5e-8, the public row count, the
+  default regressor against unrestricted exponential-split trees of depth 4 and 6
+  (:data:`INTERACTION_SETTINGS`), epsilon in :data:`INTERACTION_EPSILONS`, ``random_state``
+  0-2, two processes: results/tree_count_interactions.csv.
 - ``count``: the regression stage's splits, delta 5e-8, the default regressor without a row
   count, with the public one (``n_samples_hint`` = the fitting rows) and with a private count
   (``n_samples_hint="private"``), epsilon in :data:`REGRESSION_EPSILONS`, ``random_state`` 0 and
@@ -99,6 +103,11 @@ INIT_LARGE_SETTINGS = {"init zero": ("zero", 0.1), "init private 0.1": ("private
 COUNT_SHARE_EPSILONS = (0.01, 0.02, 0.03, 0.05, 0.1, 0.3, 1.0)
 COUNT_MARGINS = (0.0, 1.0, 2.0)
 GRADIENT_BOUND_EPSILONS = (0.1, 0.3, 1.0, 4.0)
+INTERACTION_EPSILONS = (1.0, 4.0, 16.0, math.inf)
+#: label -> parameters over the default regressor of the ``interactions`` stage.
+INTERACTION_SETTINGS = {"default": {}, **{
+    f"exp d{depth}": {"split_selection": "exponential", "interaction_cst": None,
+                      "max_depth": depth, "subsample": 1.0} for depth in (4, 6)}}
 #: label -> parameters over the default regressor of the ``gradient_bound`` stage.
 GRADIENT_BOUND_SETTINGS = {
     "default": {}, "init private": {"init": "private"}, "gb 0.3": {"gradient_bound": 0.3},
@@ -258,6 +267,15 @@ def gradient_bound_stage():
             **GRADIENT_BOUND_SETTINGS[label]))
 
 
+def interactions_stage():
+    return _in_parallel(
+        itertools.product(_loaders.available(DATASETS), INTERACTION_EPSILONS,
+                          INTERACTION_SETTINGS, range(3)),
+        lambda name, epsilon, label, seed: _tuning_row(
+            name, label, seed, lambda: None, epsilon=epsilon, public_count=True,
+            **INTERACTION_SETTINGS[label]))
+
+
 def _large_with_share(share):
     """The large regime (``_auto.SMALL_N_EPSILON`` 0) with the initial score at ``share``."""
     large, initial = _patched("_auto", SMALL_N_EPSILON=0.0), _patched("_budget", INITIAL_SHARE=share)
@@ -372,6 +390,7 @@ def main():
               "small": small_stage, "constant": constant_stage, "goals": goals_stage,
               "count": count_stage, "count_share": count_share_stage,
               "count_margin": count_margin_stage, "gradient_bound": gradient_bound_stage,
+              "interactions": interactions_stage,
               "threshold": threshold_stage,
               "init_large": init_large_stage, "accounting": accounting_stage}
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])

@@ -138,10 +138,11 @@ def test_regressor_defaults_quoted_by_the_readme():
     # 7.5 per feature at epsilon 0.1, 18.9 at 1, 25 from 2 on), each on one feature, random
     # splits among the Hessian sketch's candidates, gradients clipped (no GDF).
     params = DPGBRegressor().get_params()
-    assert (params["n_estimators"], params["max_depth"], params["interaction_cst"],
-            params["split_selection"], params["split_candidates"], params["gradient_filtering"],
-            params["leaf_noise"]) == (
-        "auto", 4, "no_interactions", "random", "hessian", False, "gaussian")
+    assert (params["n_estimators"], params["max_depth"], params["split_candidates"],
+            params["gradient_filtering"], params["leaf_noise"]) == (
+        "auto", 4, "hessian", False, "gaussian")
+    config = DPGBRegressor()._configs(n_features=8)[-1]
+    assert (config.interaction_cst, config.split_selection) == ("no_interactions", "random")
     assert [DPGBRegressor(epsilon=e, n_estimators="auto")._configs(
         n_features=p)[-1].n_estimators for e, p in [(0.1, 8), (0.1, 48), (1.0, 48), (2.0, 48), (8.0, 48)]] == [
         200, 362, 909, 1200, 1200]

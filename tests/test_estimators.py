@@ -357,7 +357,13 @@ def test_default_estimator_is_the_preset(binary, cls):
         assert (params["split_selection"], params["split_candidates"], params["n_estimators"],
                 params["l2_regularization"], params["interaction_cst"],
                 params["gradient_bound"], params["gradient_filtering"]) == (
-            "random", "hessian", "auto", 1.0, "no_interactions", 1.0, False)
+            "auto", "hessian", "auto", 1.0, "auto", 1.0, False)
+        # "auto": additive trees on random splits at every finite epsilon, whatever the count;
+        # unrestricted exponential-split (argmax) trees without noise
+        assert [(c.split_selection, c.interaction_cst) for c in (
+            cls(epsilon=e, n_samples_hint=n)._configs(n_features=p)[0]
+            for e, n, p in [(2.0, 10**9, 14), (np.inf, None, 14)])] == [
+            ("random", "no_interactions"), ("exponential", None)]
         assert cls().max_depth == 4 and cls().subsample == 1.0
         assert "loss" not in params and params["learning_rate"] == 0.1
         assert params["min_child_weight"] == "auto"

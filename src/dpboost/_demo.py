@@ -117,7 +117,8 @@ def main(args):
                 print(f"{setting:>12}  {eps:>12.4f}  " + "  ".join(f"{v:>12.4g}" for v in row))
     print("default: DPGBClassifier(epsilon=...) as shipped (Renyi accounting, delta 1e-5, 200 "
           "trees of one feature each on Poisson samples, random splits on the grid, Gaussian "
-          "leaves, gradients clipped to 0.5, lambda 10, logistic loss); paper: "
+          "leaves, gradients clipped to 0.5, lambda 10, logistic loss; at epsilon=inf "
+          "unrestricted trees on the best splits); paper: "
           "DPGBClassifier.dpboost_paper, "
           "DPBoost's setting (pure epsilon-DP). One seed per row. gdf_filtered is the mean "
           "fraction of each tree's records "

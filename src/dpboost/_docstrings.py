@@ -57,26 +57,27 @@ PARAMETERS = """
         by subsampling, Balle et al. 2018; docs/privacy.md, Accounting). With ``delta > 0`` trees whose releases
         are all Gaussian (``split_selection="random"``, ``leaf_noise="gaussian"``) are accounted
         as Poisson-sampled Gaussian mechanisms; other trees get no amplification.
-    split_selection : {"exponential", "cyclical", "random", "auto"}, default="auto" (classifier), "random" (regressor)
+    split_selection : {"exponential", "cyclical", "random", "auto"}, default="auto"
         ``"exponential"``: each node picks among every (feature, bin, missing side) candidate
         with the exponential mechanism (DPBoost). ``"cyclical"``: the same, among the candidates
         of feature ``t mod n_features`` only, for tree t of each output (DP-XGB). ``"random"``: a
         uniformly random feature, then a uniformly random candidate of it, independent of the
         data, so the whole budget goes to the leaves (DP-TR "random boosting", Maddock et al.
-        2022). ``"auto"`` (classifier): ``"exponential"`` where the trees are unrestricted
+        2022). ``"auto"``: ``"exponential"`` where the trees are unrestricted
         (``interaction_cst`` None, given or ``"auto"``'s), else ``"random"``.
-    interaction_cst : {None, "no_interactions", "auto"}, default="auto" (classifier), "no_interactions" (regressor)
+    interaction_cst : {None, "no_interactions", "auto"}, default="auto"
         ``"no_interactions"`` (scikit-learn's name): every tree splits on one feature only, so
         the model is additive in the features; tree t of each output takes feature
         ``t mod n_features`` (in turn, as DP-EBM and S-BDT's cyclical feature interactions) and
         chooses its splits among that feature's candidates by ``split_selection``. A public
         choice: it changes no sensitivity. ``split_selection="cyclical"`` is
         ``"exponential"`` with ``"no_interactions"``. None: every tree may split on any feature.
-        ``"auto"`` (classifier; ``_auto.resolve_interactions``): None at ``epsilon=inf`` or where
-        the public row count ``n_samples_hint`` times epsilon is at least 8,000 per feature,
-        else ``"no_interactions"``: on the tuning splits of ``bench_capacity.py`` unrestricted
-        depth-6 trees gained 0.013 ROC AUC on average from there on and lost up to 0.019 below
-        it (benchmarks/README.md, "Interactions against the row count times epsilon").
+        ``"auto"`` (``_auto.resolve_interactions``): None at ``epsilon=inf`` and, for the
+        classifier, where the public row count ``n_samples_hint`` times epsilon is at least
+        8,000 per feature, else ``"no_interactions"``: on the tuning splits of
+        ``bench_capacity.py`` unrestricted depth-6 trees gained 0.013 ROC AUC on average from
+        there on and lost up to 0.019 below it (benchmarks/README.md, "Interactions against the
+        row count times epsilon"); the regressor's lost at every finite epsilon on 3 of 5 sets.
     monotonic_cst : array-like of int of shape (n_features,), dict or None, default=None
         scikit-learn's monotonic constraints: per feature -1 (decreasing), 0 (none) or +1
         (increasing), or a dict by column name or index (others 0). Enforced on the released
@@ -371,7 +372,8 @@ REGRESSOR = ("""Differentially private gradient-boosted trees for regression.
     splits of the training parts of the shared regression sets; ``benchmarks/README.md``,
     "Regression against DP-EBM"): ``n_estimators="auto"`` trees (200 or more: 7.5 per feature at
     epsilon 0.1, 25 from epsilon 2 on) of depth 4 on every record, each splitting on one
-    feature only, the features in turn (an additive model, as DP-EBM), random splits among the
+    feature only, the features in turn (an additive model, as DP-EBM; at ``epsilon=inf``
+    unrestricted trees on the best splits), random splits among the
     candidates of DP-TR's adaptive Hessian sketch, Gaussian leaf statistics with Newton leaves,
     gradients clipped to g* = 1 (no GDF, which drops the records of a distant mode for good),
     learning rate 0.1, lambda 1, ``min_child_weight`` 200 / epsilon; :meth:`~dpboost.DPGBClassifier.dpboost_paper`

@@ -39,7 +39,6 @@ from ._persistence import FITTED, model_from_json, model_to_json, read_source
 from ._public_inputs import fit_inputs, planned_shape, schema_width
 from ._records import InMemoryRecords
 from ._row_count import plan_regimes
-from ._tree_mechanisms import SPLIT_SELECTIONS
 from ._warm_start import warm_start_inputs, warm_start_params
 
 #: The estimator's own class in annotations (``fit`` returns ``self``).
@@ -442,8 +441,6 @@ class DPGBClassifier(ClassifierMixin, _BaseDPGB):
     _parameter_constraints = {**_BaseDPGB._parameter_constraints, "classes": ["array-like", None],
                               "loss": [StrOptions({"square", "logistic", "softmax"})],
                               "class_weight": [dict, StrOptions({"balanced"}), None],
-                              "split_selection": [StrOptions({*SPLIT_SELECTIONS, "auto"})],
-                              "interaction_cst": [None, StrOptions({"no_interactions", "auto"})],
                               "n_samples_hint": [Interval(Integral, 1, None, closed="left"),
                                                  None]}
 
@@ -542,8 +539,8 @@ class DPGBRegressor(RegressorMixin, _BaseDPGB):
                  l2_regularization=1.0, max_bins=32, trees_per_ensemble=50,
                  budget_allocation="sequential", gradient_bound=1.0, gradient_filtering=False,
                  renyi_filter=None, leaf_clipping=True, leaf_noise="gaussian",
-                 min_child_weight="auto", subsample=1.0, split_selection="random",
-                 split_candidates="hessian", interaction_cst="no_interactions", monotonic_cst=None,
+                 min_child_weight="auto", subsample=1.0, split_selection="auto",
+                 split_candidates="hessian", interaction_cst="auto", monotonic_cst=None,
                  feature_bounds=None, categorical_features="from_dtype", categories=None,
                  target_bounds=None, sample_weight_bound=None, init="auto",
                  n_samples_hint="private",
