@@ -258,22 +258,23 @@ def count_margin_stage():
             _patched("_auto", CONSTANT_COUNT_MARGIN=margin), n_eps=n_eps))
 
 
-def gradient_bound_stage():
+def _settings_stage(epsilons, settings, seeds):
+    """The default regressor with each of ``settings`` (label -> parameters over it) on every
+    tuning split at each of ``epsilons``, the public row count, ``random_state`` 0 to
+    ``seeds - 1``."""
     return _in_parallel(
-        itertools.product(_loaders.available(DATASETS), GRADIENT_BOUND_EPSILONS,
-                          GRADIENT_BOUND_SETTINGS, range(4)),
+        itertools.product(_loaders.available(DATASETS), epsilons, settings, range(seeds)),
         lambda name, epsilon, label, seed: _tuning_row(
             name, label, seed, lambda: None, epsilon=epsilon, public_count=True,
-            **GRADIENT_BOUND_SETTINGS[label]))
+            **settings[label]))
+
+
+def gradient_bound_stage():
+    return _settings_stage(GRADIENT_BOUND_EPSILONS, GRADIENT_BOUND_SETTINGS, 4)
 
 
 def interactions_stage():
-    return _in_parallel(
-        itertools.product(_loaders.available(DATASETS), INTERACTION_EPSILONS,
-                          INTERACTION_SETTINGS, range(3)),
-        lambda name, epsilon, label, seed: _tuning_row(
-            name, label, seed, lambda: None, epsilon=epsilon, public_count=True,
-            **INTERACTION_SETTINGS[label]))
+    return _settings_stage(INTERACTION_EPSILONS, INTERACTION_SETTINGS, 3)
 
 
 def _large_with_share(share):
