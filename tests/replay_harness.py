@@ -1103,7 +1103,8 @@ def estimator_factory(config):
                                            n_samples_hint=config.get("n_samples_hint"),
                                            **params)
     return lambda noise: DPGBClassifier(loss=loss, classes=list(range(n_classes)),
-                                        random_state=noise, **params)
+                                        random_state=noise,
+                                        n_samples_hint=config.get("n_samples_hint"), **params)
 
 
 def run_config(config, seed=0, check=True):
@@ -1215,6 +1216,12 @@ ROW_COUNT = [
                       coin=0.0), "delta": 1e-5, "leaf_noise": "gaussian", "init": "auto",
      "n_estimators": "auto", "n_samples_hint": hint}
     for hint in (1, "private")
+] + [
+    # The classifier's interaction order (``_auto.resolve_interactions``) by the released count:
+    # additive random-split trees or unrestricted exponential-split ones, both planned.
+    {**default_config("binary-logistic", data="numeric", features="typical", label="low",
+                      coin=0.0), "delta": 1e-5, "leaf_noise": "gaussian",
+     "split_selection": "auto", "interaction_cst": "auto", "n_samples_hint": "private"},
 ]
 
 

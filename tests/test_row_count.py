@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 from replay_harness import ROW_COUNT, run_config
 
-from dpboost import DPGBRegressor, PrivacyAccountant
-from dpboost._auto import CONSTANT_COUNT_MARGIN, N_EPSILON_THRESHOLDS, regime, regime_counts
+from dpboost import DPGBClassifier, DPGBRegressor, PrivacyAccountant
+from dpboost._auto import CONSTANT_COUNT_MARGIN, count_thresholds, regime, regime_counts
 from dpboost._records import Partition
 from dpboost._row_count import ROW_COUNT_SHARE, count_records, row_count_release
 from dpboost._sensitivities import row_count_sensitivity
@@ -32,30 +32,56 @@ def test_one_record_moves_the_count_by_the_sensitivity():
     assert counts[1] - counts[0] == row_count_sensitivity() == 1.0
 
 
-def test_every_regime_has_one_representative_count():
+@pytest.mark.parametrize("regression, n_features", [(True, None), (False, 14)])
+def test_every_regime_has_one_representative_count(regression, n_features):
+    thresholds = count_thresholds(regression, n_features)
+    values = [value for value, _ in thresholds]
     for epsilon in (0.01, 1.0, 7.0):
-        counts = regime_counts(epsilon)
-        assert [regime(n, epsilon) for n in counts] == list(range(len(N_EPSILON_THRESHOLDS) + 1))
+        counts = regime_counts(epsilon, thresholds)
+        assert [regime(n, epsilon, 0.0, thresholds) for n in counts] == list(
+            range(len(values) + 1))
         # the thresholds themselves open the next regime
-        assert [regime(t / epsilon * (1 + 1e-12), epsilon) for t in N_EPSILON_THRESHOLDS] == list(
-            range(1, len(N_EPSILON_THRESHOLDS) + 1))
+        assert [regime(t / epsilon * (1 + 1e-12), epsilon, 0.0, thresholds)
+                for t in values] == list(range(1, len(values) + 1))
         # and so does each with the margin a released count's noise adds
         scale = row_count_sensitivity() / (ROW_COUNT_SHARE * epsilon)
-        assert [regime(n, epsilon, scale) for n in counts] == list(
-            range(len(N_EPSILON_THRESHOLDS) + 1))
+        assert [regime(n, epsilon, scale, thresholds) for n in counts] == list(
+            range(len(values) + 1))
+    # without a threshold (a classifier whose schema has no width): one regime
+    assert regime_counts(1.0, ()) == [math.inf] and regime(5.0, 1.0, 1.0, ()) == 0
 
 
 def test_a_released_count_leaves_the_constant_regime_a_margin_of_its_noise_late():
-    constant, small = N_EPSILON_THRESHOLDS
+    thresholds = count_thresholds(True, None)
+    (constant, _), (small, _) = thresholds
     scale = 100.0  # records, at epsilon 1: n x epsilon units
     late = constant + CONSTANT_COUNT_MARGIN * scale
     assert CONSTANT_COUNT_MARGIN > 0 and late < small
-    assert regime(constant + 1.0, 1.0) == 1  # a public count: the threshold itself
-    assert regime(late - 1.0, 1.0, scale) == 0
-    assert regime(late + 1.0, 1.0, scale) == 1
-    assert regime(small + 1.0, 1.0, scale) == 2  # the other threshold does not move
+    assert regime(constant + 1.0, 1.0, 0.0, thresholds) == 1  # a public count
+    assert regime(late - 1.0, 1.0, scale, thresholds) == 0
+    assert regime(late + 1.0, 1.0, scale, thresholds) == 1
+    assert regime(small + 1.0, 1.0, scale, thresholds) == 2  # the other threshold stays
     # a margin past the next threshold stops there: no count falls in the small-data regime
-    assert [regime(n, 1.0, 1e6) for n in (small - 1.0, small + 1.0)] == [0, 2]
+    assert [regime(n, 1.0, 1e6, thresholds) for n in (small - 1.0, small + 1.0)] == [0, 2]
+
+
+@pytest.mark.parametrize("released, mechanism", [(1e9, "exponential"), (3000.0, "uniform")])
+def test_the_classifiers_interaction_order_follows_its_released_count(monkeypatch, released,
+                                                                       mechanism):
+    # Three features at epsilon 1: unrestricted exponential-split trees from 24,000 records.
+    import dpboost._row_count
+
+    monkeypatch.setattr(dpboost._row_count, "release_row_count",
+                        lambda records, entry, noise, ledger: (
+                            ledger.record(mechanism=entry.mechanism, epsilon=entry.epsilon,
+                                          sensitivity=entry.sensitivity, n_nodes=1,
+                                          group=entry.group, tree=entry.tree,
+                                          level=entry.level), released)[1])
+    X, y = _data(400)
+    model = DPGBClassifier(epsilon=1.0, n_samples_hint="private", feature_bounds=(-1, 1),
+                           classes=[False, True], n_estimators=5, random_state=0).fit(X, y > 0)
+    assert model.row_count_ == released and model.privacy_spent_ <= 1.0
+    assert {e.mechanism for e in model.privacy_ledger_[1:]} == {mechanism, "gaussian"}
 
 
 @pytest.mark.parametrize("delta", [1e-5, 0.0])

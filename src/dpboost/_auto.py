@@ -143,44 +143,6 @@ def constant_model(params, n_samples, epsilon, regression):
             and params["init"] == "auto" and params["n_estimators"] == "auto")
 
 
-#: The values of ``n_samples * epsilon`` where a rule reading the row count changes its choice,
-#: increasing: the regimes between them are the configurations a private count chooses among.
-N_EPSILON_THRESHOLDS = (CONSTANT_N_EPSILON, SMALL_N_EPSILON)
-#: A released count leaves the constant regime only from :data:`CONSTANT_N_EPSILON` plus this
-#: many of its noise scales (:func:`regime`): trees grown at a tiny n x epsilon cost far more
-#: than the mean alone costs a little above the threshold. On the tuning splits of the five
-#: shared regression sets (``bench_tree_count.py --stage count_margin``, 24 seeds a cell,
-#: benchmarks/README.md, "The constant regime"): paired RMSE ratio against no margin 0.965-1.000
-#: below n x epsilon 225, 0.998-1.005 from 225 to 500, geometric mean 0.9984 (margin 2: 0.9986,
-#: worst cell 1.011).
-CONSTANT_COUNT_MARGIN = 1.0
-
-
-def regime_counts(epsilon):
-    """One row count inside each regime of :data:`N_EPSILON_THRESHOLDS` at ``epsilon``: 0, the
-    middle of each interval between thresholds, and inf. With a private row count, the fit
-    plans (and reserves) the configuration of each before the count is released, and
-    :func:`regime` picks one by the released count.
-
-    Returns
-    -------
-    counts : list of float
-    """
-    thresholds = N_EPSILON_THRESHOLDS
-    middles = [(low + high) / 2.0 / epsilon for low, high in zip(thresholds, thresholds[1:])]
-    return [0.0, *middles, math.inf]
-
-
-def regime(n_samples, epsilon, count_scale=0.0):
-    """Index into :func:`regime_counts` of the regime of ``n_samples``, a count released with
-    Laplace noise of scale ``count_scale`` (records): the constant regime's threshold is raised
-    by :data:`CONSTANT_COUNT_MARGIN` times that scale, up to the next threshold (a decision
-    on the released value alone: post-processing)."""
-    constant, *rest = N_EPSILON_THRESHOLDS
-    constant = min(constant + CONSTANT_COUNT_MARGIN * count_scale * epsilon, rest[0])
-    return bisect.bisect_right((constant, *rest), n_samples * epsilon)
-
-
 #: The classifier's interaction order (``interaction_cst="auto"``): unrestricted trees, with
 #: exponential-mechanism splits (``split_selection="auto"``), where the public row count
 #: ``n_samples_hint`` times epsilon per feature is at least this, and without noise; additive
@@ -197,7 +159,7 @@ def resolve_interactions(interaction_cst, split_selection, n_samples, epsilon, n
     """``interaction_cst`` and ``split_selection`` with ``"auto"`` resolved: unrestricted
     trees (None) at ``epsilon=inf`` and, for a classifier, where ``n_samples * epsilon /
     n_features`` is at least :data:`INTERACTION_N_EPSILON_PER_FEATURE` (``n_samples``: the
-    public hint; None: never), else ``"no_interactions"``; the split selection
+    public hint or a released count; None: never), else ``"no_interactions"``; the split selection
     ``"exponential"`` where the trees are unrestricted (random splits would make them random
     trees), else ``"random"``. A regressor's unrestricted trees lost to its additive ones at
     every finite epsilon on 3 of the 5 shared regression sets' tuning splits, up to 13,670 per
@@ -217,6 +179,60 @@ def resolve_interactions(interaction_cst, split_selection, n_samples, epsilon, n
     if split_selection == "auto":
         split_selection = "exponential" if interaction_cst is None else "random"
     return interaction_cst, split_selection
+
+
+#: A released count leaves the constant regime only from :data:`CONSTANT_N_EPSILON` plus this
+#: many of its noise scales (:func:`regime`): trees grown at a tiny n x epsilon cost far more
+#: than the mean alone costs a little above the threshold. On the tuning splits of the five
+#: shared regression sets (``bench_tree_count.py --stage count_margin``, 24 seeds a cell,
+#: benchmarks/README.md, "The constant regime"): paired RMSE ratio against no margin 0.965-1.000
+#: below n x epsilon 225, 0.998-1.005 from 225 to 500, geometric mean 0.9984 (margin 2: 0.9986,
+#: worst cell 1.011).
+CONSTANT_COUNT_MARGIN = 1.0
+
+
+def count_thresholds(regression, n_features):
+    """The values of ``n_samples * epsilon`` where a rule reading the row count changes its
+    choice, increasing, each with the margin (in noise scales of a released count) by which a
+    released count must pass it: the regressor's constant regime (:data:`CONSTANT_N_EPSILON`,
+    :data:`CONSTANT_COUNT_MARGIN`) and small-data regime (:data:`SMALL_N_EPSILON`); the
+    classifier's interaction order (:data:`INTERACTION_N_EPSILON_PER_FEATURE` times
+    ``n_features``; none without a feature count). The regimes between them are the
+    configurations a private count chooses among.
+
+    Returns
+    -------
+    thresholds : tuple of (float, float)
+    """
+    if regression:
+        return ((CONSTANT_N_EPSILON, CONSTANT_COUNT_MARGIN), (SMALL_N_EPSILON, 0.0))
+    return ((INTERACTION_N_EPSILON_PER_FEATURE * n_features, 0.0),) if n_features else ()
+
+
+def regime_counts(epsilon, thresholds):
+    """One row count inside each regime of ``thresholds`` (:func:`count_thresholds`) at
+    ``epsilon``: 0, the middle of each interval between thresholds, and inf (inf alone without
+    a threshold). With a private row count, the fit plans (and reserves) the configuration of
+    each before the count is released, and :func:`regime` picks one by the released count.
+
+    Returns
+    -------
+    counts : list of float
+    """
+    values = [value for value, _ in thresholds]
+    middles = [(low + high) / 2.0 / epsilon for low, high in zip(values, values[1:])]
+    return [0.0, *middles, math.inf] if values else [math.inf]
+
+
+def regime(n_samples, epsilon, count_scale, thresholds):
+    """Index into :func:`regime_counts` of the regime of ``n_samples``, a count released with
+    Laplace noise of scale ``count_scale`` (records; 0 for a public count): each threshold of
+    ``thresholds`` is raised by its margin times that scale, up to the next threshold (a
+    decision on the released value alone: post-processing)."""
+    values = [value for value, _ in thresholds]
+    raised = [min([value + margin * count_scale * epsilon, *values[k + 1:k + 2]])
+              for k, (value, margin) in enumerate(thresholds)]
+    return bisect.bisect_right(raised, n_samples * epsilon)
 
 
 def resolve_init(init, small):
@@ -249,8 +265,9 @@ def resolve_configs(params, hessian_bound, regression, sample_weight=None, n_fea
     epsilon = float(params["epsilon"])
     if not math.isfinite(epsilon):
         return [resolve(None)]  # without noise every rule takes its large regime
-    return [dataclasses.replace(resolve(n), private_row_count=True)
-            for n in regime_counts(epsilon)]
+    thresholds = count_thresholds(regression, n_features)
+    return [dataclasses.replace(resolve(n), private_row_count=True, count_thresholds=thresholds)
+            for n in regime_counts(epsilon, thresholds)]
 
 
 def resolve_config(params, hessian_bound, regression, sample_weight=None, n_features=None,

@@ -56,6 +56,9 @@ class FitConfig:
     private_row_count : bool, default=False
         Whether the fit releases its row count first (``n_samples_hint="private"``,
         ``_row_count``); this configuration is then the one its regime of the count chose.
+    count_thresholds : tuple of (float, float), default=()
+        With ``private_row_count``, the thresholds of ``n x epsilon`` and their margins that
+        the released count is compared with (``_auto.count_thresholds``).
     """
 
     epsilon: float
@@ -90,6 +93,7 @@ class FitConfig:
     n_iter_no_change: int = 20
     accounting: str = "auto"
     private_row_count: bool = False
+    count_thresholds: tuple = ()
 
     @property
     def cyclical(self):

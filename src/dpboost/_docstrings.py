@@ -344,10 +344,15 @@ CLASSIFIER = ("""Differentially private gradient-boosted trees for classificatio
         ``sample_weight_bound`` (1 without ``sample_weight``) times the largest class weight.
         ``"balanced"`` is refused: it reads the class frequencies from the training data, which
         are not public.
-    n_samples_hint : int >= 1 or None, default=None
-        The public number of training rows (e.g. a published data set size) that
-        ``interaction_cst="auto"`` reads, never checked against the data; None: no row count
-        (additive trees at every finite epsilon). The classifier releases no private count.
+    n_samples_hint : int >= 1, "private" or None, default=None
+        The number of training rows that ``interaction_cst="auto"`` reads. An int: a public
+        statement (e.g. a published data set size), never checked against the data.
+        ``"private"``: a count released first, with Laplace noise at 1 % of epsilon (the rest of
+        the fit is planned with 99 %, both interaction orders planned and reserved;
+        docs/privacy.md, Private row count), stored as ``row_count_``. None (the default): no
+        row count, additive trees at every finite epsilon (a count's 1 % buys nothing below
+        8,000 records per feature per unit of epsilon, where the shared classification sets
+        sit).
     loss : {"square", "logistic", "softmax"}, default="softmax"
         ``"square"``: DPBoost's square loss on -1 / +1 labels, ``p = clip((F + 1) / 2)``.
         ``"logistic"``: the log-loss (DP-XGB), ``g = p - y`` in [-1, 1], ``h = p (1 - p)`` <= 1/4,

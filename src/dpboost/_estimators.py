@@ -442,7 +442,7 @@ class DPGBClassifier(ClassifierMixin, _BaseDPGB):
                               "loss": [StrOptions({"square", "logistic", "softmax"})],
                               "class_weight": [dict, StrOptions({"balanced"}), None],
                               "n_samples_hint": [Interval(Integral, 1, None, closed="left"),
-                                                 None]}
+                                                 StrOptions({"private"}), None]}
 
     def __init__(self, *, epsilon=1.0, delta=1e-5, accounting="auto", loss="softmax",
                  n_estimators="auto", max_depth=6,

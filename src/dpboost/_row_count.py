@@ -153,4 +153,5 @@ def choose_plan(records, options, noise, ledger):
     if plan.count is None:
         return config, plan, None
     count = release_row_count(records, plan.count, noise, ledger)
-    return (*options[regime(count, config.epsilon, noise_scale(plan.count))], count)
+    return (*options[regime(count, config.epsilon, noise_scale(plan.count),
+                            config.count_thresholds)], count)
