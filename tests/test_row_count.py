@@ -26,6 +26,18 @@ def _regressor(**params):
                             "target_bounds": (-2, 2), "random_state": 0, **params})
 
 
+def _release_as(monkeypatch, released):
+    """Make the fit's row count release (its ledger entry as planned) return ``released``."""
+    import dpboost._row_count
+
+    monkeypatch.setattr(dpboost._row_count, "release_row_count",
+                        lambda records, entry, noise, ledger: (
+                            ledger.record(mechanism=entry.mechanism, epsilon=entry.epsilon,
+                                          sensitivity=entry.sensitivity, n_nodes=1,
+                                          group=entry.group, tree=entry.tree,
+                                          level=entry.level), released)[1])
+
+
 def test_one_record_moves_the_count_by_the_sensitivity():
     y = np.zeros((1, 5))
     counts = [count_records(Partition.of(np.zeros((k, 1)), y[:, :k].T)) for k in (4, 5)]
@@ -69,14 +81,7 @@ def test_a_released_count_leaves_the_constant_regime_a_margin_of_its_noise_late(
 def test_the_classifiers_interaction_order_follows_its_released_count(monkeypatch, released,
                                                                        mechanism):
     # Three features at epsilon 1: unrestricted exponential-split trees from 24,000 records.
-    import dpboost._row_count
-
-    monkeypatch.setattr(dpboost._row_count, "release_row_count",
-                        lambda records, entry, noise, ledger: (
-                            ledger.record(mechanism=entry.mechanism, epsilon=entry.epsilon,
-                                          sensitivity=entry.sensitivity, n_nodes=1,
-                                          group=entry.group, tree=entry.tree,
-                                          level=entry.level), released)[1])
+    _release_as(monkeypatch, released)
     X, y = _data(400)
     model = DPGBClassifier(epsilon=1.0, n_samples_hint="private", feature_bounds=(-1, 1),
                            classes=[False, True], n_estimators=5, random_state=0).fit(X, y > 0)
@@ -107,14 +112,7 @@ def test_the_count_is_released_first_within_the_budget(delta):
 def test_the_regime_follows_the_released_count(monkeypatch, released, n_estimators, n_releases):
     # The choice reads the released value only: a count released as 10^6 picks the large regime
     # for 400 records.
-    import dpboost._row_count
-
-    monkeypatch.setattr(dpboost._row_count, "release_row_count",
-                        lambda records, entry, noise, ledger: (
-                            ledger.record(mechanism=entry.mechanism, epsilon=entry.epsilon,
-                                          sensitivity=entry.sensitivity, n_nodes=1,
-                                          group=entry.group, tree=entry.tree,
-                                          level=entry.level), released)[1])
+    _release_as(monkeypatch, released)
     X, y = _data(400)
     model = _regressor(epsilon=1.0).fit(X, y)
     assert model.row_count_ == released and model.n_estimators_ == n_estimators
