@@ -92,8 +92,8 @@ def contribution_importances(forest, n_features):
     """Spread of each feature's contribution to the margin, from released values only.
 
     The margin of a boosted model is a sum over trees, and a tree that splits on one feature
-    only (the default ``interaction_cst="no_interactions"``) is a function of that feature
-    alone; so the margin is ``sum_f g_f(x_f)`` plus the trees on several features, with
+    only (``interaction_cst="no_interactions"``, the default's at a finite epsilon) is a
+    function of that feature alone; so the margin is ``sum_f g_f(x_f)`` plus the trees on several features, with
     ``g_f`` the sum of the trees on ``f`` (Lou, Caruana & Gehrke 2012, GA2M: an additive model's
     importance is the spread of its shape functions). Feature ``f`` gets the weighted variance
     of ``g_f`` over the codes of its public grid (its bins and the missing code), each code
