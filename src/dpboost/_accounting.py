@@ -475,7 +475,6 @@ def _staged_bounds(event, delta, orders):
     ------
     lower, upper : float
     """
-    from dp_accounting.rdp import RdpAccountant
     from dp_accounting.rdp.rdp_privacy_accountant import compute_epsilon
 
     done, rdp = [], []
@@ -486,15 +485,8 @@ def _staged_bounds(event, delta, orders):
             continue
         key = (name, tuple(stage))
         with _quiet_accountant():
-            # Read once: another thread's fit may clear the memo in between.
-            divergences = _DIVERGENCES.get(key)
-            if divergences is None:
-                accountant = RdpAccountant(stage)
-                accountant.compose(event)
-                divergences = tuple(accountant.rdp)
-                if len(_DIVERGENCES) >= DIVERGENCES_MEMO_SIZE:
-                    _DIVERGENCES.clear()
-                _DIVERGENCES[key] = divergences
+            divergences = memoised(_DIVERGENCES, DIVERGENCES_MEMO_SIZE, key,
+                                   lambda: _divergences(stage, event))
             done += stage
             rdp += list(divergences)
             upper = float(compute_epsilon(done, rdp, delta)[0])
@@ -505,6 +497,28 @@ def _staged_bounds(event, delta, orders):
         yield lower, upper
         if lower == upper:
             return
+
+
+def _divergences(orders, event):
+    """The Renyi divergences of ``event`` at ``orders`` (dp-accounting), as a tuple."""
+    from dp_accounting.rdp import RdpAccountant
+
+    accountant = RdpAccountant(orders)
+    accountant.compose(event)
+    return tuple(accountant.rdp)
+
+
+def memoised(memo, size, key, compute):
+    """``memo[key]``, computed by ``compute()`` and stored where absent; a memo that holds
+    ``size`` values is cleared first. The value is read once: another thread's fit may clear
+    the memo between a check and a read."""
+    value = memo.get(key)
+    if value is None:
+        value = compute()
+        if len(memo) >= size:
+            memo.clear()
+        memo[key] = value
+    return value
 
 
 #: Renyi divergences :func:`_staged_bounds` computed, by (event, orders): the planner's

@@ -149,8 +149,8 @@ def constant_model(params, n_samples, epsilon, regression):
 #: trees on random splits (the small-epsilon preset) otherwise. On the tuning splits of
 #: ``bench_capacity.py`` (benchmarks/README.md, "Interactions against the row count times
 #: epsilon") unrestricted depth-6 trees gained 0.013 ROC AUC on average over the 13 cells from
-#: this n x epsilon / p on (worst -0.004, give_me_some_credit at 24,000), while below it they lost up to
-#: 0.019 (give_me_some_credit, diabetes) where the signal is near additive.
+#: this n x epsilon / p on (worst -0.004, give_me_some_credit at 24,000), while below it they
+#: lost up to 0.019 (give_me_some_credit, diabetes) where the signal is near additive.
 INTERACTION_N_EPSILON_PER_FEATURE = 8000.0
 
 
@@ -159,8 +159,8 @@ def resolve_interactions(interaction_cst, split_selection, n_samples, epsilon, n
     """``interaction_cst`` and ``split_selection`` with ``"auto"`` resolved: unrestricted
     trees (None) at ``epsilon=inf`` and, for a classifier, where ``n_samples * epsilon /
     n_features`` is at least :data:`INTERACTION_N_EPSILON_PER_FEATURE` (``n_samples``: the
-    public hint or a released count; None: never), else ``"no_interactions"``; the split selection
-    ``"exponential"`` where the trees are unrestricted (random splits would make them random
+    public hint or a released count; None: never), else ``"no_interactions"``; the split
+    selection ``"exponential"`` where the trees are unrestricted (random splits would make them random
     trees), else ``"random"``. A regressor's unrestricted trees lost to its additive ones at
     every finite epsilon on 3 of the 5 shared regression sets' tuning splits, up to 13,670 per
     feature (``bench_tree_count.py --stage interactions``), and won on all five without noise
@@ -172,9 +172,10 @@ def resolve_interactions(interaction_cst, split_selection, n_samples, epsilon, n
     split_selection : str
     """
     if interaction_cst == "auto":
-        unrestricted = not math.isfinite(epsilon) or (
-            not regression and n_samples is not None and n_features
-            and n_samples * epsilon / n_features >= INTERACTION_N_EPSILON_PER_FEATURE)
+        # The classifier's one threshold of n x epsilon is the one its private count chooses by.
+        thresholds = () if regression else count_thresholds(False, n_features)
+        unrestricted = not math.isfinite(epsilon) or bool(
+            thresholds and n_samples is not None and n_samples * epsilon >= thresholds[0][0])
         interaction_cst = None if unrestricted else "no_interactions"
     if split_selection == "auto":
         split_selection = "exponential" if interaction_cst is None else "random"

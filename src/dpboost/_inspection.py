@@ -93,17 +93,17 @@ def contribution_importances(forest, n_features):
 
     The margin of a boosted model is a sum over trees, and a tree that splits on one feature
     only (``interaction_cst="no_interactions"``, the default's at a finite epsilon) is a
-    function of that feature alone; so the margin is ``sum_f g_f(x_f)`` plus the trees on several features, with
-    ``g_f`` the sum of the trees on ``f`` (Lou, Caruana & Gehrke 2012, GA2M: an additive model's
-    importance is the spread of its shape functions). Feature ``f`` gets the weighted variance
-    of ``g_f`` over the codes of its public grid (its bins and the missing code), each code
-    weighted by the released cover of its leaf shared equally among the leaf's codes (clipped
-    at 0, averaged over the trees on ``f``), or 1 where the leaves released no statistics
-    (Laplace leaves). A tree on several features adds, per split node, the between-children
-    part of the law of total variance of its leaf values under the same covers,
-    ``(c_L (v_L - v)^2 + c_R (v_R - v)^2) / c_root`` with ``v`` the cover-weighted mean value
-    below a node (Saabas's contributions, "Interpreting random forests", 2014), to the node's
-    feature. Each output's trees are pooled apart and the spreads summed.
+    function of that feature alone; so the margin is ``sum_f g_f(x_f)`` plus the trees on
+    several features, with ``g_f`` the sum of the trees on ``f`` (Lou, Caruana & Gehrke 2012,
+    GA2M: an additive model's importance is the spread of its shape functions). Feature ``f``
+    gets the weighted variance of ``g_f`` over the codes of its public grid (its bins and the
+    missing code), each code weighted by the released cover of its leaf shared equally among the
+    leaf's codes (clipped at 0, averaged over the trees on ``f``), or 1 where the leaves
+    released no statistics (Laplace leaves). A tree on several features adds, per split node,
+    the between-children part of the law of total variance of its leaf values under the same
+    covers, ``(c_L (v_L - v)^2 + c_R (v_R - v)^2) / c_root`` with ``v`` the cover-weighted mean
+    value below a node (Saabas's contributions, "Interpreting random forests", 2014), to the
+    node's feature. Each output's trees are pooled apart and the spreads summed.
 
     Pooling the trees before taking the spread is what makes it measure the model: the leaf
     noise of the trees is independent and partly cancels in ``g_f``, while their signal adds

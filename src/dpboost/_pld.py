@@ -95,7 +95,7 @@ def pld_epsilon(entries, delta, repeats=None, scale=1.0):
     """
     from dp_accounting.pld import pld_privacy_accountant
 
-    from ._accounting import ledger_event
+    from ._accounting import ledger_event, memoised
 
     entries = list(entries)
     if not delta <= MAX_DELTA or any(
@@ -110,18 +110,15 @@ def pld_epsilon(entries, delta, repeats=None, scale=1.0):
     if event is None:
         return math.inf
     interval = DISCRETIZATION * max(1.0, min(scale, 1e3))
-    key = (repr(event), delta, interval)
-    epsilon = _EPSILONS.get(key)  # read once: another thread's fit may clear the memo
-    if epsilon is None:
+
+    def compute():
         accountant = pld_privacy_accountant.PLDAccountant(value_discretization_interval=interval)
         if not accountant.supports(event):
             return math.inf
         accountant.compose(event)
-        epsilon = max(0.0, float(accountant.get_epsilon(delta)))
-        if len(_EPSILONS) >= MEMO_SIZE:
-            _EPSILONS.clear()
-        _EPSILONS[key] = epsilon
-    return epsilon
+        return max(0.0, float(accountant.get_epsilon(delta)))
+
+    return memoised(_EPSILONS, MEMO_SIZE, (repr(event), delta, interval), compute)
 
 
 #: Epsilons :func:`pld_epsilon` computed, by (event, delta, discretisation): a fit's ledger is
