@@ -4,8 +4,9 @@ exponential-split trees, on tuning splits only.
 The question: can the default classifier choose its interaction order from ``n * epsilon`` (``n``:
 the fitting rows, a public input once released as a noisy count or a hint)? Each cell fits
 
-- ``default``: ``DPGBClassifier()`` as shipped (random splits, ``interaction_cst=
-  "no_interactions"``: one feature per tree, an additive model);
+- ``default``: ``DPGBClassifier(interaction_cst="no_interactions", n_samples_hint=None)``, the
+  default as shipped when these runs were made (random splits, one feature per tree: an
+  additive model; no row count);
 - ``exp dD``: ``split_selection="exponential", interaction_cst=None, max_depth=D,
   subsample=1.0`` (unrestricted trees of depth D, splits chosen by the exponential mechanism on
   every row), every other parameter as shipped (``n_estimators`` and ``learning_rate`` "auto"),
@@ -32,7 +33,11 @@ comparable across runs): results/capacity.csv.
 Run: ``NUMBA_NUM_THREADS=1 python benchmarks/bench_capacity.py`` (``--quick``: synth30k and
 adult, epsilon 1, one seed: results/capacity_quick.csv; ``--datasets``: results/capacity_subset.csv);
 ``--high``: :data:`HIGH_SETS` at :data:`HIGH_EPSILONS`, :data:`HIGH_CONFIGS`, seeds 0 and 1
-(results/capacity_high.csv); ``--report`` prints the table from the CSV.
+(results/capacity_high.csv); ``--trees``: the additive default with ``n_estimators`` in
+:data:`TREE_COUNTS` on every set at :data:`TREE_EPSILONS`, seeds :data:`TREE_SEEDS` (the
+question: should the number of trees grow with n x epsilon?), and ``exp d6`` with 200 and 400
+trees where n x epsilon / p reaches the interaction rule's 8,000 (results/capacity_trees.csv);
+``--report`` prints the table from the CSV.
 """
 
 import itertools
@@ -67,6 +72,10 @@ CONFIGS = ("default",) + tuple(f"exp d{d}" for d in DEPTHS) + ("exp d4 sub auto"
 HIGH_SETS = ("adult", "bank", "credit", "give_me_some_credit", "diabetes")
 HIGH_EPSILONS = (8.0, 16.0)
 HIGH_CONFIGS = ("default", "exp d4", "exp d5", "exp d6")
+#: ``--trees``: the number of trees of the additive default against n x epsilon.
+TREE_COUNTS = (200, 400, 800)
+TREE_EPSILONS = (0.1, 0.3, 1.0, 4.0, 16.0)
+TREE_SEEDS = (10, 11, 12, 13)
 
 
 def _synthetic(n_samples):
@@ -104,11 +113,18 @@ def tuning_splits(names):
 
 
 def model(config, epsilon, seed, bounds):
-    params = {}
+    """``config``: "default", "exp dD" or "exp dD sub S" (module docstring), each optionally
+    followed by " N trees" (``n_estimators=N``; else "auto")."""
+    # "default": the additive default as these runs measured it, without a row count (since
+    # the classifier releases one by default, its rules would turn it into another model).
+    params = {"interaction_cst": "no_interactions", "n_samples_hint": None}
+    if config.endswith(" trees"):
+        config, _, count = config.removesuffix(" trees").rpartition(" ")
+        params["n_estimators"] = int(count)
     if config != "default":
         depth, _, subsample = config.removeprefix("exp d").partition(" sub ")
-        params = {"split_selection": "exponential", "interaction_cst": None,
-                  "max_depth": int(depth), "subsample": subsample or 1.0}
+        params.update({"split_selection": "exponential", "interaction_cst": None,
+                       "max_depth": int(depth), "subsample": subsample or 1.0})
     return DPGBClassifier(epsilon=epsilon, delta=DELTA, feature_bounds=bounds, classes=[0, 1],
                           random_state=seed, n_jobs=1, **params)
 
@@ -134,6 +150,72 @@ def run(names, epsilons, seeds, configs=CONFIGS):
                 f"{r['config']}:{r['auc']:.4f}" for r in rows[-len(configs) * len(seeds):]),
                 flush=True)
     return rows
+
+
+def _fit_cell(name, split, epsilon, config, seed):
+    X_fit, y_fit, X_val, y_val, bounds = split
+    estimator = model(config, epsilon, seed, bounds)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        estimator.fit(X_fit, y_fit)
+    return {"dataset": name, "n_fit": len(y_fit), "n_features": X_fit.shape[1],
+            "epsilon": epsilon, "n_eps": len(y_fit) * epsilon, "config": config, "seed": seed,
+            "n_estimators_": estimator.n_estimators_,
+            "auc": roc_auc_score(y_val, estimator.predict_proba(X_val)[:, 1])}
+
+
+def run_trees(names):
+    """``--trees``: every tuning split at :data:`TREE_EPSILONS` with the additive default at
+    each of :data:`TREE_COUNTS` trees, and ``exp d6`` at 200 and 400 trees where n x epsilon /
+    p reaches 8,000 (``_auto.INTERACTION_N_EPSILON_PER_FEATURE``); two fits at a time."""
+    from joblib import Parallel, delayed
+
+    cells = []
+    for name, X_fit, y_fit, X_val, y_val, bounds, _ in tuning_splits(names):
+        split = (X_fit, y_fit, X_val, y_val, bounds)
+        for epsilon in TREE_EPSILONS:
+            configs = [f"default {count} trees" for count in TREE_COUNTS]
+            if len(y_fit) * epsilon / X_fit.shape[1] >= 8000:
+                configs += ["exp d6 200 trees", "exp d6 400 trees"]
+            cells += [(name, split, epsilon, config, seed)
+                      for config, seed in itertools.product(configs, TREE_SEEDS)]
+    return Parallel(n_jobs=2, batch_size=2)(delayed(_fit_cell)(*cell) for cell in cells)
+
+
+def trees_table(rows):
+    """The README table of ``--trees`` (markdown): per set and epsilon, n x epsilon and the mean
+    validation ROC AUC of 200 trees over the seeds, the paired mean difference of 400 and 800
+    trees from it with its standard error, and likewise for ``exp d6`` where it ran."""
+    auc = defaultdict(dict)
+    facts = {}
+    for r in rows:
+        key = (r["dataset"], float(r["epsilon"]))
+        auc[key + (r["config"],)][r["seed"]] = float(r["auc"])
+        facts[key] = (int(r["n_fit"]), int(r["n_features"]), float(r["n_eps"]))
+
+    def mean(key, config):
+        values = auc.get(key + (config,), {})
+        return f"{np.mean(list(values.values())):.4f}" if values else ""
+
+    def difference(key, config, base):
+        a, b = auc.get(key + (config,), {}), auc.get(key + (base,), {})
+        paired = [a[s] - b[s] for s in a if s in b]
+        if not paired:
+            return ""
+        error = np.std(paired, ddof=1) / math.sqrt(len(paired)) if len(paired) > 1 else 0.0
+        return f"{np.mean(paired):+.4f} ±{error:.4f}"
+
+    lines = ["| set | n | p | eps | n x eps | 200 trees | 400 - 200 | 800 - 200 | exp d6 200 | "
+             "exp d6 400 - 200 |", "|---" * 10 + "|"]
+    for key, (n_fit, n_features, n_eps) in facts.items():
+        lines.append(
+            f"| {key[0]} | {n_fit:,} | {n_features} | {key[1]:g} | {n_eps:,.0f} | "
+            f"{mean(key, 'default 200 trees')} | "
+            f"{difference(key, 'default 400 trees', 'default 200 trees')} | "
+            f"{difference(key, 'default 800 trees', 'default 200 trees')} | "
+            f"{mean(key, 'exp d6 200 trees')} | "
+            f"{difference(key, 'exp d6 400 trees', 'exp d6 200 trees')} |")
+    return "\n".join(lines)
 
 
 def report(rows):
@@ -163,9 +245,18 @@ def main():
     parser = _harness.parser(__doc__, SETS)
     parser.add_argument("--high", action="store_true",
                         help="HIGH_SETS at HIGH_EPSILONS, seeds 0 and 1 (results/capacity_high.csv)")
+    parser.add_argument("--trees", action="store_true",
+                        help="the number of trees against n x epsilon (results/capacity_trees.csv)")
     parser.add_argument("--report", action="store_true", help="print the table from the CSV")
     args = parser.parse_args()
-    name = _harness.result_name("capacity_high" if args.high else "capacity", args)
+    name = _harness.result_name("capacity_high" if args.high else
+                                "capacity_trees" if args.trees else "capacity", args)
+    if args.trees:
+        if not args.report:
+            _harness.warm_up()
+            _harness.write_results(name, run_trees(args.datasets or SETS))
+        print(trees_table(_harness.read_results(name)))
+        return
     if not args.report:
         _harness.warm_up()
         if args.high:

@@ -14,8 +14,9 @@ the 5 folds of the first seed when installed; HGB (scikit-learn's defaults) is t
 ceiling, and on Abalone the training mean the floor of any constant. "private mean alone" is the
 DP constant: the default regressor with the public hint ``n_samples_hint=1``, which puts every
 epsilon in its constant regime (the whole budget on the mean target). "previous default" is the classifier's default before its S-BDT-like preset (100
-trees, learning rate 0.3, lambda 1, Hessian sketch, min_child_weight "auto", no subsampling, interactions allowed,
-gradients bounded by 1 with GDF); on Abalone it is the regressor's previous default
+trees, learning rate 0.3, lambda 1, random splits among the Hessian sketch's candidates,
+min_child_weight "auto", no subsampling, interactions allowed, gradients bounded by 1 with GDF, no
+row count); on Abalone it is the regressor's previous default
 (``bench_regression.PREVIOUS_DEFAULT``: 100 trees of depth 6, interactions allowed, GDF), whose
 preset was chosen on an inner split of fold 0's training part of ``bench_regression`` (5-fold CV,
 seed 0), never on these folds' scores.
@@ -53,7 +54,8 @@ SBDT = {"adult": {0.01: 0.787, 0.02: 0.831, 0.03: 0.849, 0.1: 0.876, 0.5: 0.893}
 PREVIOUS_DEFAULT = {"n_estimators": 100, "learning_rate": 0.3, "l2_regularization": 1.0,
                     "split_candidates": "hessian", "min_child_weight": "auto", "subsample": 1.0,
                     "interaction_cst": None, "max_depth": 6, "gradient_bound": 1.0,
-                    "gradient_filtering": True}
+                    "gradient_filtering": True, "split_selection": "random",
+                    "n_samples_hint": None}
 
 
 def _data(name):

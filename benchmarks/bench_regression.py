@@ -47,7 +47,7 @@ DELTA = 1e-5
 LARGE = {"nycflights": {"n_folds": 2, "max_train": 30_000, "max_test": 10_000}}
 #: The regressor's default before its additive preset (the one this benchmark chose against).
 PREVIOUS_DEFAULT = {"n_estimators": 100, "max_depth": 6, "gradient_filtering": True,
-                    "interaction_cst": None}
+                    "interaction_cst": None, "split_selection": "random"}
 
 
 def dp_ebm(data, epsilon, seed):

@@ -538,12 +538,18 @@ def regression():
                     lines)
 
 
+def capacity_trees():
+    import bench_capacity
+
+    return bench_capacity.trees_table(_results("capacity_trees"))
+
+
 #: name -> function returning the markdown of README.md's ``<!-- table:name -->`` block.
 TABLES = {f.__name__: f for f in (
     safe_defaults, fit_time, defaults_max_bins, secure_noise, secure_samplers, error_vs_epsilon,
     error_vs_epsilon_rmse, convergence, ablation_filtered, ablation_glc, ablation_exact, peers,
     blocks_grid_ranks, multiclass, table1_hessian, fit, compile_startup, compile_floors,
-    frontier, speed_goals, frontier_abalone, regression, threads)}
+    frontier, speed_goals, frontier_abalone, regression, threads, capacity_trees)}
 
 _BLOCK = re.compile(r"(<!-- table:(\w+) -->\n)(.*?)(<!-- /table:\2 -->)", re.S)
 

@@ -336,7 +336,7 @@ def test_default_estimator_is_the_preset(binary, cls):
                 params["l2_regularization"], params["interaction_cst"],
                 params["gradient_bound"], params["gradient_filtering"],
                 params["n_samples_hint"]) == (
-            "auto", "uniform", "auto", 10.0, "auto", 0.5, False, None)
+            "auto", "uniform", "auto", 10.0, "auto", 0.5, False, "private")
         # "auto": additive trees on random splits, unrestricted exponential-split trees without
         # noise or from a public row count of 8,000 per feature per unit of epsilon
         assert [(c.split_selection, c.interaction_cst) for c in (
@@ -345,10 +345,18 @@ def test_default_estimator_is_the_preset(binary, cls):
                             (np.inf, None, 14)])] == [
             ("random", "no_interactions"), ("random", "no_interactions"),
             ("exponential", None), ("exponential", None)]
-        # "auto": 50 trees below epsilon 0.03, 200 from it on, whatever the features
-        assert [cls(epsilon=e)._configs(n_features=p)[0].n_estimators
+        # "auto": 50 trees below epsilon 0.03, 200 from it on, whatever the features; 400
+        # additive trees from a row count times epsilon of 7,000 (none: the large regime
+        # without noise, where the trees are unrestricted and keep 200)
+        assert [cls(epsilon=e, n_samples_hint=None)._configs(n_features=p)[0].n_estimators
                 for e, p in [(0.01, 14), (0.0299, 100), (0.03, 14), (1.0, 100)]] == [
             50, 50, 200, 200]
+        assert [cls(epsilon=e, n_samples_hint=n, **cst)._configs(n_features=p)[0].n_estimators
+                for e, n, p, cst in [(0.01, 10**9, 14, {}), (1.0, 6_999, 14, {}),
+                                     (1.0, 7_000, 14, {}), (2.0, 56_000, 14, {}),
+                                     (np.inf, None, 14, {}),
+                                     (np.inf, None, 14, {"interaction_cst": "no_interactions"})]
+                ] == [50, 200, 400, 200, 200, 400]
         assert (params["loss"], params["learning_rate"], params["subsample"]) == (
             "softmax", "auto", "auto")
     else:

@@ -127,7 +127,7 @@ def _private(**params):
     return DPGBClassifier(**{"epsilon": 1.0, "feature_bounds": {"x": (-1, 1)},
                              "categorical_features": ["city", "job"],
                              "categories": "private", "classes": [0, 1],
-                             "n_estimators": 20, **params})
+                             "n_estimators": 20, "n_samples_hint": None, **params})
 
 
 def test_released_lists_hold_the_common_values_sorted_as_text(frame, seeded_os_words):

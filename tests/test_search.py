@@ -49,6 +49,8 @@ def _independent_rho(ledger):
             rho += 0.5 / e.noise_multiplier**2
         elif e.mechanism == "exponential":
             rho += e.epsilon**2 / 8
+        elif e.mechanism == "laplace":  # the row count (Bun & Steinke 2016, Proposition 1.4)
+            rho += e.epsilon**2 / 2
         else:
             assert e.mechanism == "uniform", e.mechanism
     return rho
@@ -313,7 +315,8 @@ def test_an_accountant_holds_the_search_and_other_fits(data):
     search = _search(accountant=accountant).fit(X, y)
     assert accountant.spent() == pytest.approx(search.privacy_spent_, rel=1e-12)
     fit = DPGBClassifier(epsilon=0.5, n_estimators=5, subsample=1.0, feature_bounds=(-1, 1),
-                         classes=[0, 1], random_state=0, accountant=accountant).fit(X, y)
+                         classes=[0, 1], n_samples_hint=None, random_state=0,
+                         accountant=accountant).fit(X, y)
     # Independently: the search's repeat-and-select event and the fit's releases, composed.
     events = [dp_accounting.dp_event.RepeatAndSelectDpEvent(
         dp_accounting.ZCDpEvent(search.trial_rho_), 4.0, 0.0),

@@ -52,7 +52,9 @@ def test_added_trees_have_their_own_budget_composed_with_the_first():
     np.testing.assert_array_equal(clf._forest.leaf_value[:6], first[1])
     np.testing.assert_array_equal(clf.predict_proba(X, iteration_range=(0, 6)), first[3])
     # the new trees' ledger is the plan of 4 trees at epsilon 0.5, after the first fit's
-    second = plan_fit(replace(clf._configs()[0], n_estimators=4), make_loss("softmax", 1), 1, 3)
+    # (its configuration: the regime of the count the first fit released, no second count)
+    [config] = clf._configs(previous=clf._forest)
+    second = plan_fit(replace(config, n_estimators=4), make_loss("softmax", 1), 1, 3)
     assert clf.privacy_ledger_[:len(first[2])] == first[2]
     assert clf.privacy_ledger_[len(first[2]):] == second.entries
     fits = [e.fit for e in clf.privacy_ledger_]

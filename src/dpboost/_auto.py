@@ -78,13 +78,25 @@ AUTO_TREES_PER_FEATURE, AUTO_TREES_EPSILON, AUTO_MIN_TREES = 25.0, 2.0, 200
 #: where the budget is smallest: +0.03 ROC AUC at epsilon 0.01 and 0.02 on ``adult.test``,
 #: ``bench_small_epsilon.py``; equal within noise at 0.03 and 0.05).
 AUTO_FEW_TREES, AUTO_FEW_TREES_BELOW = 50, 0.03
+#: ``n_estimators="auto"`` of the classifier's additive trees where its row count (a public hint
+#: or the released count) times epsilon reaches :data:`MORE_TREES_N_EPSILON`, and without
+#: noise: :data:`AUTO_MORE_TREES`. Where the budget is large against the data, 200 trees of one
+#: feature each stop short of what the signal holds; twice as many, each noisier, fit more of
+#: it. On the tuning splits of ``bench_capacity.py --trees`` (benchmarks/README.md, "The
+#: classifier's trees against the row count times epsilon"; 4 seeds) 400 additive trees gained
+#: 0.0077 ROC AUC on average over the 44 cells from 7,000 on (worst -0.0038, 3 below 0), while
+#: at 6,000 one set lost 0.016; unrestricted trees (from 8,000 per feature) gained -0.009 to
+#: +0.009 from 400, so they keep 200.
+AUTO_MORE_TREES, MORE_TREES_N_EPSILON = 400, 7000.0
 
 
-def resolve_n_estimators(n_estimators, epsilon, n_features, regression):
+def resolve_n_estimators(n_estimators, epsilon, n_features, regression, n_samples=None,
+                         additive=True):
     """``n_estimators`` with ``"auto"`` resolved from public inputs: for a regressor
     ``max(200, round(25 min(1, epsilon / 2) ** 0.4 n_features))`` (:data:`AUTO_TREES_PER_FEATURE`;
-    without noise, ``epsilon=inf``, 25 per feature), for a classifier 50 below epsilon 0.03 and
-    200 from it on (:data:`AUTO_FEW_TREES`).
+    without noise, ``epsilon=inf``, 25 per feature), for a classifier 50 below epsilon 0.03
+    (:data:`AUTO_FEW_TREES`), 400 additive trees where ``n_samples * epsilon`` reaches 7,000
+    and without noise (:data:`AUTO_MORE_TREES`), and 200 otherwise.
 
     Parameters
     ----------
@@ -94,6 +106,11 @@ def resolve_n_estimators(n_estimators, epsilon, n_features, regression):
         Columns of ``X`` (its schema); None when ``X`` has no two-dimensional shape (its
         validation then refuses it before anything is planned): 200.
     regression : bool
+    n_samples : float or None, default=None
+        The row count the classifier's rule reads (:func:`resolve_config`); None: none.
+    additive : bool, default=True
+        Whether the classifier's trees split on one feature each (``interaction_cst``
+        resolved: ``"no_interactions"``).
 
     Returns
     -------
@@ -102,7 +119,11 @@ def resolve_n_estimators(n_estimators, epsilon, n_features, regression):
     if n_estimators != "auto":
         return int(n_estimators)
     if not regression:
-        return AUTO_FEW_TREES if epsilon < AUTO_FEW_TREES_BELOW else AUTO_MIN_TREES
+        if epsilon < AUTO_FEW_TREES_BELOW:
+            return AUTO_FEW_TREES
+        large = not math.isfinite(epsilon) or (
+            n_samples is not None and n_samples * epsilon >= MORE_TREES_N_EPSILON)
+        return AUTO_MORE_TREES if large and additive else AUTO_MIN_TREES
     if n_features is None:
         return AUTO_MIN_TREES
     share = min(1.0, epsilon / AUTO_TREES_EPSILON) ** 0.4
@@ -172,10 +193,9 @@ def resolve_interactions(interaction_cst, split_selection, n_samples, epsilon, n
     split_selection : str
     """
     if interaction_cst == "auto":
-        # The classifier's one threshold of n x epsilon is the one its private count chooses by.
-        thresholds = () if regression else count_thresholds(False, n_features)
-        unrestricted = not math.isfinite(epsilon) or bool(
-            thresholds and n_samples is not None and n_samples * epsilon >= thresholds[0][0])
+        threshold = None if regression else interaction_threshold(n_features)
+        unrestricted = not math.isfinite(epsilon) or (
+            threshold is not None and n_samples is not None and n_samples * epsilon >= threshold)
         interaction_cst = None if unrestricted else "no_interactions"
     if split_selection == "auto":
         split_selection = "exponential" if interaction_cst is None else "random"
@@ -192,14 +212,21 @@ def resolve_interactions(interaction_cst, split_selection, n_samples, epsilon, n
 CONSTANT_COUNT_MARGIN = 1.0
 
 
+def interaction_threshold(n_features):
+    """The classifier's ``n_samples * epsilon`` from which its ``"auto"`` trees are unrestricted
+    (:data:`INTERACTION_N_EPSILON_PER_FEATURE` times ``n_features``; None without a feature
+    count)."""
+    return INTERACTION_N_EPSILON_PER_FEATURE * n_features if n_features else None
+
+
 def count_thresholds(regression, n_features):
     """The values of ``n_samples * epsilon`` where a rule reading the row count changes its
     choice, increasing, each with the margin (in noise scales of a released count) by which a
     released count must pass it: the regressor's constant regime (:data:`CONSTANT_N_EPSILON`,
     :data:`CONSTANT_COUNT_MARGIN`) and small-data regime (:data:`SMALL_N_EPSILON`); the
-    classifier's interaction order (:data:`INTERACTION_N_EPSILON_PER_FEATURE` times
-    ``n_features``; none without a feature count). The regimes between them are the
-    configurations a private count chooses among.
+    classifier's number of trees (:data:`MORE_TREES_N_EPSILON`) and interaction order
+    (:func:`interaction_threshold`; none without a feature count). The regimes between them
+    are the configurations a private count chooses among.
 
     Returns
     -------
@@ -207,7 +234,9 @@ def count_thresholds(regression, n_features):
     """
     if regression:
         return ((CONSTANT_N_EPSILON, CONSTANT_COUNT_MARGIN), (SMALL_N_EPSILON, 0.0))
-    return ((INTERACTION_N_EPSILON_PER_FEATURE * n_features, 0.0),) if n_features else ()
+    interactions = interaction_threshold(n_features)
+    # 7,000 < 8,000 per feature: the trees' threshold comes first whatever the width.
+    return ((MORE_TREES_N_EPSILON, 0.0),) + (() if interactions is None else ((interactions, 0.0),))
 
 
 def regime_counts(epsilon, thresholds):
@@ -323,7 +352,8 @@ def resolve_config(params, hessian_bound, regression, sample_weight=None, n_feat
         n_estimators=(0 if alone else
                       SMALL_TREES if small and params["n_estimators"] == "auto" else
                       resolve_n_estimators(params["n_estimators"], epsilon, n_features,
-                                           regression)),
+                                           regression, n_samples,
+                                           additive=interaction_cst == "no_interactions")),
         max_depth=params["max_depth"], max_bins=params["max_bins"],
         learning_rate=float(learning_rate),
         l2_regularization=float(params["l2_regularization"]),

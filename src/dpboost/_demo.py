@@ -115,10 +115,12 @@ def main(args):
                 row = [clf.delta, error, auc, fit_s, clf.privacy_spent_,
                        clf.filtered_fraction_.mean()]
                 print(f"{setting:>12}  {eps:>12.4f}  " + "  ".join(f"{v:>12.4g}" for v in row))
-    print("default: DPGBClassifier(epsilon=...) as shipped (Renyi accounting, delta 1e-5, 200 "
-          "trees of one feature each on Poisson samples, random splits on the grid, Gaussian "
-          "leaves, gradients clipped to 0.5, lambda 10, logistic loss; at epsilon=inf "
-          "unrestricted trees on the best splits); paper: "
+    print("default: DPGBClassifier(epsilon=...) as shipped (Renyi accounting, delta 1e-5, its "
+          "row count released first with 1% of epsilon; 200 trees of one feature each, 400 "
+          "where the count times epsilon reaches 7,000, on Poisson samples, random splits on "
+          "the grid; unrestricted trees on exponential-mechanism splits where it reaches 8,000 "
+          "per feature, on the best splits at epsilon=inf; Gaussian leaves, gradients clipped "
+          "to 0.5, lambda 10, logistic loss); paper: "
           "DPGBClassifier.dpboost_paper, "
           "DPBoost's setting (pure epsilon-DP). One seed per row. gdf_filtered is the mean "
           "fraction of each tree's records "

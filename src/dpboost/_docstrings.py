@@ -73,8 +73,8 @@ PARAMETERS = """
         choice: it changes no sensitivity. ``split_selection="cyclical"`` is
         ``"exponential"`` with ``"no_interactions"``. None: every tree may split on any feature.
         ``"auto"`` (``_auto.resolve_interactions``): None at ``epsilon=inf`` and, for the
-        classifier, where the public row count ``n_samples_hint`` times epsilon is at least
-        8,000 per feature, else ``"no_interactions"``: on the tuning splits of
+        classifier, where its row count (``n_samples_hint``) times epsilon is at least 8,000
+        per feature, else ``"no_interactions"``: on the tuning splits of
         ``bench_capacity.py`` unrestricted depth-6 trees gained 0.013 ROC AUC on average from
         there on and lost up to 0.019 below it (benchmarks/README.md, "Interactions against the
         row count times epsilon"); the regressor's lost at every finite epsilon on 3 of 5 sets.
@@ -107,9 +107,12 @@ PARAMETERS = """
         node chooses only among the boundaries between two categories.
     n_estimators : int or "auto", default="auto"
         Number of trees T, >= 1 (per class for one-vs-rest classifiers). ``"auto"``, resolved
-        at each ``fit`` from public inputs: for the classifier 50 below epsilon 0.03 and 200
-        from it on (fewer, less noisy trees at the smallest budgets; chosen on ``adult.test``,
-        ``benchmarks/README.md``, "The privacy-utility frontier"); for the regressor, from
+        at each ``fit`` from public inputs: for the classifier 50 below epsilon 0.03 (fewer,
+        less noisy trees at the smallest budgets; chosen on ``adult.test``,
+        ``benchmarks/README.md``, "The privacy-utility frontier"), 400 additive trees where its
+        row count (``n_samples_hint``) times epsilon reaches 7,000, and without noise (more
+        trees fit more of the signal where the noise is small: "The classifier's trees against
+        the row count times epsilon"), and 200 otherwise; for the regressor, from
         epsilon and the number of columns p of ``X``, ``max(200, round(25 min(1, epsilon / 2)
         ** 0.4 p))``: 7.5 trees per feature at epsilon 0.1, 18.9 at 1, 25 from 2 on (with one
         feature per tree the shrinkage per feature must grow with the features and with
@@ -322,13 +325,15 @@ CLASSIFIER = ("""Differentially private gradient-boosted trees for classificatio
 
     The defaults are dpboost's best configuration in its benchmarks (``benchmarks/README.md``,
     "The privacy-utility frontier"), close to S-BDT's (Peinemann et al. 2024):
-    (epsilon, delta)-DP by Renyi accounting; 200 trees of depth 6 (50 below epsilon 0.03), each on its own Poisson
-    sample of the records (rate 0.1 below epsilon 0.5, 0.3 from it on; amplification by
+    (epsilon, delta)-DP by Renyi accounting; a private row count (1 % of epsilon) that the
+    ``"auto"`` rules read; 200 trees of depth 6 (50 below epsilon 0.03, 400 where the row count
+    times epsilon reaches 7,000 and the trees are additive), each on its own Poisson sample of
+    the records (rate 0.1 below epsilon 0.5, 0.3 from it on; amplification by
     subsampling) and splitting on one feature only, the features in turn (an additive model);
     data-independent random splits (DP-TR, Maddock et al. 2022) on the equal-width grid, so the
     whole budget goes to Gaussian leaf statistics with Newton leaves (DP-XGB); unrestricted
-    trees with exponential-mechanism splits instead without noise or where a public row count
-    ``n_samples_hint`` times epsilon reaches 8,000 per feature; gradients clipped
+    trees with exponential-mechanism splits instead without noise or where the row count
+    times epsilon reaches 8,000 per feature; gradients clipped
     to 0.5, lambda 10, learning rate 0.1 below epsilon 0.5 and 0.2 from it on; the logistic
     loss (multinomial for K > 2 classes). :meth:`~dpboost.DPGBClassifier.dpboost_paper` gives DPBoost's setting (Li et
     al. 2020).
@@ -344,15 +349,15 @@ CLASSIFIER = ("""Differentially private gradient-boosted trees for classificatio
         ``sample_weight_bound`` (1 without ``sample_weight``) times the largest class weight.
         ``"balanced"`` is refused: it reads the class frequencies from the training data, which
         are not public.
-    n_samples_hint : int >= 1, "private" or None, default=None
-        The number of training rows that ``interaction_cst="auto"`` reads. An int: a public
-        statement (e.g. a published data set size), never checked against the data.
-        ``"private"``: a count released first, with Laplace noise at 1 % of epsilon (the rest of
-        the fit is planned with 99 %, both interaction orders planned and reserved;
-        docs/privacy.md, Private row count), stored as ``row_count_``. None (the default): no
-        row count, additive trees at every finite epsilon (a count's 1 % buys nothing below
-        8,000 records per feature per unit of epsilon, where the shared classification sets
-        sit).
+    n_samples_hint : int >= 1, "private" or None, default="private"
+        The number of training rows that ``n_estimators="auto"`` and
+        ``interaction_cst="auto"`` read. An int: a public statement (e.g. a published data set
+        size), never checked against the data (a check would depend on the private count).
+        ``"private"``: a count released first, with Laplace noise at 1 % of epsilon
+        (sensitivity 1; the rest of the fit is planned with 99 %, the configuration of every
+        regime planned and reserved; docs/privacy.md, Private row count), stored as
+        ``row_count_``. None: no row count; 200 additive trees at every finite epsilon from
+        0.03 on.
     loss : {"square", "logistic", "softmax"}, default="softmax"
         ``"square"``: DPBoost's square loss on -1 / +1 labels, ``p = clip((F + 1) / 2)``.
         ``"logistic"``: the log-loss (DP-XGB), ``g = p - y`` in [-1, 1], ``h = p (1 - p)`` <= 1/4,

@@ -403,9 +403,9 @@ class _BaseDPGB(BaseEstimator):
         -------
         estimator : unfitted instance of this class
         """
-        # The paper's regressor reads no row count: n_estimators is given, init is "zero".
-        setting = dict(DPBOOST_PAPER, **({"loss": "square"} if "loss" in cls._parameter_constraints
-                                         else {"n_samples_hint": None}))
+        # The paper's setting reads no row count: n_estimators is given, init is "zero".
+        setting = dict(DPBOOST_PAPER, n_samples_hint=None,
+                       **({"loss": "square"} if "loss" in cls._parameter_constraints else {}))
         return cls(**{**setting, "epsilon": epsilon, **params})
 
     def _numbers(self, X):
@@ -452,7 +452,7 @@ class DPGBClassifier(ClassifierMixin, _BaseDPGB):
                  subsample="auto", split_selection="auto", split_candidates="uniform",
                  interaction_cst="auto", monotonic_cst=None, feature_bounds=None,
                  categorical_features="from_dtype", categories=None, classes=None,
-                 class_weight=None, sample_weight_bound=None, init="zero", n_samples_hint=None,
+                 class_weight=None, sample_weight_bound=None, init="zero", n_samples_hint="private",
                  warm_start=False,
                  early_stopping=False, validation_fraction=0.1, n_iter_no_change=20,
                  random_state=None, verbose=0, diagnostics=False, domain_report=False,
