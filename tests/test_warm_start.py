@@ -146,6 +146,17 @@ def test_a_warm_start_that_cannot_add_trees_is_refused_before_any_budget(change,
     assert accountant.spent() == spent and clf._forest.n_stages == 6
 
 
+@pytest.mark.parametrize("hint, auto", [(100, 200), (10_000, 400)])
+def test_auto_trees_of_a_warm_start_read_the_row_count_of_the_fit(hint, auto):
+    # The classifier's "auto" is 400 additive trees from a row count times epsilon of 7,000:
+    # a warm start resolves it as the fit does, from the same (here public) count.
+    X, y = _data(200)
+    clf = _clf(n_estimators=auto + 1, n_samples_hint=hint, max_depth=1).fit(X, y)
+    with pytest.raises(ValueError, match=rf"n_estimators='auto' \({auto}\) must be >= the "
+                                         rf"{auto + 1} trees"):
+        clf.set_params(n_estimators="auto").fit(X, y)
+
+
 def test_a_model_without_its_fitted_parameters_cannot_be_warm_started():
     X, y = _data()
     clf = _clf().fit(X, y)

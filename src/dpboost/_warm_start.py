@@ -4,7 +4,6 @@ fitted model's public inputs, which the added trees take as they are."""
 
 import numpy as np
 
-from ._auto import resolve_interactions, resolve_n_estimators
 from ._public_inputs import PublicInputs
 
 #: Parameters a ``warm_start`` fit must share with the fitted model: the trees' shape, the grid
@@ -33,16 +32,10 @@ def warm_start_inputs(estimator):
     forest = getattr(estimator, "_forest", None)
     if not estimator.warm_start or forest is None:
         return None
-    # The row count the fit's rules read: the public hint, or the count the first fit released.
-    hint = getattr(estimator, "n_samples_hint", None)
-    n_samples = getattr(estimator, "row_count_", None) if hint == "private" else hint
-    epsilon, regression = float(estimator.epsilon), hasattr(estimator, "target_bounds")
-    interaction_cst, _ = resolve_interactions(estimator.interaction_cst,
-                                              estimator.split_selection, n_samples, epsilon,
-                                              estimator.n_features_in_, regression)
-    n_estimators = resolve_n_estimators(estimator.n_estimators, epsilon,
-                                        estimator.n_features_in_, regression, n_samples,
-                                        additive=interaction_cst == "no_interactions")
+    # The number of trees of the configuration the fit takes (its rules read the public hint
+    # or the count the first fit released; without one, the first regime's, as the fit).
+    n_estimators = estimator._configs(n_features=estimator.n_features_in_,
+                                      previous=forest)[0].n_estimators
     if n_estimators < forest.n_stages:
         shown = "" if n_estimators == estimator.n_estimators else f" ({n_estimators})"
         raise ValueError(f"n_estimators={estimator.n_estimators!r}{shown} must be >= the "
