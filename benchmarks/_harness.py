@@ -44,6 +44,13 @@ print(f"[benchmarks] {NOISE_NOTE}", file=sys.stderr)
 
 RESULTS = Path(__file__).resolve().parent / "results"
 
+#: The default classifier's additive random-split trees without a row count: the model the
+#: speed and capacity benchmarks measured before the classifier released its count by default
+#: (at their n x epsilon the count would choose 400 or unrestricted exponential-split trees,
+#: another algorithm; benchmarks/README.md, "The classifier's trees against the row count
+#: times epsilon").
+ADDITIVE = {"interaction_cst": "no_interactions", "n_samples_hint": None}
+
 #: Seconds of this process's Numba warm-up (:func:`warm_up`), recorded in the machine facts.
 _WARM_UP = {}
 

@@ -54,6 +54,7 @@ from sklearn.metrics import roc_auc_score
 from sklearn.model_selection import train_test_split
 
 from dpboost import DPGBClassifier
+from dpboost._auto import INTERACTION_N_EPSILON_PER_FEATURE
 
 EPSILONS = (0.3, 1.0, 4.0)
 SEEDS = (0, 1, 2)
@@ -115,12 +116,12 @@ def tuning_splits(names):
 def model(config, epsilon, seed, bounds):
     """``config``: "default", "exp dD" or "exp dD sub S" (module docstring), each optionally
     followed by " N trees" (``n_estimators=N``; else "auto")."""
-    # "default": the additive default as these runs measured it, without a row count (since
-    # the classifier releases one by default, its rules would turn it into another model).
-    params = {"interaction_cst": "no_interactions", "n_samples_hint": None}
+    params = dict(_harness.ADDITIVE)  # "default": the additive default these runs measured
     if config.endswith(" trees"):
         config, _, count = config.removesuffix(" trees").rpartition(" ")
         params["n_estimators"] = int(count)
+    elif config == "default" and math.isinf(epsilon):
+        params["n_estimators"] = 200  # its "auto" then; additive trees now get 400 without noise
     if config != "default":
         depth, _, subsample = config.removeprefix("exp d").partition(" sub ")
         params.update({"split_selection": "exponential", "interaction_cst": None,
@@ -132,20 +133,10 @@ def model(config, epsilon, seed, bounds):
 def run(names, epsilons, seeds, configs=CONFIGS):
     rows = []
     for name, X_fit, y_fit, X_val, y_val, bounds, synthetic in tuning_splits(names):
+        split = (X_fit, y_fit, X_val, y_val, bounds)
         for epsilon in epsilons + ((math.inf,) if synthetic else ()):
-            for config, seed in itertools.product(configs, seeds):
-                estimator = model(config, epsilon, seed, bounds)
-                start = time.perf_counter()
-                with warnings.catch_warnings():
-                    warnings.simplefilter("ignore")
-                    estimator.fit(X_fit, y_fit)
-                fit_s = time.perf_counter() - start
-                rows.append({"dataset": name, "n_fit": len(y_fit), "n_val": len(y_val),
-                             "n_features": X_fit.shape[1], "epsilon": epsilon,
-                             "n_eps": len(y_fit) * epsilon, "config": config, "seed": seed,
-                             "n_estimators_": estimator.n_estimators_,
-                             "auc": roc_auc_score(y_val, estimator.predict_proba(X_val)[:, 1]),
-                             "fit_s": round(fit_s, 3)})
+            rows += [_fit_cell(name, split, epsilon, config, seed)
+                     for config, seed in itertools.product(configs, seeds)]
             print(name, epsilon, " ".join(
                 f"{r['config']}:{r['auc']:.4f}" for r in rows[-len(configs) * len(seeds):]),
                 flush=True)
@@ -153,21 +144,27 @@ def run(names, epsilons, seeds, configs=CONFIGS):
 
 
 def _fit_cell(name, split, epsilon, config, seed):
+    """One fit of :func:`model` on a tuning split ``(X_fit, y_fit, X_val, y_val, bounds)``, as a
+    results row (validation ROC AUC; fit seconds, not comparable across runs)."""
     X_fit, y_fit, X_val, y_val, bounds = split
     estimator = model(config, epsilon, seed, bounds)
+    start = time.perf_counter()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         estimator.fit(X_fit, y_fit)
-    return {"dataset": name, "n_fit": len(y_fit), "n_features": X_fit.shape[1],
-            "epsilon": epsilon, "n_eps": len(y_fit) * epsilon, "config": config, "seed": seed,
-            "n_estimators_": estimator.n_estimators_,
-            "auc": roc_auc_score(y_val, estimator.predict_proba(X_val)[:, 1])}
+    fit_s = time.perf_counter() - start
+    return {"dataset": name, "n_fit": len(y_fit), "n_val": len(y_val),
+            "n_features": X_fit.shape[1], "epsilon": epsilon, "n_eps": len(y_fit) * epsilon,
+            "config": config, "seed": seed, "n_estimators_": estimator.n_estimators_,
+            "auc": roc_auc_score(y_val, estimator.predict_proba(X_val)[:, 1]),
+            "fit_s": round(fit_s, 3)}
 
 
 def run_trees(names):
     """``--trees``: every tuning split at :data:`TREE_EPSILONS` with the additive default at
     each of :data:`TREE_COUNTS` trees, and ``exp d6`` at 200 and 400 trees where n x epsilon /
-    p reaches 8,000 (``_auto.INTERACTION_N_EPSILON_PER_FEATURE``); two fits at a time."""
+    p reaches the interaction rule's 8,000 (:data:`INTERACTION_N_EPSILON_PER_FEATURE`); two fits
+    at a time."""
     from joblib import Parallel, delayed
 
     cells = []
@@ -175,7 +172,7 @@ def run_trees(names):
         split = (X_fit, y_fit, X_val, y_val, bounds)
         for epsilon in TREE_EPSILONS:
             configs = [f"default {count} trees" for count in TREE_COUNTS]
-            if len(y_fit) * epsilon / X_fit.shape[1] >= 8000:
+            if len(y_fit) * epsilon / X_fit.shape[1] >= INTERACTION_N_EPSILON_PER_FEATURE:
                 configs += ["exp d6 200 trees", "exp d6 400 trees"]
             cells += [(name, split, epsilon, config, seed)
                       for config, seed in itertools.product(configs, TREE_SEEDS)]

@@ -66,13 +66,10 @@ def write_parquet(directory, n_rows, rows_per_file, seed=0):
 
 
 def params(seed=0, n_estimators=200):
-    """The model every fit of this benchmark (and ``bench_spark.py``) trains: the default
-    classifier's additive random-split trees, without a row count, as its results were
-    measured (at these n x epsilon the default's own count would choose unrestricted
-    exponential-split trees, another algorithm; benchmarks/README.md)."""
+    """The model every fit of this benchmark (and ``bench_spark.py``) trains: the additive
+    trees its results measured (``_harness.ADDITIVE``)."""
     return {"epsilon": 1.0, "feature_bounds": (-BOUND, BOUND), "classes": [0, 1],
-            "random_state": seed, "n_estimators": n_estimators,
-            "interaction_cst": "no_interactions", "n_samples_hint": None}
+            "random_state": seed, "n_estimators": n_estimators, **_harness.ADDITIVE}
 
 
 def peak_rss_gb():

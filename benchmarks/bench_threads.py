@@ -31,10 +31,6 @@ from threadpoolctl import threadpool_limits
 from dpboost import DPGBClassifier
 
 TREES, DEPTH, BINS = 200, 6, 32
-#: The default classifier's additive random-split trees without a row count, the model this
-#: benchmark has measured (at 1M rows and epsilon 1 the default's own count would choose
-#: unrestricted exponential-split trees: benchmarks/README.md).
-ADDITIVE = {"interaction_cst": "no_interactions", "n_samples_hint": None}
 #: dpboost's public inputs, as a private fit takes them (make_classification's features are
 #: standard-normal mixtures: +-8 is a generous public box, as in bench_capacity.py).
 PUBLIC = {"feature_bounds": (-8.0, 8.0), "classes": [0, 1]}
@@ -44,9 +40,9 @@ def contenders(threads):
     """Unfitted models with the same trees, depth and bins on ``threads`` threads."""
     models = {
         "dpboost_default": DPGBClassifier(n_estimators=TREES, max_depth=DEPTH, max_bins=BINS,
-                                          n_jobs=threads, **ADDITIVE, **PUBLIC),
+                                          n_jobs=threads, **_harness.ADDITIVE, **PUBLIC),
         "dpboost_seeded": DPGBClassifier(n_estimators=TREES, max_depth=DEPTH, max_bins=BINS,
-                                         n_jobs=threads, random_state=0, **ADDITIVE, **PUBLIC),
+                                         n_jobs=threads, random_state=0, **_harness.ADDITIVE, **PUBLIC),
         **_harness.peer_classifiers(threads, TREES, DEPTH, BINS),
     }
     return models
