@@ -98,7 +98,7 @@ def test_every_kernel_is_cached(tmp_path):
     compiled = json.loads(out)
     assert compiled and cold.count(NOTICE) == 1
     # the parallel kernels were exercised too
-    assert {"_parallel_pairs", "_partition_parallel", "_predict_parallel",
+    assert {"_parallel_tasks", "_partition_parallel", "_predict_parallel",
             "_update_by_code_chunks", "_update_chunks"} <= set(compiled)
     out, warm = _run(FITS, tmp_path)
     assert json.loads(out) == [] and NOTICE not in warm

@@ -83,12 +83,16 @@ def _build(X_binned, idx, node, g, n_nodes, n_bins, parent=None, side=None, n_th
     return out
 
 
-@pytest.mark.parametrize("n_threads", [1, 2])
+# 3 threads: more than the pairs of 1 to 4 features, so the tasks are single features
+@pytest.mark.parametrize("n_threads", [1, 2, 3])
 @pytest.mark.parametrize("d", [1, 3, 4])  # features go in pairs: an odd one out, or none
 def test_histograms_match_naive_and_invariants(n_threads, d):
     X_binned, idx, node, g, n_nodes, n_bins = _level_inputs(0, d=d)
     hist = _build(X_binned, idx, node, g, n_nodes, n_bins, n_threads=n_threads)
     ref = _naive_histograms(X_binned, idx, node, g, n_nodes, n_bins + 1)
+    # Each cell is summed in row order by one task: the same bits on any number of threads.
+    np.testing.assert_array_equal(hist, _build(X_binned, idx, node, g, n_nodes, n_bins,
+                                               n_threads=1))
     np.testing.assert_allclose(hist[..., 0], ref[..., 0], rtol=1e-12, atol=1e-12)
     np.testing.assert_array_equal(hist[..., 1], ref[..., 1])
     # Every feature's histogram sums to the node total.
@@ -137,7 +141,7 @@ def test_histograms_empty_nodes_and_order_invariance():
     np.testing.assert_allclose(shuffled, parent, atol=1e-9)
 
 
-@pytest.mark.parametrize("n_threads", [1, 2])
+@pytest.mark.parametrize("n_threads", [1, 2, 3])
 @pytest.mark.parametrize("side", [[0, 1, 1, 0], [1, 1, 1, 1]])
 @pytest.mark.parametrize("d", [3, 4])
 def test_histograms_by_subtraction_equal_direct_histograms(side, n_threads, d):
