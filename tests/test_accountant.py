@@ -27,6 +27,7 @@ from dpboost import (
     DPGBRegressor,
     PrivacyAccountant,
 )
+from dpboost._accountant import filter_order
 from dpboost._accounting import compose_pure, compose_rdp
 
 
@@ -56,6 +57,17 @@ def _independent_epsilon(ledgers, delta):
     default allocation gives each tree its own group, so nothing composes in parallel), by its
     Renyi and its PLD accountant (discretisation 1e-4 times the Renyi epsilon, at least 1e-4):
     the smaller."""
+    events = _independent_events(ledgers)
+    renyi = RdpAccountant()
+    renyi.compose(dp_accounting.ComposedDpEvent(events))
+    renyi = renyi.get_epsilon(delta)
+    pld = PLDAccountant(value_discretization_interval=1e-4 * max(1.0, renyi))
+    pld.compose(dp_accounting.ComposedDpEvent(events))
+    return min(renyi, pld.get_epsilon(delta))
+
+
+def _independent_events(ledgers):
+    """The dp-accounting events of the ledgers' releases, built here from each entry."""
     events = []
     for ledger in ledgers:
         for e in ledger:
@@ -68,12 +80,7 @@ def _independent_epsilon(ledgers, delta):
                 events.append(dp_accounting.LaplaceDpEvent(1.0 / e.epsilon))
             else:
                 assert e.mechanism == "uniform", e.mechanism
-    renyi = RdpAccountant()
-    renyi.compose(dp_accounting.ComposedDpEvent(events))
-    renyi = renyi.get_epsilon(delta)
-    pld = PLDAccountant(value_discretization_interval=1e-4 * max(1.0, renyi))
-    pld.compose(dp_accounting.ComposedDpEvent(events))
-    return min(renyi, pld.get_epsilon(delta))
+    return events
 
 
 def test_two_renyi_fits_compose_sequentially_as_dp_accounting_does(data):
@@ -87,6 +94,48 @@ def test_two_renyi_fits_compose_sequentially_as_dp_accounting_does(data):
     # composition of the two is below the sum.
     assert a.privacy_spent_ < accountant.spent() < a.privacy_spent_ + b.privacy_spent_
     assert accountant.remaining() == pytest.approx(3.0 - expected)
+
+
+def test_a_filter_composes_every_fit_at_its_one_order(data):
+    # order=8: the fits' Renyi curves at order 8 alone, summed and converted there (a Renyi
+    # filter); never below the composition at the best order or by the PLD.
+    X, y = data
+    filtered = PrivacyAccountant(epsilon=6.0, delta=1e-5, order=8)
+    fixed = PrivacyAccountant(epsilon=6.0, delta=1e-5)
+    ledgers = []
+    for seed in (0, 1):
+        ledgers.append(_default(filtered, random_state=seed).fit(X, y).privacy_ledger_)
+        _default(fixed, random_state=seed).fit(X, y)
+    events = _independent_events(ledgers)
+    at_eight = RdpAccountant([8])
+    at_eight.compose(dp_accounting.ComposedDpEvent(events))
+    assert filtered.spent() == pytest.approx(at_eight.get_epsilon(1e-5), rel=1e-9)
+    assert filtered.spent() > fixed.spent() > 0
+    assert "a Renyi filter at order 8" in filtered.report()
+    assert repr(filtered) == "PrivacyAccountant(epsilon=6.0, delta=1e-05, order=8)"
+
+
+def test_a_filter_refuses_the_fit_that_would_pass_its_total(data):
+    X, y = data
+    accountant = PrivacyAccountant(epsilon=2.5, delta=1e-5, order="auto")
+    assert accountant.order == filter_order(2.5, 1e-5) == 11
+    fits = 0
+    with pytest.raises(BudgetExceededError):
+        for seed in range(20):
+            _default(accountant, random_state=seed).fit(X, y)
+            fits += 1
+    assert 0 < fits < 20 and accountant.spent() <= 2.5
+
+
+@pytest.mark.parametrize("epsilon, delta, order", [
+    (1.0, 1e-5, 24), (8.0, 1e-5, 4), (1.0, 1e-9, 40), (100.0, 1e-5, 2)])
+def test_the_auto_order_is_where_a_zcdp_spend_of_the_budget_converts_best(epsilon, delta, order):
+    # rho from epsilon = rho + 2 sqrt(rho log(1/delta)); the best order 1 + sqrt(log(1/delta) /
+    # rho), to the nearest order every ledger is proven at.
+    assert filter_order(epsilon, delta) == order
+    log_inverse = math.log(1 / delta)
+    rho = (math.sqrt(log_inverse + epsilon) - math.sqrt(log_inverse)) ** 2
+    assert rho + 2 * math.sqrt(rho * log_inverse) == pytest.approx(epsilon)
 
 
 def test_two_pure_fits_compose_to_the_sum(data):
@@ -238,6 +287,11 @@ def test_a_pure_fit_in_a_renyi_accountant_costs_at_most_its_epsilon(data):
     ({"epsilon": math.inf}, r"epsilon=inf must be"),
     ({"epsilon": 1.0, "delta": 1.0}, r"delta=1\.0 must be a number in \[0, 1\)"),
     ({"epsilon": "1"}, r"epsilon='1' must be"),
+    ({"epsilon": 1.0, "order": 8}, r"order=8 needs delta > 0"),
+    ({"epsilon": 1.0, "delta": 1e-5, "order": 13}, r"order=13 must be None, 'auto' or one of"),
+    ({"epsilon": 1.0, "delta": 1e-5, "order": 8.0}, r"order=8\.0 must be"),
+    ({"epsilon": 1.0, "delta": 1e-5, "order": True}, r"order=True must be"),
+    ({"epsilon": 1.0, "delta": 1e-5, "order": "best"}, r"order='best' must be"),
 ])
 def test_accountant_parameters_are_checked(kwargs, match):
     with pytest.raises(ValueError, match=match):
@@ -316,6 +370,9 @@ def test_reopening_a_file_restores_the_spend(data, tmp_path):
     with pytest.raises(ValueError, match="holds the budget epsilon=3.0, delta=1e-05, not "
                                          "epsilon=4.0"):
         PrivacyAccountant(4.0, delta=1e-5, path=path)
+    with pytest.raises(ValueError, match="delta=1e-05, order=None, not epsilon=3.0, "
+                                         "delta=1e-05, order=8"):
+        PrivacyAccountant(3.0, delta=1e-5, path=path, order=8)
     foreign = tmp_path / "notes.txt"
     foreign.write_text("not a database " * 100)
     with pytest.raises(ValueError, match="is not a budget file"):
@@ -345,3 +402,25 @@ def test_grid_search_in_two_processes_spends_from_one_file(data, tmp_path):
     # 4 fits of epsilon 1 in the workers (loky): 3 fit in 3.5, one was refused
     assert accountant.spent() == pytest.approx(3.0)
     assert sum(np.isnan(search.cv_results_[f"split{i}_test_score"]).sum() for i in (0, 1)) == 1
+
+
+def test_a_file_keeps_its_filter_order_and_an_older_file_has_none(data, tmp_path):
+    import sqlite3
+
+    X, y = data
+    path = tmp_path / "filter.db"
+    filtered = PrivacyAccountant(3.0, delta=1e-5, path=path, order=8)
+    _default(filtered).fit(X, y)
+    reopened = PrivacyAccountant(3.0, delta=1e-5, path=path, order=8)
+    assert reopened.spent() == filtered.spent() > 0
+    with pytest.raises(ValueError, match="order=8, not epsilon=3.0, delta=1e-05, order=None"):
+        PrivacyAccountant(3.0, delta=1e-5, path=path)
+    # A budget file written before filters (no order column) opens without an order.
+    older = tmp_path / "older.db"
+    with sqlite3.connect(older) as db:
+        db.execute("CREATE TABLE budget (id INTEGER PRIMARY KEY CHECK (id = 1), epsilon REAL "
+                   "NOT NULL, delta REAL NOT NULL)")
+        db.execute("INSERT INTO budget VALUES (1, 3.0, 1e-5)")
+    assert PrivacyAccountant(3.0, delta=1e-5, path=older).spent() == 0.0
+    with pytest.raises(ValueError, match="order=None, not epsilon=3.0, delta=1e-05, order=8"):
+        PrivacyAccountant(3.0, delta=1e-5, path=older, order=8)

@@ -14,8 +14,16 @@ import os
 import threading
 import uuid
 from dataclasses import replace
+from numbers import Integral
 
-from ._accounting import compose_pure, ledger_event, rdp_epsilon, rdp_orders, threshold_delta
+from ._accounting import (
+    FILTER_ORDERS,
+    compose_pure,
+    ledger_event,
+    rdp_epsilon,
+    rdp_orders,
+    threshold_delta,
+)
 from ._pld import pld_epsilon
 
 
@@ -52,12 +60,22 @@ class PrivacyAccountant:
         data set) holding the budget and every registered fit's ledger, created if missing;
         every process and session that opens it spends from the same total, and reopening it
         restores what was spent (recomposed from the stored ledgers).
+    order : None, "auto" or int, default=None
+        ``delta > 0`` only. None: the registered fits are composed as a sequence fixed in
+        advance, converted at the best Renyi order (or by the PLD accountant where smaller).
+        An int: a Renyi filter at that order (Feldman & Zrnic 2021, Theorem 3.1): the fits'
+        curves at this one order are summed and converted at it, which stays a proven bound
+        when fits, or their settings, are chosen after seeing earlier releases (a user's next
+        fit, a private row count's regime); one of the orders every ledger's curve is proven at
+        (``dpboost._accounting.FILTER_ORDERS``: 2 to 12, 14, 16, ..., 4096; sampled Gaussians
+        and individual filters hold at those).
+        ``"auto"``: ``dpboost._accountant.filter_order(epsilon, delta)``.
 
     Raises
     ------
     ValueError
-        ``epsilon`` or ``delta`` outside their ranges, or ``path`` names a file written with
-        another total (or not a budget file).
+        ``epsilon``, ``delta`` or ``order`` outside their ranges, or ``path`` names a file
+        written with another total or order (or not a budget file).
 
     Notes
     -----
@@ -72,16 +90,26 @@ class PrivacyAccountant:
     accountant pickle and load as usual.
     """
 
-    def __init__(self, epsilon, delta=0.0, path=None):
+    def __init__(self, epsilon, delta=0.0, path=None, order=None):
         if not (isinstance(epsilon, (int, float)) and 0 < epsilon < math.inf):
             raise ValueError(f"epsilon={epsilon!r} must be a number in (0, inf).")
         if not (isinstance(delta, (int, float)) and 0 <= delta < 1):
             raise ValueError(f"delta={delta!r} must be a number in [0, 1).")
+        if order is not None and delta == 0:
+            raise ValueError(f"order={order!r} needs delta > 0: a pure-DP accountant sums its "
+                             "fits' epsilons, which holds for adaptively chosen fits as it is.")
+        if order == "auto":
+            order = filter_order(epsilon, delta)
+        if order is not None and not (isinstance(order, Integral) and not isinstance(order, bool)
+                                      and int(order) in FILTER_ORDERS):
+            raise ValueError(f"order={order!r} must be None, 'auto' or one of the Renyi orders "
+                             f"every ledger is proven at: {FILTER_ORDERS}.")
         self.epsilon = float(epsilon)
         self.delta = float(delta)
+        self.order = None if order is None else int(order)
         self.path = None if path is None else os.fspath(path)
         self._store = (_MemoryStore() if path is None
-                       else _FileStore(self.path, self.epsilon, self.delta))
+                       else _FileStore(self.path, self.epsilon, self.delta, self.order))
         self._pid = os.getpid()
 
     def __sklearn_clone__(self):
@@ -118,8 +146,12 @@ class PrivacyAccountant:
         renyi_delta = self.delta - threshold_delta(entries)
         if ledger is None or not renyi_delta > 0:
             return pure
-        renyi = rdp_epsilon(dp_accounting.ComposedDpEvent([ledger, *events]), renyi_delta,
-                            rdp_orders(entries))
+        event = dp_accounting.ComposedDpEvent([ledger, *events])
+        if self.order is not None:
+            # A filter holds at the order fixed in advance alone: no other conversion may be
+            # taken where smaller, whichever fits came.
+            return rdp_epsilon(event, renyi_delta, (self.order,))
+        renyi = rdp_epsilon(event, renyi_delta, rdp_orders(entries))
         # Ledgers alone (no search's event): the PLD accountant's epsilon where smaller.
         return min(pure, renyi,
                    math.inf if events else pld_epsilon(entries, self.delta, scale=renyi))
@@ -227,8 +259,10 @@ class PrivacyAccountant:
         fits = self._store.fits(reserved=False)
         spent = self._composed(fits)
         guarantee = "pure DP" if self.delta == 0 else f"delta={self.delta:g}"
+        how = ("composed sequentially" if self.order is None
+               else f"a Renyi filter at order {self.order}")
         lines = [f"PrivacyAccountant: epsilon {self.epsilon:.6g} ({guarantee}), spent "
-                 f"{spent:.6g} by {len(fits)} fits (composed sequentially), remaining "
+                 f"{spent:.6g} by {len(fits)} fits ({how}), remaining "
                  f"{max(0.0, self.epsilon - spent):.6g}"]
         for i, (name, entries, event) in enumerate(fits):
             what = f"{len(entries)} releases" if event is None else "a repeat-and-select event"
@@ -238,7 +272,33 @@ class PrivacyAccountant:
 
     def __repr__(self):
         path = "" if self.path is None else f", path={self.path!r}"
-        return f"PrivacyAccountant(epsilon={self.epsilon!r}, delta={self.delta!r}{path})"
+        order = "" if self.order is None else f", order={self.order!r}"
+        return f"PrivacyAccountant(epsilon={self.epsilon!r}, delta={self.delta!r}{path}{order})"
+
+
+def filter_order(epsilon, delta):
+    """The Renyi order of ``PrivacyAccountant(order="auto")``: where a zCDP mechanism that
+    spends exactly ``(epsilon, delta)`` is converted best, ``1 + sqrt(log(1 / delta) / rho)``
+    with ``rho`` from ``epsilon = rho + 2 sqrt(rho log(1 / delta))`` (Bun & Steinke 2016,
+    Proposition 1.3, optimised over the order), rounded to the nearest of
+    :data:`~dpboost._accounting.FILTER_ORDERS`. A fact of the budget alone, fixed before any
+    fit, as a filter's order must be.
+
+    Parameters
+    ----------
+    epsilon : float
+        > 0.
+    delta : float
+        In (0, 1).
+
+    Returns
+    -------
+    order : int
+    """
+    log_inverse = math.log(1.0 / delta)
+    rho = (math.sqrt(log_inverse + epsilon) - math.sqrt(log_inverse)) ** 2
+    best = 1.0 + math.sqrt(log_inverse / rho)
+    return min(FILTER_ORDERS, key=lambda order: (abs(order - best), order))
 
 
 class Alternatives(tuple):
@@ -293,19 +353,26 @@ class _FileStore:
     stored, so the accounting stays in :meth:`PrivacyAccountant._composed`.
     """
 
-    def __init__(self, path, epsilon, delta):
+    def __init__(self, path, epsilon, delta, order):
         self.path = path
         with self._transaction() as db:
             db.execute("CREATE TABLE IF NOT EXISTS budget (id INTEGER PRIMARY KEY CHECK (id = 1),"
-                       " epsilon REAL NOT NULL, delta REAL NOT NULL)")
+                       " epsilon REAL NOT NULL, delta REAL NOT NULL, filter_order INTEGER)")
+            columns = [row[1] for row in db.execute("PRAGMA table_info(budget)")]
+            if "filter_order" not in columns:  # a file written before filters: no order
+                db.execute("ALTER TABLE budget ADD COLUMN filter_order INTEGER")
             db.execute("CREATE TABLE IF NOT EXISTS fits (fit_id TEXT PRIMARY KEY, name TEXT "
                        "NOT NULL, state TEXT NOT NULL, entries TEXT NOT NULL, event TEXT)")
-            db.execute("INSERT OR IGNORE INTO budget VALUES (1, ?, ?)", (epsilon, delta))
-            stored = db.execute("SELECT epsilon, delta FROM budget").fetchone()
-        if stored != (epsilon, delta):
+            db.execute("INSERT OR IGNORE INTO budget VALUES (1, ?, ?, ?)",
+                       (epsilon, delta, order))
+            stored = db.execute("SELECT epsilon, delta, filter_order FROM budget").fetchone()
+        if stored != (epsilon, delta, order):
+            held, asked = ("", "") if stored[2] is None and order is None else (
+                f", order={stored[2]!r}", f", order={order!r}")
             raise ValueError(f"path={path!r} holds the budget epsilon={stored[0]!r}, "
-                             f"delta={stored[1]!r}, not epsilon={epsilon!r}, delta={delta!r}: "
-                             "open it with its own total (one file per data set and budget).")
+                             f"delta={stored[1]!r}{held}, not epsilon={epsilon!r}, "
+                             f"delta={delta!r}{asked}: open it with its own total (one file "
+                             "per data set and budget).")
 
     def _transaction(self):
         """A connection whose ``with`` block is one transaction, the write lock taken first."""
