@@ -424,3 +424,14 @@ def test_a_file_keeps_its_filter_order_and_an_older_file_has_none(data, tmp_path
     assert PrivacyAccountant(3.0, delta=1e-5, path=older).spent() == 0.0
     with pytest.raises(ValueError, match="order=None, not epsilon=3.0, delta=1e-05, order=8"):
         PrivacyAccountant(3.0, delta=1e-5, path=older, order=8)
+
+
+def test_an_accountant_pickled_before_filters_loads_without_an_order(data):
+    X, y = data
+    accountant = PrivacyAccountant(3.0, delta=1e-5)
+    _default(accountant).fit(X, y)
+    state = pickle.loads(pickle.dumps(accountant)).__dict__
+    del state["order"]  # as an older version pickled it
+    older = PrivacyAccountant.__new__(PrivacyAccountant)
+    older.__dict__.update(state)
+    assert older.order is None and older.spent() == accountant.spent() > 0

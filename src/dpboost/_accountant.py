@@ -90,6 +90,10 @@ class PrivacyAccountant:
     accountant pickle and load as usual.
     """
 
+    #: The filter's order (None: none). A class default too, for accountants pickled before
+    #: the option existed, which had none.
+    order = None
+
     def __init__(self, epsilon, delta=0.0, path=None, order=None):
         if not (isinstance(epsilon, (int, float)) and 0 < epsilon < math.inf):
             raise ValueError(f"epsilon={epsilon!r} must be a number in (0, inf).")
