@@ -121,8 +121,7 @@ def resolve_n_estimators(n_estimators, epsilon, n_features, regression, n_sample
     if not regression:
         if epsilon < AUTO_FEW_TREES_BELOW:
             return AUTO_FEW_TREES
-        large = not math.isfinite(epsilon) or (
-            n_samples is not None and n_samples * epsilon >= MORE_TREES_N_EPSILON)
+        large = reaches(n_samples, epsilon, MORE_TREES_N_EPSILON)
         return AUTO_MORE_TREES if large and additive else AUTO_MIN_TREES
     if n_features is None:
         return AUTO_MIN_TREES
@@ -193,9 +192,8 @@ def resolve_interactions(interaction_cst, split_selection, n_samples, epsilon, n
     split_selection : str
     """
     if interaction_cst == "auto":
-        threshold = None if regression else interaction_threshold(n_features)
-        unrestricted = not math.isfinite(epsilon) or (
-            threshold is not None and n_samples is not None and n_samples * epsilon >= threshold)
+        unrestricted = reaches(n_samples, epsilon,
+                               None if regression else interaction_threshold(n_features))
         interaction_cst = None if unrestricted else "no_interactions"
     if split_selection == "auto":
         split_selection = "exponential" if interaction_cst is None else "random"
@@ -210,6 +208,14 @@ def resolve_interactions(interaction_cst, split_selection, n_samples, epsilon, n
 #: below n x epsilon 225, 0.998-1.005 from 225 to 500, geometric mean 0.9984 (margin 2: 0.9986,
 #: worst cell 1.011).
 CONSTANT_COUNT_MARGIN = 1.0
+
+
+def reaches(n_samples, epsilon, threshold):
+    """Whether a large regime's rule holds: without noise always, else where the row count
+    (a public hint or a released count) times epsilon reaches ``threshold``; never without a
+    count or a threshold (None)."""
+    return not math.isfinite(epsilon) or (
+        threshold is not None and n_samples is not None and n_samples * epsilon >= threshold)
 
 
 def interaction_threshold(n_features):
