@@ -466,12 +466,11 @@ def speed_goals():
 def _thread_goals():
     """The thread-scaling goals of the fit at 1M x 20 (and 10M x 20 on 16 cores), 200 trees of
     depth 6 on 32 bins: on 2 cores from ``threads_quiet``, on 16 from the device runs."""
-    def seconds(name):
-        return {(r["model"], int(r["threads"])): float(r["fit_s"]) for r in _results(name)}
+    def seconds(*names):
+        return _fit_seconds(_thread_rows(*names))
 
     quiet, device = seconds("threads_quiet"), seconds("threads_device16")
-    repeat = {**seconds("threads_device16_1t"), **seconds("threads_device16_b2")}
-    big = seconds("threads_device16_10m")
+    repeat, big = seconds(*DEVICE_REPEAT), seconds("threads_device16_10m")
     # threads_quiet predates the default's row count: its "dpboost_default" is the additive trees
     checks = [
         ("additive trees, 1M × 20: 2 / 1 thread (2 cores)", quiet["dpboost_default", 2]
@@ -484,7 +483,7 @@ def _thread_goals():
          / device["dpboost_additive", 1], 0.1, "threads_device16"),
         ("additive trees, 1M × 20: 16 / 1 thread, 16 threads best of 2",
          repeat["dpboost_additive", 16] / repeat["dpboost_additive", 1], 0.1,
-         "threads_device16_1t.csv` and `threads_device16_b2"),
+         ".csv` and `".join(DEVICE_REPEAT)),
         ("default as shipped (its count picks exponential-split trees), 1M × 20: / LightGBM, "
          "16 threads", device["dpboost_default", 16] / device["lightgbm", 16], 0.5,
          "threads_device16"),
@@ -497,12 +496,26 @@ def _thread_goals():
                   f"`{name}.csv` (`bench_threads.py`)") for label, ratio, limit, name in checks]
 
 
+#: The second lent machine's runs: 1 thread best of 1, 4 and 16 threads best of 2.
+DEVICE_REPEAT = ("threads_device16_1t", "threads_device16_b2")
+
+
+def _thread_rows(*names):
+    """The rows of ``bench_threads.py`` results ``names``, one run after the other."""
+    return [r for name in names for r in _results(name)]
+
+
+def _fit_seconds(rows):
+    """Fit seconds of ``bench_threads.py`` rows by (model, threads)."""
+    return {(r["model"], int(r["threads"])): float(r["fit_s"]) for r in rows}
+
+
 def _threads_table(rows):
     """Per contender of ``bench_threads.py`` rows: fit seconds at each thread count, the fewest
     threads' time over the most's, and the ratio to LightGBM at the most threads (from the fit
     seconds, so that rows of two runs, e.g. 1 thread best of 1 and 4 / 16 best of 2, combine)."""
     counts = sorted({int(r["threads"]) for r in rows})
-    fit = {(r["model"], int(r["threads"])): float(r["fit_s"]) for r in rows}
+    fit = _fit_seconds(rows)
     fewest, most = counts[0], counts[-1]
     lines = []
     for model in dict.fromkeys(r["model"] for r in rows):
@@ -532,7 +545,7 @@ def threads_device():
 def threads_device_repeat():
     """The same machine kind again: 1 thread best of 1 (``--label device16_1t``), 4 and 16
     threads best of 2 (``--repeats 2 --label device16_b2``)."""
-    return _threads_table(_results("threads_device16_1t") + _results("threads_device16_b2"))
+    return _threads_table(_thread_rows(*DEVICE_REPEAT))
 
 
 def _frontier(dataset, metric):
