@@ -54,7 +54,7 @@ from sklearn.metrics import roc_auc_score
 from sklearn.model_selection import train_test_split
 
 from dpboost import DPGBClassifier
-from dpboost._auto import INTERACTION_N_EPSILON_PER_FEATURE
+from dpboost._auto import interaction_threshold, reaches
 
 EPSILONS = (0.3, 1.0, 4.0)
 SEEDS = (0, 1, 2)
@@ -163,8 +163,8 @@ def _fit_cell(name, split, epsilon, config, seed):
 def run_trees(names):
     """``--trees``: every tuning split at :data:`TREE_EPSILONS` with the additive default at
     each of :data:`TREE_COUNTS` trees, and ``exp d6`` at 200 and 400 trees where n x epsilon /
-    p reaches the interaction rule's 8,000 (:data:`INTERACTION_N_EPSILON_PER_FEATURE`); two fits
-    at a time."""
+    p reaches the interaction rule's 8,000 (``_auto.interaction_threshold``, the classifier's own
+    test); two fits at a time."""
     from joblib import Parallel, delayed
 
     cells = []
@@ -172,7 +172,7 @@ def run_trees(names):
         split = (X_fit, y_fit, X_val, y_val, bounds)
         for epsilon in TREE_EPSILONS:
             configs = [f"default {count} trees" for count in TREE_COUNTS]
-            if len(y_fit) * epsilon / X_fit.shape[1] >= INTERACTION_N_EPSILON_PER_FEATURE:
+            if reaches(len(y_fit), epsilon, interaction_threshold(X_fit.shape[1])):
                 configs += ["exp d6 200 trees", "exp d6 400 trees"]
             cells += [(name, split, epsilon, config, seed)
                       for config, seed in itertools.product(configs, TREE_SEEDS)]
