@@ -28,7 +28,7 @@ from dpboost import (
     PrivacyAccountant,
 )
 from dpboost._accountant import filter_order
-from dpboost._accounting import compose_pure, compose_rdp
+from dpboost._accounting import compose, compose_pure, compose_rdp
 
 
 @pytest.fixture(scope="module")
@@ -84,16 +84,36 @@ def _independent_events(ledgers):
 
 
 def test_two_renyi_fits_compose_sequentially_as_dp_accounting_does(data):
+    # A public row count: one plan each, composed as dp-accounting composes their releases.
     X, y = data
     accountant = PrivacyAccountant(epsilon=3.0, delta=1e-5)
-    a = _default(accountant).fit(X, y)
-    b = _default(accountant, random_state=1).fit(X, y)
+    a = _default(accountant, n_samples_hint=len(X)).fit(X, y)
+    b = _default(accountant, random_state=1, n_samples_hint=len(X)).fit(X, y)
     expected = _independent_epsilon([a.privacy_ledger_, b.privacy_ledger_], 1e-5)
     assert accountant.spent() == pytest.approx(expected, rel=1e-9)
     # Sequential, so more than one fit's spend (each within 1e-3 below epsilon 1); Renyi
     # composition of the two is below the sum.
     assert a.privacy_spent_ < accountant.spent() < a.privacy_spent_ + b.privacy_spent_
     assert accountant.remaining() == pytest.approx(3.0 - expected)
+
+
+def test_fits_whose_count_chose_their_plans_compose_their_choices(data):
+    # A private row count (the default) chooses each fit's plan: the accountant composes every
+    # plan each fit could have taken (compose_fits of its choices), which is at least the
+    # composition of the plans taken and at most the sum of the fits' own bounds.
+    from dpboost._accountant import Alternatives, compose_fits
+
+    X, y = data
+    accountant = PrivacyAccountant(epsilon=3.0, delta=1e-5)
+    fits = [_default(accountant, random_state=seed).fit(X, y) for seed in (0, 1)]
+    taken = _independent_epsilon([fit.privacy_ledger_ for fit in fits], 1e-5)
+    choices = [(Alternatives(fit._privacy_choices), None) for fit in fits]
+    assert accountant.spent() == compose_fits(choices, 1e-5, scale=3.0)
+    assert taken < accountant.spent() < sum(fit.privacy_spent_ for fit in fits)
+    for fit in fits:
+        assert fit.privacy_ledger_ in [list(plan) for plan in fit._privacy_choices]
+        # one fit: the count's epsilon plus the largest plan's (sequential composition)
+        assert compose(fit.privacy_ledger_, 1e-5) <= fit.privacy_spent_ <= 1.0
 
 
 def test_a_filter_composes_every_fit_at_its_one_order(data):
@@ -360,8 +380,8 @@ def test_reopening_a_file_restores_the_spend(data, tmp_path):
     a = _default(renyi).fit(X, y)
     b = _default(renyi, random_state=1).fit(X, y)
     spent = renyi.spent()
-    assert spent == pytest.approx(
-        _independent_epsilon([a.privacy_ledger_, b.privacy_ledger_], 1e-5), rel=1e-9)
+    # each fit's choice of plan is stored, and composed (above the plans taken)
+    assert spent > _independent_epsilon([a.privacy_ledger_, b.privacy_ledger_], 1e-5)
     reopened = PrivacyAccountant(3.0, delta=1e-5, path=str(path))  # a later session
     assert reopened.spent() == spent and reopened.report() == renyi.report()
     with pytest.raises(BudgetExceededError):

@@ -103,3 +103,62 @@ def test_early_stopping_keeps_the_renyi_plan():
         return [e.noise_multiplier for e in model.privacy_ledger_ if e.level == 6]
     assert noise(stopped) == noise(renyi) and noise(auto) < noise(renyi)
     assert stopped.privacy_spent_ <= 1.0 and auto.privacy_spent_ <= 1.0
+
+
+def test_renyi_deltas_are_dp_accountings_conversion():
+    # The vectorised conversion against dp-accounting's compute_delta, order by order.
+    from dp_accounting.rdp.rdp_privacy_accountant import compute_delta
+
+    from dpboost._pld import renyi_deltas
+
+    orders = [1.5, 2, 4, 8, 16, 64, 256]
+    curve = [0.01 * a for a in orders]  # a zCDP curve, rho = 0.01
+    epsilons = np.array([0.0, 0.05, 0.3, 0.7, 2.0])
+    expected = [compute_delta(orders, curve, e)[0] for e in epsilons]
+    np.testing.assert_allclose(renyi_deltas(orders, curve, epsilons), expected, rtol=1e-12)
+
+
+def test_the_convex_majorant_is_below_the_points_and_convex_in_exp_epsilon():
+    from dpboost._pld import convex_majorant
+
+    epsilons = np.linspace(-2, 2, 81)
+    s = np.exp(epsilons)
+    convex = np.maximum(0.0, 1 - s / 3) + 0.01 / s  # convex in s already: unchanged
+    np.testing.assert_allclose(convex_majorant(epsilons, convex), convex, rtol=1e-12)
+    bumpy = convex + 0.05 * (np.arange(81) % 2)  # every other point raised
+    hull = convex_majorant(epsilons, bumpy)
+    # the raised points leave the hull: the chords of their neighbours, between the convex
+    # function (below its chords) and the raised points
+    np.testing.assert_allclose(hull[::2], convex[::2], rtol=1e-12)
+    assert np.all((convex[1::2] <= hull[1::2]) & (hull[1::2] < bumpy[1::2]))
+    slopes = np.diff(hull) / np.diff(s)
+    assert np.all(np.diff(slopes) >= -1e-12)
+
+
+def test_a_choice_of_one_plan_is_that_plans_epsilon():
+    # A part of one alternative is a fixed release: its profile distribution certifies the
+    # plan's PLD epsilon within the connect-the-dots discretisation (never below).
+    from dpboost._pld import choice_epsilon
+
+    plan = plan_budget(epsilon=1.0, n_estimators=20, max_depth=3, learning_rate=0.1,
+                       l2_regularization=1.0, budget_allocation="uniform", trees_per_ensemble=20,
+                       leaf_clipping=True, delta=1e-5, leaf_noise="gaussian",
+                       split_selection="random", subsample=0.3, accounting="auto")
+    entries = list(plan.entries)
+    exact = pld_epsilon(entries, 1e-5)
+    assert exact <= choice_epsilon([[entries]], 1e-5, 1.0) <= exact * 1.002
+    # twice the same plan as alternatives: the same
+    assert choice_epsilon([[entries, entries]], 1e-5, 1.0) == choice_epsilon([[entries]], 1e-5, 1.0)
+
+
+def test_a_gaussian_profile_is_at_least_the_exact_one():
+    # One Gaussian release of noise multiplier 2: the profile (least of the Renyi conversion and
+    # the PLD) bounds the analytic hockey-stick divergence at every epsilon, tightly.
+    from dpboost._pld import ledger_profile
+
+    entry = LedgerEntry("gaussian", math.inf, 1.0, 0, 0, 0, 1, noise_multiplier=2.0)
+    epsilons = np.linspace(0, 3, 31)
+    exact = norm.cdf(-epsilons * 2 + 0.25) - np.exp(epsilons) * norm.cdf(-epsilons * 2 - 0.25)
+    profile = ledger_profile([entry], epsilons, 1e-4)
+    assert np.all(profile >= exact - 1e-12)
+    assert np.all(profile <= exact + 1e-3)

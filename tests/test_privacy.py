@@ -36,6 +36,8 @@ def test_neighbouring_datasets_share_grid_and_candidates(binary, make_clf):
 # categories_: the public category lists (or, with a PrivacyLeakWarning, lists read from the data).
 _FITTED_PUBLIC = {"n_features_in_", "feature_bounds_", "categories_", "classes_", "target_bounds_",
                   "privacy_spent_", "privacy_ledger_", "_forest",
+                  # the plans a private row count chose among (from public inputs)
+                  "_privacy_choices",
                   # the reprs of the parameters a warm_start fit must keep (public)
                   "_warm_start_params"}
 #: The forest: the grid, split choices, released leaves (values and, for Gaussian leaves, their

@@ -7,7 +7,6 @@ computation over the same records: sequentially across fits (``LedgerEntry.fit``
 accountants the estimators use (docs/privacy.md, Accounting across fits).
 """
 
-import itertools
 import json
 import math
 import os
@@ -16,15 +15,21 @@ import uuid
 from dataclasses import replace
 from numbers import Integral
 
+import numpy as np
+
 from ._accounting import (
     FILTER_ORDERS,
+    compose,
     compose_pure,
+    conversion_orders,
+    curve_epsilon,
     ledger_event,
+    rdp_curve,
     rdp_epsilon,
     rdp_orders,
     threshold_delta,
 )
-from ._pld import pld_epsilon
+from ._pld import choice_epsilon, pld_epsilon
 
 
 class BudgetExceededError(RuntimeError):
@@ -122,43 +127,10 @@ class PrivacyAccountant:
         return self
 
     def _composed(self, fits):
-        """Epsilon of ``fits``, each ``(name, ledger entries, dp-accounting event or None)``;
-        a reserved fit whose entries are :class:`Alternatives` counts as the worst of them
-        (every combination composed)."""
-        choices = [entries if isinstance(entries, Alternatives) else (entries,)
-                   for _, entries, _ in fits]
-        return max(self._composed_ledgers([(name, chosen, event) for (name, _, event), chosen
-                                           in zip(fits, combination)])
-                   for combination in itertools.product(*choices))
-
-    def _composed_ledgers(self, fits):
-        """:meth:`_composed` of fits with one ledger each."""
-        import dp_accounting
-
-        entries = [e for _, fit_entries, _ in fits for e in fit_entries]
-        events = [event for _, _, event in fits if event is not None]
-        if not entries and not events:
-            return 0.0
-        # A search's event is not pure DP; a set of ledgers is when every release is.
-        pure = math.inf if events else compose_pure(entries)
-        if self.delta == 0:
-            return pure
-        ledger = ledger_event(entries)
-        # Every fit's thresholds (private category lists) add their delta: on the event that
-        # no fit releases a value held by the added record alone (probability at least 1 - their
-        # sum), the transcript of all the fits is the restricted one, composed here.
-        renyi_delta = self.delta - threshold_delta(entries)
-        if ledger is None or not renyi_delta > 0:
-            return pure
-        event = dp_accounting.ComposedDpEvent([ledger, *events])
-        if self.order is not None:
-            # A filter holds at the order fixed in advance alone: no other conversion may be
-            # taken where smaller, whichever fits came.
-            return rdp_epsilon(event, renyi_delta, (self.order,))
-        renyi = rdp_epsilon(event, renyi_delta, rdp_orders(entries))
-        # Ledgers alone (no search's event): the PLD accountant's epsilon where smaller.
-        return min(pure, renyi,
-                   math.inf if events else pld_epsilon(entries, self.delta, scale=renyi))
+        """Epsilon of ``fits``, each ``(name, ledger entries or Alternatives, dp-accounting event
+        or None)``: :func:`compose_fits` at this accountant's delta and order."""
+        return compose_fits([(entries, event) for _, entries, event in fits], self.delta,
+                            self.order, scale=self.epsilon)
 
     def spent(self) -> float:
         """Composed epsilon of every registered fit, at this accountant's ``delta``.
@@ -245,9 +217,11 @@ class PrivacyAccountant:
         return fit_id
 
     def commit(self, fit_id: str, entries=()) -> None:
-        """Register a reserved fit's ledger (its entries carry ``fit_id``; a reserved event is
-        registered as it was planned)."""
-        self._store.commit(fit_id, tuple(entries))
+        """Register a reserved fit's ledger (its entries carry ``fit_id``), or
+        :class:`Alternatives` (a private row count's choice: every plan it could take); a
+        reserved event is registered as it was planned."""
+        self._store.commit(fit_id, entries if isinstance(entries, Alternatives)
+                           else tuple(entries))
 
     def release(self, fit_id: str) -> None:
         """Drop the reservation of a fit that raised: nothing was released."""
@@ -269,7 +243,9 @@ class PrivacyAccountant:
                  f"{spent:.6g} by {len(fits)} fits ({how}), remaining "
                  f"{max(0.0, self.epsilon - spent):.6g}"]
         for i, (name, entries, event) in enumerate(fits):
-            what = f"{len(entries)} releases" if event is None else "a repeat-and-select event"
+            what = ("a repeat-and-select event" if event is not None
+                    else f"a choice of {len(entries)} plans by its row count"
+                    if isinstance(entries, Alternatives) else f"{len(entries)} releases")
             lines.append(f"  {i}: {name}: {what}, epsilon "
                          f"{self._composed([(name, entries, event)]):.6g} alone")
         return "\n".join(lines)
@@ -278,6 +254,120 @@ class PrivacyAccountant:
         path = "" if self.path is None else f", path={self.path!r}"
         order = "" if self.order is None else f", order={self.order!r}"
         return f"PrivacyAccountant(epsilon={self.epsilon!r}, delta={self.delta!r}{path}{order})"
+
+
+def compose_fits(fits, delta, order=None, scale=1.0):
+    """Epsilon of fits composed sequentially over the same records (docs/privacy.md,
+    Accounting across fits).
+
+    Parameters
+    ----------
+    fits : sequence of (entries, event)
+        ``entries``: a fit's ledger, or :class:`Alternatives` (the ledgers a private row count
+        chooses among, each with the count's release); ``event``: a dp-accounting event (a
+        private search's) or None.
+    delta : float
+        In [0, 1). 0: pure composition (the sum of the fits' epsilons).
+    order : int or None, default=None
+        A Renyi filter's order (:class:`PrivacyAccountant`), or None.
+    scale : float, default=1.0
+        The epsilon expected, which sets the PLD's discretisation (``_pld.discretization``).
+
+    Returns
+    -------
+    epsilon : float
+
+    Notes
+    -----
+    Fits of one ledger each are composed at once: the least of their pure composition (where
+    every release is pure), the Renyi composition at the best order, and the PLD accountant's
+    epsilon (``_accounting.compose``'s three bounds on the ledgers together). A fit whose plan
+    its released row count chose is composed as the count followed by a choice among the
+    plans' other releases: its Renyi curve is the count's plus the pointwise largest of the
+    plans' (Mironov 2017, Proposition 1, which holds for every value of the earlier output),
+    its PLD the choice's (``_pld.choice_epsilon``), its pure epsilon the count's plus the
+    largest plan's; and one such fit alone is also bounded by sequential composition, the
+    count's pure epsilon plus the largest of the plans' epsilons at ``delta`` (Dwork & Roth
+    2014, Theorem 3.16). Each is a bound whichever plan the count chooses; composing the plan
+    taken as if it had been fixed in advance is not. With ``order``, every fit's curve at that
+    order alone (a choice's largest), summed and converted there.
+    """
+    if not any(isinstance(entries, Alternatives) for entries, _ in fits):
+        return _composed_ledgers(fits, delta, order)
+    return _composed_choices(fits, delta, order, scale)
+
+
+def _composed_ledgers(fits, delta, order):
+    """:func:`compose_fits` of fits with one ledger each."""
+    import dp_accounting
+
+    entries = [e for fit_entries, _ in fits for e in fit_entries]
+    events = [event for _, event in fits if event is not None]
+    if not entries and not events:
+        return 0.0
+    # A search's event is not pure DP; a set of ledgers is when every release is.
+    pure = math.inf if events else compose_pure(entries)
+    if delta == 0:
+        return pure
+    ledger = ledger_event(entries)
+    # Every fit's thresholds (private category lists) add their delta: on the event that
+    # no fit releases a value held by the added record alone (probability at least 1 - their
+    # sum), the transcript of all the fits is the restricted one, composed here.
+    renyi_delta = delta - threshold_delta(entries)
+    if ledger is None or not renyi_delta > 0:
+        return pure
+    event = dp_accounting.ComposedDpEvent([ledger, *events])
+    if order is not None:
+        # A filter holds at the order fixed in advance alone: no other conversion may be
+        # taken where smaller, whichever fits came.
+        return rdp_epsilon(event, renyi_delta, (order,))
+    renyi = rdp_epsilon(event, renyi_delta, rdp_orders(entries))
+    # Ledgers alone (no search's event): the PLD accountant's epsilon where smaller.
+    return min(pure, renyi, math.inf if events else pld_epsilon(entries, delta, scale=renyi))
+
+
+def _composed_choices(fits, delta, order, scale):
+    """:func:`compose_fits` of fits of which some are :class:`Alternatives`."""
+    from ._row_count import split_count
+
+    # Parts composed sequentially, each a tuple of the ledgers it may release: a fixed
+    # release has one; a row count's choice, the plans' releases after the count.
+    parts, events = [], [event for _, event in fits if event is not None]
+    for entries, _ in fits:
+        if isinstance(entries, Alternatives):
+            counts, rests = zip(*(split_count(ledger) for ledger in entries))
+            parts += [counts, rests]
+        elif entries:
+            parts.append((tuple(entries),))
+    pure = math.inf if events else math.fsum(
+        max(compose_pure(ledger) for ledger in part) for part in parts)
+    if delta == 0:
+        return pure
+    renyi_delta = delta - math.fsum(max(threshold_delta(ledger) for ledger in part)
+                                    for part in parts)
+    if not renyi_delta > 0:
+        return pure
+    every = [e for part in parts for ledger in part for e in ledger]
+    orders = (order,) if order is not None else conversion_orders(every)
+    curve = np.zeros(len(orders))
+    for part in parts:
+        curves = [rdp_curve(ledger_event(ledger), orders) for ledger in part]
+        if any(c is None for c in curves):
+            return pure
+        curve += np.max(curves, axis=0)
+    for event in events:
+        curve += rdp_curve(event, orders)
+    renyi = curve_epsilon(orders, curve, renyi_delta)
+    if order is not None:
+        return renyi
+    bounds = [pure, renyi]
+    if len(fits) == 1 and not events:
+        counts, rests = parts
+        bounds.append(max(compose_pure(c) for c in counts)
+                      + max(compose(rest, delta) for rest in rests))
+    elif not events:
+        bounds.append(choice_epsilon(parts, delta, scale))
+    return min(bounds)
 
 
 def filter_order(epsilon, delta):
@@ -306,8 +396,29 @@ def filter_order(epsilon, delta):
 
 
 class Alternatives(tuple):
-    """The ledgers a reserved fit may still release, one of which it will (a tuple of
-    tuples of LedgerEntry): :meth:`PrivacyAccountant._composed` counts the worst."""
+    """The ledgers a fit may release, one of which a private row count chooses (a tuple of
+    tuples of LedgerEntry, each with the count's release): :func:`compose_fits` composes the
+    count and then the choice."""
+
+
+def fit_epsilon(ledger, choices, delta, scale):
+    """A model's ``privacy_spent_``: the composition of its fits (``ledger``: every release,
+    each entry with its fit's identifier, a warm start's after its first fit's) where the
+    first fit's row count chose among ``choices`` (``FitResult.choices``; None:
+    ``_accounting.compose`` of the ledger).
+
+    Returns
+    -------
+    epsilon : float
+    """
+    if choices is None:
+        return compose(ledger, delta)
+    fits = {}
+    for e in ledger:
+        fits.setdefault(e.fit, []).append(e)
+    first = choices[0][0].fit
+    return compose_fits([(Alternatives(choices) if fit == first else entries, None)
+                         for fit, entries in fits.items()], delta, scale=scale)
 
 
 class _MemoryStore:
@@ -549,7 +660,9 @@ class Reservation:
             self.accountant.release(self.fit_id)
         return False
 
-    def commit(self, entries=()):
-        """Register the reserved fit's ledger ``entries``: :meth:`PrivacyAccountant.commit`."""
+    def commit(self, entries=(), choices=None):
+        """Register the reserved fit's ledger ``entries``, or with a private row count its
+        ``choices`` (every plan it could take): :meth:`PrivacyAccountant.commit`."""
         if self.fit_id is not None:
-            self.accountant.commit(self.fit_id, entries)
+            self.accountant.commit(self.fit_id,
+                                   entries if choices is None else Alternatives(choices))

@@ -499,6 +499,49 @@ def _staged_bounds(event, delta, orders):
             return
 
 
+def rdp_curve(event, orders):
+    """The Renyi divergences of a dp-accounting event (:func:`ledger_event`'s, or a search's)
+    at ``orders``, memoised as :func:`_staged_bounds`'s; None for None (a non-private release).
+
+    Parameters
+    ----------
+    event : dp_accounting.DpEvent or None
+    orders : sequence of float
+
+    Returns
+    -------
+    divergences : ndarray of shape (len(orders),) or None
+    """
+    if event is None:
+        return None
+    with _quiet_accountant():
+        return np.array(memoised(_DIVERGENCES, DIVERGENCES_MEMO_SIZE, (repr(event), tuple(orders)),
+                                 lambda: _divergences(list(orders), event)))
+
+
+def curve_epsilon(orders, divergences, delta):
+    """(epsilon, delta)-DP epsilon of a Renyi curve, converted at its best order
+    (dp-accounting's ``compute_epsilon``).
+
+    Returns
+    -------
+    epsilon : float
+    """
+    from dp_accounting.rdp.rdp_privacy_accountant import compute_epsilon
+
+    with _quiet_accountant():
+        return float(compute_epsilon(list(orders), list(divergences), delta)[0])
+
+
+def conversion_orders(entries):
+    """The orders a set of releases' Renyi curve is converted at: :func:`rdp_orders`, or
+    dp-accounting's default orders with :data:`LARGE_ORDERS` where that is None."""
+    from dp_accounting.rdp.rdp_privacy_accountant import DEFAULT_RDP_ORDERS
+
+    orders = rdp_orders(entries)
+    return tuple(orders) if orders is not None else (*DEFAULT_RDP_ORDERS, *LARGE_ORDERS)
+
+
 def _divergences(orders, event):
     """The Renyi divergences of ``event`` at ``orders`` (dp-accounting), as a tuple."""
     from dp_accounting.rdp import RdpAccountant

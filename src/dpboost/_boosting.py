@@ -60,6 +60,10 @@ class FitResult:
         What the fit is charged: :attr:`ledger`'s entries, or with early stopping the whole
         plan's (a stopping time read from released values is post-processing of the whole
         plan's transcript, not a bound for the releases made; docs/privacy.md, Early stopping).
+    choices : tuple of tuples of LedgerEntry, or None
+        With a private row count, every plan it could choose (each the whole plan's entries,
+        count included, with the fit's identifier), :attr:`charged` among them: the fit is
+        charged the choice (``_accountant.compose_fits``); None without one.
     attributes : dict
         The fitted public inputs: ``classes_`` or ``target_bounds_`` (public, or released with
         ``target_bounds="private"``), ``categories_`` (public lists and those released with
@@ -72,6 +76,7 @@ class FitResult:
     ledger: PrivacyLedger
     filtered: np.ndarray
     charged: list
+    choices: tuple | None
     attributes: dict
 
 
@@ -238,7 +243,9 @@ def train(records, inputs, loss, options, n_outputs, n_threads, fit_id=None, pre
         forest = previous.extended(forest)
     attributes = {**inputs.target, "categories_": inputs.categories, **released,
                   "feature_bounds_": np.column_stack([forest.binner.lower, forest.binner.upper])}
-    return FitResult(forest, ledger, filtered, charged, attributes)
+    choices = None if count is None else tuple(
+        tuple(replace(e, fit=ledger.fit) for e in option.entries) for _, option in options)
+    return FitResult(forest, ledger, filtered, charged, choices, attributes)
 
 
 def progress_bar(n_trees, ledger, delta):

@@ -17,8 +17,7 @@ from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin, _fit_co
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from ._accountant import Reservation
-from ._accounting import compose
+from ._accountant import Reservation, fit_epsilon
 from ._auto import resolve_configs
 from ._boosting import plan_fit, train
 from ._categories import released_category_columns
@@ -52,6 +51,10 @@ class _BaseDPGB(BaseEstimator):
 
     #: The ``loss`` of an estimator without that parameter.
     _loss_name = "square"
+    #: The plans the first fit's private row count chose among (``FitResult.choices``), which
+    #: ``privacy_spent_`` composes; None without a count (and for models pickled before it was
+    #: kept, whose ``privacy_spent_`` is then the composition of their ledger).
+    _privacy_choices = None
 
     def _store_parameters(self, parameters):
         """Store each ``__init__`` argument unchanged (scikit-learn: ``fit`` validates)."""
@@ -127,7 +130,7 @@ class _BaseDPGB(BaseEstimator):
                 spend.reserve_plans(plan for _, plan in options)
             result = train(records, inputs, loss, options, n_outputs,
                            n_threads(self.n_jobs), spend.fit_id, previous)
-        spend.commit(result.charged)
+        spend.commit(result.charged, result.choices)
         # Fitted attributes are set only now, all from the fit's result: a fit that raised
         # leaves nothing half-fitted.
         self.__dict__.update(result.attributes)
@@ -135,7 +138,10 @@ class _BaseDPGB(BaseEstimator):
         # warm_start: the fits compose sequentially (each entry carries its fit's identifier)
         self.privacy_ledger_ = (([] if previous is None else self.privacy_ledger_)
                                 + result.charged)
-        self.privacy_spent_ = compose(self.privacy_ledger_, float(self.delta))
+        if previous is None:
+            self._privacy_choices = result.choices
+        self.privacy_spent_ = fit_epsilon(self.privacy_ledger_, self._privacy_choices,
+                                          float(self.delta), self.epsilon)
         self._warm_start_params = warm_start_params(self)
         if self.diagnostics:
             prior = [] if previous is None else getattr(self, "filtered_fraction_", [])
@@ -252,7 +258,7 @@ class _BaseDPGB(BaseEstimator):
         check_is_fitted(self)
         fitted = {name: getattr(self, name) for name in FITTED if hasattr(self, name)}
         return model_to_json(type(self).__name__, self.get_params(deep=False), fitted,
-                             self._forest, self.privacy_ledger_)
+                             self._forest, self.privacy_ledger_, self._privacy_choices)
 
     def to_xgboost_json(self) -> str:
         check_is_fitted(self)

@@ -35,7 +35,7 @@ FITTED = ("n_features_in_", "feature_bounds_", "categories_", "privacy_spent_", 
           "classes_", "target_bounds_")
 
 
-def model_to_json(estimator_name, params, fitted, forest, ledger):
+def model_to_json(estimator_name, params, fitted, forest, ledger, choices=None):
     """Serialise a fitted model (format version 1, with the writing library's version).
 
     Parameters
@@ -50,6 +50,9 @@ def model_to_json(estimator_name, params, fitted, forest, ledger):
         ``target_bounds_``.
     forest : Forest
     ledger : list of LedgerEntry
+    choices : tuple of tuples of LedgerEntry, or None, default=None
+        The plans the first fit's private row count chose among (``FitResult.choices``),
+        which ``privacy_spent_`` composes; written without their fit's identifier.
 
     Returns
     -------
@@ -81,6 +84,9 @@ def model_to_json(estimator_name, params, fitted, forest, ledger):
     one_fit = len({e.fit for e in ledger}) <= 1
     stored["privacy_ledger_"] = [{k: v for k, v in vars(e).items() if k != "fit" or not one_fit}
                                  for e in ledger]
+    if choices is not None:
+        stored["privacy_choices"] = [[{k: v for k, v in vars(e).items() if k != "fit"}
+                                      for e in plan] for plan in choices]
     stored.update(split_feature=forest.split_feature.tolist(),
                   split_bin=forest.split_bin.tolist(),
                   missing_left=forest.missing_left.tolist(),
@@ -337,6 +343,16 @@ def _read_fitted(f, classifier):
         raise ValueError(f"fit_id holds {_shown(fit_id)}, must be a string")
     fitted["privacy_ledger_"] = [_read_entry(e, f"privacy_ledger_[{i}]", fit_id)
                                  for i, e in enumerate(_get(f, "privacy_ledger_", list))]
+    if "privacy_choices" in f:
+        # The first fit's: its entries lead the ledger.
+        first = fitted["privacy_ledger_"][0].fit if fitted["privacy_ledger_"] else fit_id
+        plans = _get(f, "privacy_choices", list)
+        if not plans or not all(isinstance(plan, list) for plan in plans):
+            raise ValueError(f"privacy_choices holds {_shown(plans)}, must be an array of "
+                             "ledgers")
+        fitted["_privacy_choices"] = tuple(
+            tuple(_read_entry(e, f"privacy_choices[{k}][{i}]", first)
+                  for i, e in enumerate(plan)) for k, plan in enumerate(plans))
     return fitted
 
 

@@ -14,6 +14,8 @@ mechanism, thresholds, an individual filter's budget) gets inf here and its Reny
 
 import math
 
+import numpy as np
+
 #: The PLD's discretisation of the privacy loss, times ``max(1, epsilon)`` (the epsilon the
 #: caller expects: the number of points grows with the loss's range): finer is tighter and slower
 #: (1e-4: 0.01-0.05 s for 200 Poisson-sampled trees at epsilon <= 1; epsilon 0.0092 where 1e-3
@@ -93,32 +95,54 @@ def pld_epsilon(entries, delta, repeats=None, scale=1.0):
     -------
     epsilon : float
     """
-    from dp_accounting.pld import pld_privacy_accountant
+    from ._accounting import memoised
 
-    from ._accounting import ledger_event, memoised
-
-    entries = list(entries)
-    if not delta <= MAX_DELTA or any(
-            e.held_out or e.delta > 0 or e.filtered or e.mechanism == "renyi_filter"
-            or e.sampling_rate < MIN_SAMPLING_RATE
-            or (e.mechanism == "gaussian" and e.noise_multiplier < MIN_NOISE_MULTIPLIER)
-            or (e.mechanism == "laplace" and e.epsilon > MAX_LAPLACE_EPSILON)
-            for e in entries):
+    if not delta <= MAX_DELTA:
         return math.inf
-    event = ledger_event(entries, repeats)
-    event = None if event is None else pld_event(event)
+    event = _supported_event(entries, repeats)
     if event is None:
         return math.inf
-    interval = DISCRETIZATION * max(1.0, min(scale, 1e3))
+    interval = discretization(scale)
 
     def compute():
-        accountant = pld_privacy_accountant.PLDAccountant(value_discretization_interval=interval)
-        if not accountant.supports(event):
-            return math.inf
-        accountant.compose(event)
-        return max(0.0, float(accountant.get_epsilon(delta)))
+        accountant = _accountant(event, interval)
+        return math.inf if accountant is None else max(0.0, float(accountant.get_epsilon(delta)))
 
     return memoised(_EPSILONS, MEMO_SIZE, (repr(event), delta, interval), compute)
+
+
+def discretization(scale):
+    """The PLD's discretisation interval for an expected epsilon ``scale``:
+    ``DISCRETIZATION * max(1, scale)``, ``scale`` capped at 1,000."""
+    return DISCRETIZATION * max(1.0, min(scale, 1e3))
+
+
+def _supported_event(entries, repeats=None):
+    """The PLD form (:func:`pld_event`) of a set of releases' event, or None where
+    :func:`pld_epsilon` has none (its list)."""
+    from ._accounting import ledger_event
+
+    entries = list(entries)
+    if any(e.held_out or e.delta > 0 or e.filtered or e.mechanism == "renyi_filter"
+           or e.sampling_rate < MIN_SAMPLING_RATE
+           or (e.mechanism == "gaussian" and e.noise_multiplier < MIN_NOISE_MULTIPLIER)
+           or (e.mechanism == "laplace" and e.epsilon > MAX_LAPLACE_EPSILON)
+           for e in entries):
+        return None
+    event = ledger_event(entries, repeats)
+    return None if event is None else pld_event(event)
+
+
+def _accountant(event, interval):
+    """dp-accounting's ``PLDAccountant`` at ``interval`` with ``event`` composed, or None where
+    it does not support it."""
+    from dp_accounting.pld import pld_privacy_accountant
+
+    accountant = pld_privacy_accountant.PLDAccountant(value_discretization_interval=interval)
+    if not accountant.supports(event):
+        return None
+    accountant.compose(event)
+    return accountant
 
 
 #: Epsilons :func:`pld_epsilon` computed, by (event, delta, discretisation): a fit's ledger is
@@ -168,3 +192,193 @@ def refine(rho, entries_at, epsilon, delta):
             t = min(0.9, max(0.1, f_low / (f_low - f_high)))
             r = low * (high / low) ** t
     return low
+
+
+#: A choice's privacy profile (:func:`choice_epsilon`) is computed on ``[0, E]``, ``E`` doubled
+#: from ``max(1, scale)`` until every alternative's profile at ``E`` is at most
+#: ``PROFILE_TAIL * delta`` (the mass its distribution puts at an infinite loss, which only
+#: raises the epsilon), or ``MAX_PROFILE_LOSS * max(1, scale)``.
+PROFILE_TAIL, MAX_PROFILE_LOSS = 1e-5, 64.0
+
+
+def choice_epsilon(parts, delta, scale):
+    """The PLD accountant's epsilon at ``delta`` of parts composed sequentially, where each
+    part releases one of its alternative ledgers, chosen by what an earlier part released (the
+    plan a private row count picks; docs/privacy.md, Private row count).
+
+    A part's alternatives, each with its dominating pair, are dominated by one pair whose
+    privacy profile is their pointwise largest profile (in trade-off functions: the convex hull
+    of their minimum, Dong, Roth & Su 2022, Section 2), fixed before the choice; and adaptive
+    composition of mechanisms each dominated by a pair fixed in advance is dominated by the
+    pairs' composition (Zhu, Dong & Wang 2022, Theorem 10). Each alternative's profile is the
+    least of three valid ones (:func:`ledger_profile`) on a grid of epsilons; the largest, made
+    convex in ``exp(epsilon)`` (the least convex majorant of valid points is valid: a profile is
+    convex there) and reflected to a symmetric pair (both neighbour orders,
+    ``delta(-e) = 1 - exp(-e) (1 - delta(e))``), becomes a distribution by pessimistic
+    connect-the-dots (Doroshenko et al. 2022, Algorithm 1: dp-accounting's
+    ``create_pmf_pessimistic_connect_dots``), and the parts' distributions are composed by
+    dp-accounting's convolution. A part of one alternative is a fixed release.
+
+    Parameters
+    ----------
+    parts : sequence of sequences of sequences of LedgerEntry
+        Each part: its alternative ledgers.
+    delta : float
+        In (0, 1).
+    scale : float
+        The epsilon expected: the discretisation is :func:`discretization` of it.
+
+    Returns
+    -------
+    epsilon : float
+        inf above :data:`MAX_DELTA`.
+    """
+    if not delta <= MAX_DELTA:
+        return math.inf
+    composed = choice_distribution(parts, scale, PROFILE_TAIL * delta)
+    return 0.0 if composed is None else max(0.0, float(composed.get_epsilon_for_delta(delta)))
+
+
+def choice_distribution(parts, scale, tail):
+    """The composed pessimistic privacy-loss distribution of :func:`choice_epsilon`'s parts,
+    each part's profile computed until it is at most ``tail`` (the mass it puts at an
+    infinite loss).
+
+    Returns
+    -------
+    pld : dp_accounting.pld.privacy_loss_distribution.PrivacyLossDistribution or None
+        None for no part.
+    """
+    from ._accounting import memoised
+
+    interval = discretization(scale)
+    composed = None
+    for part in parts:
+        key = (tuple(tuple(ledger) for ledger in part), interval, tail)
+        pld = memoised(_CHOICES, CHOICES_MEMO_SIZE, key,
+                       lambda: _choice_pld(key[0], interval, tail))
+        composed = pld if composed is None else composed.compose(pld)
+    return composed
+
+
+#: Distributions :func:`choice_epsilon` built, by (alternatives, discretisation, tail): an
+#: accountant recomposes every registered fit at each reservation. At most
+#: :data:`CHOICES_MEMO_SIZE` (a few MB each), then cleared.
+_CHOICES = {}
+CHOICES_MEMO_SIZE = 128
+
+
+def _choice_pld(ledgers, interval, tail):
+    """The pessimistic privacy-loss distribution of a choice among ``ledgers``
+    (:func:`choice_epsilon`)."""
+    from dp_accounting.pld import pld_pmf
+    from dp_accounting.pld.privacy_loss_distribution import PrivacyLossDistribution
+
+    def profile(epsilons):
+        return np.max([ledger_profile(ledger, epsilons, interval) for ledger in ledgers], axis=0)
+
+    end = limit = interval / DISCRETIZATION
+    limit *= MAX_PROFILE_LOSS
+    while end < limit and profile(np.array([end]))[0] > tail:
+        end *= 2
+    steps = np.arange(math.ceil(end / interval) + 1)
+    epsilons = steps * interval
+    upper = profile(epsilons)
+    # The other neighbour order of a symmetric pair: H_(e^-e)(P || Q) = 1 - e^-e + e^-e H_(e^e)(Q || P).
+    lower = -np.expm1(-epsilons[1:]) + np.exp(-epsilons[1:]) * upper[1:]
+    grid = np.concatenate([-steps[:0:-1], steps])
+    deltas = convex_majorant(grid * interval, np.concatenate([lower[::-1], upper]))
+    return PrivacyLossDistribution(pld_pmf.create_pmf_pessimistic_connect_dots(
+        interval, grid, deltas))
+
+
+def convex_majorant(epsilons, deltas):
+    """The largest function convex in ``exp(epsilon)`` at most ``deltas`` at ``epsilons``
+    (ascending), at those points: the lower convex hull of the points ``(exp(e), delta)``
+    (Andrew's monotone chain), interpolated. Where every point bounds a mechanism's privacy
+    profile (convex in ``exp(epsilon)``), so does this, tighter.
+
+    Returns
+    -------
+    deltas : ndarray of the shape of ``epsilons``
+    """
+    s, y = np.exp(epsilons), np.asarray(deltas, dtype=np.float64)
+    hull = []
+    for i in range(s.size):
+        while len(hull) >= 2 and ((y[hull[-1]] - y[hull[-2]]) * (s[i] - s[hull[-2]])
+                                  >= (y[i] - y[hull[-2]]) * (s[hull[-1]] - s[hull[-2]])):
+            hull.pop()
+        hull.append(i)
+    return np.interp(s, s[hull], y[hull])
+
+
+def ledger_profile(entries, epsilons, interval):
+    """A bound on the privacy profile ``delta(epsilon)`` (the largest hockey-stick divergence
+    of the releases' outputs on neighbouring data sets) at ``epsilons`` (ascending, >= 0): the
+    least of the pure-DP profile where every release is pure (randomized response's,
+    ``(1 - e^(e - eps)) / (1 + e^-eps)``, Kairouz et al. 2015), the Renyi curve's conversion
+    at every order (:func:`renyi_deltas`) plus the thresholds' deltas, and the PLD
+    accountant's divergence where it applies (:func:`pld_epsilon`'s list). Each is a valid
+    bound at every epsilon.
+
+    Returns
+    -------
+    deltas : ndarray of the shape of ``epsilons``
+    """
+    from ._accounting import (
+        compose_pure,
+        conversion_orders,
+        ledger_event,
+        memoised,
+        rdp_curve,
+        threshold_delta,
+    )
+    from ._releases import RELEASES
+
+    entries = list(entries)
+    epsilons = np.asarray(epsilons, dtype=np.float64)
+    deltas = np.ones_like(epsilons)
+    if all(RELEASES[e.mechanism].pure and e.delta == 0 and not e.filtered for e in entries):
+        pure = compose_pure(entries)
+        if math.isfinite(pure):
+            deltas = np.minimum(deltas, np.maximum(0.0, -np.expm1(epsilons - pure)
+                                                   / (1.0 + math.exp(-pure))))
+    orders = conversion_orders(entries)
+    curve = rdp_curve(ledger_event(entries), orders)
+    if curve is not None:
+        deltas = np.minimum(deltas, renyi_deltas(orders, curve, epsilons)
+                            + threshold_delta(entries))
+    event = _supported_event(entries)
+    if event is not None:
+        accountant = memoised(_ACCOUNTANTS, CHOICES_MEMO_SIZE, (repr(event), interval),
+                              lambda: _accountant(event, interval) or False)
+        if accountant:
+            deltas = np.minimum(deltas, accountant.get_delta(epsilons))
+    return deltas
+
+
+#: PLD accountants :func:`ledger_profile` composed, by (event, discretisation).
+_ACCOUNTANTS = {}
+
+
+def renyi_deltas(orders, divergences, epsilons):
+    """The delta at each of ``epsilons`` of a Renyi curve, converted at its best order:
+    dp-accounting's ``compute_delta`` (Canonne, Kamath & Steinke 2020, Proposition 12, with the
+    bound through the KL divergence, ``sqrt(1 - exp(-R))``), vectorised over epsilons. An order
+    whose divergence is negative (dp-accounting's rounding at an extreme event) is left out.
+
+    Returns
+    -------
+    deltas : ndarray of the shape of ``epsilons``
+    """
+    epsilons = np.asarray(epsilons, dtype=np.float64)
+    log_delta = np.zeros_like(epsilons)
+    for order, r in zip(orders, divergences):
+        if r < 0:
+            continue
+        bound = 0.5 * math.log1p(-math.exp(-r)) if r > 0 else -math.inf
+        if order > 1.01:
+            bound = np.minimum(bound, (order - 1) * (r - epsilons + math.log1p(-1 / order))
+                               - math.log(order))
+        log_delta = np.minimum(log_delta, bound)
+    return np.exp(log_delta)

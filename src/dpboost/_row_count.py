@@ -40,6 +40,18 @@ def row_count_release(epsilon):
                        sensitivity=row_count_sensitivity(), n_nodes=1, **ROW_COUNT_SCOPE)
 
 
+def split_count(ledger):
+    """A plan's ledger as (the row count's releases, the rest): what precedes the plan's
+    choice and what the choice released.
+
+    Returns
+    -------
+    count, rest : tuple of LedgerEntry
+    """
+    first = tuple(e for e in ledger if e.scope == ROW_COUNT_SCOPE)
+    return first, tuple(e for e in ledger if e.scope != ROW_COUNT_SCOPE)
+
+
 def rest_epsilon(epsilon):
     """The epsilon the plans after the row count are made with (``epsilon`` times
     ``1 - ROW_COUNT_SHARE``)."""
