@@ -217,9 +217,9 @@ class PrivacyAccountant:
         return fit_id
 
     def commit(self, fit_id: str, entries=()) -> None:
-        """Register a reserved fit's ledger (its entries carry ``fit_id``), or
-        :class:`Alternatives` (a private row count's choice: every plan it could take); a
-        reserved event is registered as it was planned."""
+        """Register a reserved fit's ledger (its entries carry ``fit_id``), or its
+        ``Alternatives`` (a private row count's choice: every plan it could take); a reserved
+        event is registered as it was planned."""
         self._store.commit(fit_id, entries if isinstance(entries, Alternatives)
                            else tuple(entries))
 
