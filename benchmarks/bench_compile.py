@@ -1,9 +1,10 @@
 """Compilation and start-up ("a fast first run"): Numba compile time of every kernel,
 the first fit after a fresh install, and ``import dpboost`` + a fit with a warm cache.
 
-Every measurement is a fresh process (``python -c``) whose Numba cache is a new temporary
-directory (``NUMBA_CACHE_DIR``): its first run is a fresh install (a cold cache: every kernel the
-fit uses compiles), the next runs in the same directory load the kernels from the cache (warm).
+Every measurement is a fresh process (``python -c``) whose Numba cache and dpboost's conversion
+cache are a new temporary directory (``NUMBA_CACHE_DIR``, ``DPBOOST_CACHE_DIR``): its first run is
+a fresh install (a cold cache: every kernel the fit uses compiles, every accountant conversion of
+its plans is computed), the next runs in the same directory load them from the caches (warm).
 The process times ``import numpy, dpboost``, Numba's own one-time start (the first jitted call of
 a process, cached or not, loads Numba's typing and lowering registries: timed apart on a trivial
 function), a fit of ``DPGBClassifier`` as a new user makes it (``random_state=None``: secure
@@ -120,10 +121,12 @@ N_FEATURES = 10
 
 
 def run(setting, n_rows, cache):
-    """One process with the Numba cache ``cache``: its JSON, and whether the notice appeared."""
+    """One process with the Numba cache and dpboost's conversion cache in the directory
+    ``cache``: its JSON, and whether the notice appeared."""
     done = subprocess.run([sys.executable, "-c", CHILD, setting, str(n_rows), str(N_FEATURES)],
                           capture_output=True, text=True, check=True,
-                          env={**os.environ, "NUMBA_CACHE_DIR": cache})
+                          env={**os.environ, "NUMBA_CACHE_DIR": cache,
+                               "DPBOOST_CACHE_DIR": os.path.join(cache, "dpboost")})
     out = json.loads(done.stdout.strip().splitlines()[-1])
     out["notice"] = "compiling its Numba kernels" in done.stderr
     return out

@@ -7,6 +7,7 @@ overrides.
 """
 
 import os
+import tempfile
 from dataclasses import replace
 from types import SimpleNamespace
 
@@ -17,6 +18,10 @@ from hypothesis import HealthCheck, settings
 import dpboost._boosting as boosting_module
 from dpboost import DPGBClassifier
 from dpboost._budget import plan_budget
+
+# The accountants' conversion cache (``_disk_memo``) of this test run: a new directory, so that
+# the tests neither read nor write the user's (subprocesses inherit it).
+os.environ["DPBOOST_CACHE_DIR"] = tempfile.mkdtemp(prefix="dpboost-test-cache-")
 
 # Hypothesis draws the same examples on every run (derandomize: seeded by each test), and a
 # slow data draw on a loaded machine is no failure: a verdict chance alone cannot change.

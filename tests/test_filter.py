@@ -152,7 +152,9 @@ def test_fitted_ledger_equals_the_plan_and_states_the_filter():
                            random_state=0).fit(X, y)
     plan = _plan_of(model)
     assert model.privacy_ledger_ == plan.entries
-    assert model.privacy_spent_ == plan.epsilon <= 0.5
+    # its row count chose this plan among others: charged the choice (the count's epsilon
+    # plus the largest plan's), at least the plan taken's composition
+    assert plan.epsilon <= model.privacy_spent_ <= 0.5
     report = model.privacy_report()
     assert "individual Renyi filter" in report and "6 worst-case trees" in report
     assert "12 filtered leaf releases are not composed one by one" in report

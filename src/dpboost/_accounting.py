@@ -486,7 +486,7 @@ def _staged_bounds(event, delta, orders):
         key = (name, tuple(stage))
         with _quiet_accountant():
             divergences = memoised(_DIVERGENCES, DIVERGENCES_MEMO_SIZE, key,
-                                   lambda: _divergences(stage, event))
+                                   lambda: _divergences(stage, event), table="divergences")
             done += stage
             rdp += list(divergences)
             upper = float(compute_epsilon(done, rdp, delta)[0])
@@ -516,7 +516,8 @@ def rdp_curve(event, orders):
         return None
     with _quiet_accountant():
         return np.array(memoised(_DIVERGENCES, DIVERGENCES_MEMO_SIZE, (repr(event), tuple(orders)),
-                                 lambda: _divergences(list(orders), event)))
+                                 lambda: _divergences(list(orders), event),
+                                 table="divergences"))
 
 
 def curve_epsilon(orders, divergences, delta):
@@ -551,13 +552,22 @@ def _divergences(orders, event):
     return tuple(accountant.rdp)
 
 
-def memoised(memo, size, key, compute):
+def memoised(memo, size, key, compute, table=None):
     """``memo[key]``, computed by ``compute()`` and stored where absent; a memo that holds
     ``size`` values is cleared first. The value is read once: another thread's fit may clear
-    the memo between a check and a read."""
+    the memo between a check and a read. With ``table``, a value absent from ``memo`` is
+    looked up in that table of the disk cache (``_disk_memo``) before it is computed, and one
+    computed is stored there."""
     value = memo.get(key)
     if value is None:
-        value = compute()
+        if table is not None:
+            from . import _disk_memo
+
+            value = _disk_memo.lookup(table, key)
+        if value is None:
+            value = compute()
+            if table is not None:
+                _disk_memo.store(table, key, value)
         if len(memo) >= size:
             memo.clear()
         memo[key] = value

@@ -61,9 +61,10 @@ class FitResult:
         plan's (a stopping time read from released values is post-processing of the whole
         plan's transcript, not a bound for the releases made; docs/privacy.md, Early stopping).
     choices : tuple of tuples of LedgerEntry, or None
-        With a private row count, every plan it could choose (each the whole plan's entries,
-        count included, with the fit's identifier), :attr:`charged` among them: the fit is
-        charged the choice (``_accountant.compose_fits``); None without one.
+        With a private row count, every distinct plan it could choose (each the whole plan's
+        entries, count included, with the fit's identifier), :attr:`charged` among them: the
+        fit is charged the choice (``_accountant.compose_fits``); None without a count or where
+        every regime has the same plan.
     attributes : dict
         The fitted public inputs: ``classes_`` or ``target_bounds_`` (public, or released with
         ``target_bounds="private"``), ``categories_`` (public lists and those released with
@@ -243,8 +244,10 @@ def train(records, inputs, loss, options, n_outputs, n_threads, fit_id=None, pre
         forest = previous.extended(forest)
     attributes = {**inputs.target, "categories_": inputs.categories, **released,
                   "feature_bounds_": np.column_stack([forest.binner.lower, forest.binner.upper])}
-    choices = None if count is None else tuple(
-        tuple(replace(e, fit=ledger.fit) for e in option.entries) for _, option in options)
+    # A count whose every regime takes the same plan (every "auto" parameter given) chose nothing.
+    choices = tuple(dict.fromkeys(tuple(replace(e, fit=ledger.fit) for e in option.entries)
+                                  for _, option in options))
+    choices = choices if count is not None and len(choices) > 1 else None
     return FitResult(forest, ledger, filtered, charged, choices, attributes)
 
 

@@ -227,7 +227,8 @@ class _BaseDPGB(BaseEstimator):
         """
         check_is_fitted(self)
         return privacy_report(self.privacy_ledger_, self.privacy_spent_,
-                              getattr(self, "filtered_fraction_", None), float(self.delta))
+                              getattr(self, "filtered_fraction_", None), float(self.delta),
+                              0 if self._privacy_choices is None else len(self._privacy_choices))
 
     def export_text(self, tree: int = 0) -> str:
         """Text of one tree: thresholds (up to rounding) or category sets, the side of missing

@@ -231,7 +231,7 @@ def feature_importance(forest, importance_type, l2_regularization, leaf_noise, n
                                 importance_type)
 
 
-def privacy_report(ledger, epsilon, filtered_fraction=None, delta=0.0):
+def privacy_report(ledger, epsilon, filtered_fraction=None, delta=0.0, choices=0):
     """Human-readable account of a fit's releases.
 
     Parameters
@@ -243,6 +243,8 @@ def privacy_report(ledger, epsilon, filtered_fraction=None, delta=0.0):
         GDF diagnostics, only when the user opted in (``diagnostics=True``).
     delta : float, default=0.0
         ``0``: pure DP; otherwise the delta of Renyi accounting.
+    choices : int, default=0
+        The number of plans the private row count chose among (0: the plan was fixed).
 
     Returns
     -------
@@ -266,6 +268,10 @@ def privacy_report(ledger, epsilon, filtered_fraction=None, delta=0.0):
               "split-candidate sketch)" if n_before else "")
     guarantee = ("pure DP" if delta == 0
                  else f"(epsilon, delta={delta:g})-DP by Renyi composition")
+    if choices:
+        guarantee = (f"{'pure DP' if delta == 0 else f'(epsilon, delta={delta:g})-DP'}: the "
+                     f"row count's epsilon plus the largest of the {choices} plans it chose "
+                     "among, the ledger below the one taken")
     lines = [f"composed epsilon ({guarantee}, add/remove one record): {epsilon:.6g}",
              f"releases: {len(ledger)} ledger entries over "
              f"{len({e.tree for e in in_trees})} trees in {len({e.group for e in in_trees})} "

@@ -108,7 +108,8 @@ def pld_epsilon(entries, delta, repeats=None, scale=1.0):
         accountant = _accountant(event, interval)
         return math.inf if accountant is None else max(0.0, float(accountant.get_epsilon(delta)))
 
-    return memoised(_EPSILONS, MEMO_SIZE, (repr(event), delta, interval), compute)
+    return memoised(_EPSILONS, MEMO_SIZE, (repr(event), delta, interval), compute,
+                    table="epsilons")
 
 
 def discretization(scale):
