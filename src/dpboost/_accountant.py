@@ -19,6 +19,7 @@ import numpy as np
 
 from ._accounting import (
     FILTER_ORDERS,
+    SAMPLED_ORDERS,
     compose,
     compose_pure,
     conversion_orders,
@@ -293,8 +294,8 @@ def compose_fits(fits, delta, order=None, scale=1.0):
     order alone (a choice's largest), summed and converted there.
     """
     # Alternatives of one distinct plan are that plan: nothing was chosen.
-    fits = [(entries[0], event) if isinstance(entries, Alternatives)
-            and len(set(entries)) == 1 else (entries, event) for entries, event in fits]
+    fits = [(_distinct(entries)[0], event) if isinstance(entries, Alternatives)
+            and len(_distinct(entries)) == 1 else (entries, event) for entries, event in fits]
     if not any(isinstance(entries, Alternatives) for entries, _ in fits):
         return _composed_ledgers(fits, delta, order)
     return _composed_choices(fits, delta, order, scale)
@@ -331,37 +332,25 @@ def _composed_ledgers(fits, delta, order):
 
 def _composed_choices(fits, delta, order, scale):
     """:func:`compose_fits` of fits of which some are :class:`Alternatives`."""
-    from ._row_count import split_count
-
-    # Parts composed sequentially, each a tuple of the ledgers it may release: a fixed
-    # release has one; a row count's choice, the plans' releases after the count.
-    parts, events = [], [event for _, event in fits if event is not None]
-    for entries, _ in fits:
-        if isinstance(entries, Alternatives):
-            counts, rests = zip(*(split_count(ledger) for ledger in entries))
-            parts += [counts, rests]
-        elif entries:
-            parts.append((tuple(entries),))
-    pure = math.inf if events else math.fsum(
-        max(compose_pure(ledger) for ledger in part) for part in parts)
+    # Parts composed sequentially: a fixed release, or a row count followed by its choice.
+    parts = [part for entries, _ in fits for part in _parts(entries)]
+    events = [event for _, event in fits if event is not None]
+    pure = math.inf if events else math.fsum(part.pure for part in parts)
     if delta == 0:
         return pure
     if len(fits) == 1 and not events:
         # One fit: sequential composition, the count's pure epsilon plus the largest plan's.
         # Its Renyi envelope is no tighter for plans calibrated to the rest of the budget, and
         # its sampled Gaussians at every order cost a fit 0.2 s.
-        counts, rests = parts
-        return min(pure, max(compose_pure(c) for c in counts)
-                   + max(compose(rest, delta) for rest in rests))
-    renyi_delta = delta - math.fsum(max(threshold_delta(ledger) for ledger in part)
-                                    for part in parts)
+        count, rest = parts
+        return min(pure, count.pure + max(compose(ledger, delta) for ledger in rest))
+    renyi_delta = delta - math.fsum(part.thresholds for part in parts)
     if not renyi_delta > 0:
         return pure
-    every = [e for part in parts for ledger in part for e in ledger]
-    orders = (order,) if order is not None else conversion_orders(every)
+    orders = (order,) if order is not None else _orders(parts)
     curve = np.zeros(len(orders))
     for part in parts:
-        curves = [rdp_curve(ledger_event(ledger), orders) for ledger in part]
+        curves = [rdp_curve(event, orders) for event in part.events]
         if any(c is None for c in curves):
             return pure
         curve += np.max(curves, axis=0)
@@ -371,6 +360,59 @@ def _composed_choices(fits, delta, order, scale):
     if order is not None:
         return renyi
     return min(pure, renyi, math.inf if events else choice_epsilon(parts, delta, scale))
+
+
+class _Part(tuple):
+    """One part of a composition, the ledgers it may release (one: a fixed release), with what
+    every composition reads of them computed once: the largest pure epsilon and thresholds'
+    delta, each ledger's dp-accounting event, the orders its curves are converted at, and its
+    hash (a memo key of ``_pld.choice_epsilon``)."""
+
+    def __new__(cls, ledgers):
+        part = super().__new__(cls, ledgers)
+        part.pure = max(compose_pure(ledger) for ledger in part)
+        part.thresholds = max(threshold_delta(ledger) for ledger in part)
+        part.events = [ledger_event(ledger) for ledger in part]
+        part.orders = rdp_orders([e for ledger in part for e in ledger])
+        part.hash = tuple.__hash__(part)
+        return part
+
+    def __hash__(self):
+        return self.hash
+
+    def __eq__(self, other):
+        return self is other or tuple.__eq__(self, other)
+
+
+def _parts(entries):
+    """The parts of one fit: none for no release, its ledger, or a row count followed by the
+    choice among its plans (kept on the :class:`Alternatives`, which an accountant
+    recomposes at every reservation)."""
+    if not isinstance(entries, Alternatives):
+        return (_Part((tuple(entries),)),) if entries else ()
+    if "parts" not in entries.__dict__:
+        from ._row_count import split_count
+
+        counts, rests = zip(*(split_count(ledger) for ledger in _distinct(entries)))
+        entries.parts = (_Part(counts), _Part(rests))
+    return entries.parts
+
+
+def _distinct(alternatives):
+    """The distinct ledgers of :class:`Alternatives`, in order, computed once."""
+    if "distinct" not in alternatives.__dict__:
+        alternatives.distinct = tuple(dict.fromkeys(alternatives))
+    return alternatives.distinct
+
+
+def _orders(parts):
+    """The orders the parts' curves are converted at together, by ``_accounting.rdp_orders``'s
+    precedence: the filter's where any part has an individual filter, the sampled Gaussian's
+    where any has one, else dp-accounting's default ones with the large orders."""
+    found = {part.orders for part in parts} - {None}
+    if not found:
+        return conversion_orders(())
+    return FILTER_ORDERS if FILTER_ORDERS in found else SAMPLED_ORDERS
 
 
 def filter_order(epsilon, delta):

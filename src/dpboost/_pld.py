@@ -255,7 +255,11 @@ def choice_distribution(parts, scale, tail):
     interval = discretization(scale)
     composed = None
     for part in parts:
-        key = (tuple(tuple(ledger) for ledger in part), interval, tail)
+        # A tuple of ledgers is its own key (the accountant's parts cache their hash).
+        part = part if isinstance(part, tuple) else tuple(part)
+        part = part if all(isinstance(ledger, tuple) for ledger in part) else tuple(
+            tuple(ledger) for ledger in part)
+        key = (part, interval, tail)
         pld = memoised(_CHOICES, CHOICES_MEMO_SIZE, key,
                        lambda: _choice_pld(key[0], interval, tail))
         composed = pld if composed is None else composed.compose(pld)
