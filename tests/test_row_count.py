@@ -280,3 +280,19 @@ def test_a_choice_by_the_count_is_bounded_by_the_envelope_not_by_the_plan_taken(
     exact = np.array([truth(e) for e in grid])
     assert np.all(pld.get_delta_for_epsilon(grid) >= exact - 1e-9)
     assert exact.max() > 0.5  # the grid covers the range where the profiles cross
+
+
+def test_the_plans_a_count_chose_among_survive_a_model_file():
+    # privacy_spent_ of a counted fit is its choice's bound; a model file keeps the choice
+    # (entries at their defaults left out), so that a warm start of the loaded model charges it.
+    from dpboost._accountant import fit_epsilon
+
+    X, y = _data(400)
+    model = _regressor(epsilon=1.0).fit(X, y)
+    assert model._privacy_choices is not None and len(model._privacy_choices) > 1
+    loaded = DPGBRegressor.from_json(model.to_json())
+    assert loaded._privacy_choices == model._privacy_choices
+    assert [e.fit for plan in loaded._privacy_choices for e in plan] == [
+        loaded.privacy_ledger_[0].fit] * sum(map(len, model._privacy_choices))
+    assert fit_epsilon(loaded.privacy_ledger_, loaded._privacy_choices, 1e-5, 1.0) == (
+        model.privacy_spent_)

@@ -445,6 +445,10 @@ class Alternatives(tuple):
     tuples of LedgerEntry, each with the count's release): :func:`compose_fits` composes the
     count and then the choice."""
 
+    def __reduce__(self):
+        # The ledgers alone: what compositions cached on the object is computed again.
+        return (Alternatives, (tuple(self),))
+
 
 def fit_epsilon(ledger, choices, delta, scale):
     """A model's ``privacy_spent_``: the composition of its fits (``ledger``: every release,

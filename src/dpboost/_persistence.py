@@ -85,7 +85,11 @@ def model_to_json(estimator_name, params, fitted, forest, ledger, choices=None):
     stored["privacy_ledger_"] = [{k: v for k, v in vars(e).items() if k != "fit" or not one_fit}
                                  for e in ledger]
     if choices is not None:
-        stored["privacy_choices"] = [[{k: v for k, v in vars(e).items() if k != "fit"}
+        # Each entry's fields but the fit and those at their defaults (read back as such).
+        defaults = {f.name: f.default for f in dataclasses.fields(LedgerEntry)}
+        stored["privacy_choices"] = [[{k: v for k, v in vars(e).items()
+                                       if k != "fit" and not (k in defaults and v == defaults[k]
+                                                              and type(v) is type(defaults[k]))}
                                       for e in plan] for plan in choices]
     stored.update(split_feature=forest.split_feature.tolist(),
                   split_bin=forest.split_bin.tolist(),
