@@ -30,7 +30,7 @@ from ._accounting import (
     rdp_orders,
     threshold_delta,
 )
-from ._pld import choice_epsilon, pld_epsilon
+from ._pld import choice_epsilon, part_digest, pld_epsilon
 
 
 class BudgetExceededError(RuntimeError):
@@ -366,7 +366,7 @@ class _Part(tuple):
     """One part of a composition, the ledgers it may release (one: a fixed release), with what
     every composition reads of them computed once: the largest pure epsilon and thresholds'
     delta, each ledger's dp-accounting event, the orders its curves are converted at, and its
-    hash (a memo key of ``_pld.choice_epsilon``)."""
+    digest (``_pld.part_digest``, the key of its distribution)."""
 
     def __new__(cls, ledgers):
         part = super().__new__(cls, ledgers)
@@ -374,14 +374,8 @@ class _Part(tuple):
         part.thresholds = max(threshold_delta(ledger) for ledger in part)
         part.events = [ledger_event(ledger) for ledger in part]
         part.orders = rdp_orders([e for ledger in part for e in ledger])
-        part.hash = tuple.__hash__(part)
+        part.digest = part_digest(part)
         return part
-
-    def __hash__(self):
-        return self.hash
-
-    def __eq__(self, other):
-        return self is other or tuple.__eq__(self, other)
 
 
 def _parts(entries):
@@ -519,6 +513,10 @@ class _FileStore:
 
     def __init__(self, path, epsilon, delta, order):
         self.path = path
+        #: Registered fits read so far, by fit id: a registered row never changes, and the
+        #: accountant recomposes every fit at each reservation (what it computes of a row
+        #: count's choice is kept on its Alternatives).
+        self._registered = {}
         with self._transaction() as db:
             db.execute("CREATE TABLE IF NOT EXISTS budget (id INTEGER PRIMARY KEY CHECK (id = 1),"
                        " epsilon REAL NOT NULL, delta REAL NOT NULL, filter_order INTEGER)")
@@ -551,17 +549,37 @@ class _FileStore:
         return _Transaction(db)
 
     def fits(self, reserved):
-        states = ("registered", "reserved") if reserved else ("registered",)
         with self._transaction() as db:
-            rows = db.execute(f"SELECT name, entries, event FROM fits WHERE state IN "
-                              f"({', '.join('?' * len(states))}) ORDER BY rowid",
-                              states).fetchall()
-        return [_read_fit(*row) for row in rows]
+            return self._read(db, reserved)
+
+    def _read(self, db, reserved):
+        """The fits of the file, registered ones first parsed once."""
+        states = ("registered", "reserved") if reserved else ("registered",)
+        known = self._registered
+        rows = db.execute(f"SELECT fit_id, state FROM fits WHERE state IN "
+                          f"({', '.join('?' * len(states))}) ORDER BY rowid", states).fetchall()
+        fits = []
+        for fit_id, state in rows:
+            if state == "registered" and fit_id in known:
+                fits.append(known[fit_id])
+                continue
+            fit = _read_fit(*db.execute("SELECT name, entries, event FROM fits WHERE fit_id = ?",
+                                        (fit_id,)).fetchone())
+            if state == "registered":
+                known[fit_id] = fit
+            fits.append(fit)
+        return fits
+
+    def __getstate__(self):
+        return {**self.__dict__, "_registered": {}}
+
+    def __setstate__(self, state):
+        # A file store pickled before the cache existed has none.
+        self.__dict__.update({"_registered": {}, **state})
 
     def reserve(self, fit_id, fit, check):
         with self._transaction() as db:
-            rows = db.execute("SELECT name, entries, event FROM fits ORDER BY rowid").fetchall()
-            check([_read_fit(*row) for row in rows])
+            check(self._read(db, reserved=True))
             db.execute("INSERT INTO fits VALUES (?, ?, 'reserved', ?, ?)",
                        (fit_id, *_written_fit(*fit)))
 
@@ -595,8 +613,10 @@ class _Transaction:
 def _written_fit(name, entries, event):
     """A fit as the text columns of the ``fits`` table: name, entries and event as JSON
     (:class:`Alternatives`: an object ``{"alternatives": [ledger, ...]}``)."""
-    ledger = ({"alternatives": [[vars(e) for e in ledger] for ledger in entries]}
-              if isinstance(entries, Alternatives) else [vars(e) for e in entries])
+    from ._persistence import written_entry
+
+    ledger = ({"alternatives": [[written_entry(e) for e in ledger] for ledger in entries]}
+              if isinstance(entries, Alternatives) else [written_entry(e) for e in entries])
     return (name, json.dumps(ledger),
             None if event is None else json.dumps(_event_to_json(event)))
 

@@ -85,12 +85,8 @@ def model_to_json(estimator_name, params, fitted, forest, ledger, choices=None):
     stored["privacy_ledger_"] = [{k: v for k, v in vars(e).items() if k != "fit" or not one_fit}
                                  for e in ledger]
     if choices is not None:
-        # Each entry's fields but the fit and those at their defaults (read back as such).
-        defaults = {f.name: f.default for f in dataclasses.fields(LedgerEntry)}
-        stored["privacy_choices"] = [[{k: v for k, v in vars(e).items()
-                                       if k != "fit" and not (k in defaults and v == defaults[k]
-                                                              and type(v) is type(defaults[k]))}
-                                      for e in plan] for plan in choices]
+        stored["privacy_choices"] = [[written_entry(e, keep_fit=False) for e in plan]
+                                     for plan in choices]
     stored.update(split_feature=forest.split_feature.tolist(),
                   split_bin=forest.split_bin.tolist(),
                   missing_left=forest.missing_left.tolist(),
@@ -378,6 +374,24 @@ def _read_categories(pairs, bounds):
                              f"{expected} for the {len(values)} categories of feature {j}")
         categories[j] = np.array(values, dtype=object)
     return categories
+
+
+def written_entry(entry, keep_fit=True):
+    """A :class:`LedgerEntry` as a JSON object: its fields but those at their defaults (read
+    back as such), and without its fit's identifier unless ``keep_fit``.
+
+    Returns
+    -------
+    fields : dict
+    """
+    return {k: v for k, v in vars(entry).items()
+            if (k != "fit" or keep_fit) and not (
+                k in _DEFAULTS and v == _DEFAULTS[k] and type(v) is type(_DEFAULTS[k]))}
+
+
+#: The fields of :class:`LedgerEntry` that have a default, with it.
+_DEFAULTS = {f.name: f.default for f in dataclasses.fields(LedgerEntry)
+             if f.default is not dataclasses.MISSING}
 
 
 def read_ledger_entry(entry, name):

@@ -12,6 +12,7 @@ or not, and data-independent draws; a ledger with any other release (the exponen
 mechanism, thresholds, an individual filter's budget) gets inf here and its Renyi epsilon.
 """
 
+import hashlib
 import math
 
 import numpy as np
@@ -243,7 +244,8 @@ def choice_epsilon(parts, delta, scale):
 def choice_distribution(parts, scale, tail):
     """The composed pessimistic privacy-loss distribution of :func:`choice_epsilon`'s parts,
     each part's profile computed until it is at most ``tail`` (the mass it puts at an
-    infinite loss).
+    infinite loss). The longest prefix of the parts composed before is read back (an
+    accountant composes its registered fits again at each reservation).
 
     Returns
     -------
@@ -253,24 +255,44 @@ def choice_distribution(parts, scale, tail):
     from ._accounting import memoised
 
     interval = discretization(scale)
-    composed = None
-    for part in parts:
-        # A tuple of ledgers is its own key (the accountant's parts cache their hash).
-        part = part if isinstance(part, tuple) else tuple(part)
-        part = part if all(isinstance(ledger, tuple) for ledger in part) else tuple(
-            tuple(ledger) for ledger in part)
-        key = (part, interval, tail)
-        pld = memoised(_CHOICES, CHOICES_MEMO_SIZE, key,
-                       lambda: _choice_pld(key[0], interval, tail))
+    digests = [part_digest(part) for part in parts]
+    composed, start = None, 0
+    for end in range(len(parts), 0, -1):
+        composed = _PREFIXES.get((tuple(digests[:end]), interval, tail))
+        if composed is not None:
+            start = end
+            break
+    for part, digest in zip(parts[start:], digests[start:]):
+        pld = memoised(_CHOICES, CHOICES_MEMO_SIZE, (digest, interval, tail),
+                       lambda part=part: _choice_pld(part, interval, tail))
         composed = pld if composed is None else composed.compose(pld)
+    if composed is not None:
+        memoised(_PREFIXES, PREFIXES_MEMO_SIZE, (tuple(digests), interval, tail),
+                 lambda: composed)
     return composed
 
 
-#: Distributions :func:`choice_epsilon` built, by (alternatives, discretisation, tail): an
-#: accountant recomposes every registered fit at each reservation. At most
-#: :data:`CHOICES_MEMO_SIZE` (a few MB each), then cleared.
-_CHOICES = {}
-CHOICES_MEMO_SIZE = 128
+def part_digest(part):
+    """A collision-resistant key of a part's ledgers: the SHA-256 of their repr (every field
+    of every entry but the fit's identifier, floats exact); a part that carries its ``digest``
+    (the accountant's, computed once) gives it.
+
+    Returns
+    -------
+    digest : str
+    """
+    digest = getattr(part, "digest", None)
+    if digest is None:
+        digest = hashlib.sha256(repr(tuple(tuple(ledger) for ledger in part)).encode()).hexdigest()
+    return digest
+
+
+#: Distributions :func:`choice_distribution` built, by (part digest, discretisation, tail), and
+#: the compositions it returned, by (the parts' digests, discretisation, tail): an accountant
+#: recomposes every registered fit at each reservation. At most :data:`CHOICES_MEMO_SIZE` and
+#: :data:`PREFIXES_MEMO_SIZE` (a few MB each), then cleared.
+_CHOICES, _PREFIXES = {}, {}
+CHOICES_MEMO_SIZE, PREFIXES_MEMO_SIZE = 128, 8
 
 
 def _choice_pld(ledgers, interval, tail):
