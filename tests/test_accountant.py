@@ -455,3 +455,17 @@ def test_an_accountant_pickled_before_filters_loads_without_an_order(data):
     older = PrivacyAccountant.__new__(PrivacyAccountant)
     older.__dict__.update(state)
     assert older.order is None and older.spent() == accountant.spent() > 0
+
+
+def test_a_filter_charges_even_one_counted_fit_at_its_order(data):
+    # A filter converts at its order alone, also for a single fit whose row count chose its
+    # plan: the count's curve plus the plans' largest at order 12, above the fit's own
+    # sequential bound (its privacy_spent_).
+    from dpboost._accountant import Alternatives, compose_fits
+
+    X, y = data
+    accountant = PrivacyAccountant(epsilon=10.0, delta=1e-5, order=12)
+    fit = _default(accountant).fit(X, y)
+    choice = [(Alternatives(fit._privacy_choices), None)]
+    assert accountant.spent() == compose_fits(choice, 1e-5, order=12, scale=10.0)
+    assert accountant.spent() > fit.privacy_spent_

@@ -338,10 +338,10 @@ def _composed_choices(fits, delta, order, scale):
     pure = math.inf if events else math.fsum(part.pure for part in parts)
     if delta == 0:
         return pure
-    if len(fits) == 1 and not events:
+    if len(fits) == 1 and not events and order is None:
         # One fit: sequential composition, the count's pure epsilon plus the largest plan's.
-        # Its Renyi envelope is no tighter for plans calibrated to the rest of the budget, and
-        # its sampled Gaussians at every order cost a fit 0.2 s.
+        # Its Renyi envelope is at most a little tighter (the plans are calibrated to the rest
+        # of the budget), and its sampled Gaussians at every order cost a fit 0.2 s.
         count, rest = parts
         return min(pure, count.pure + max(compose(ledger, delta) for ledger in rest))
     renyi_delta = delta - math.fsum(part.thresholds for part in parts)
