@@ -287,9 +287,9 @@ def compose_fits(fits, delta, order=None, scale=1.0):
     plans' other releases: its Renyi curve is the count's plus the pointwise largest of the
     plans' (Mironov 2017, Proposition 1, which holds for every value of the earlier output),
     its PLD the choice's (``_pld.choice_epsilon``), its pure epsilon the count's plus the
-    largest plan's; one such fit alone is bounded by sequential composition, the count's pure
-    epsilon plus the largest of the plans' epsilons at ``delta`` (Dwork & Roth 2014, Theorem
-    3.16). Each is a bound whichever plan the count chooses; composing the plan
+    largest plan's; one such fit alone (without ``order``) is bounded by sequential composition,
+    the count's pure epsilon plus the largest of the plans' epsilons at ``delta`` (Dwork & Roth
+    2014, Theorem 3.16). Each is a bound whichever plan the count chooses; composing the plan
     taken as if it had been fixed in advance is not. With ``order``, every fit's curve at that
     order alone (a choice's largest), summed and converted there.
     """
