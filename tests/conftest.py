@@ -6,7 +6,9 @@ here; each returns a new object per call with the defaults below, any of which a
 overrides.
 """
 
+import atexit
 import os
+import shutil
 import tempfile
 from dataclasses import replace
 from types import SimpleNamespace
@@ -20,8 +22,9 @@ from dpboost import DPGBClassifier
 from dpboost._budget import plan_budget
 
 # The accountants' conversion cache (``_disk_memo``) of this test run: a new directory, so that
-# the tests neither read nor write the user's (subprocesses inherit it).
+# the tests neither read nor write the user's (subprocesses inherit it), removed at the end.
 os.environ["DPBOOST_CACHE_DIR"] = tempfile.mkdtemp(prefix="dpboost-test-cache-")
+atexit.register(shutil.rmtree, os.environ["DPBOOST_CACHE_DIR"], ignore_errors=True)
 
 # Hypothesis draws the same examples on every run (derandomize: seeded by each test), and a
 # slow data draw on a loaded machine is no failure: a verdict chance alone cannot change.
