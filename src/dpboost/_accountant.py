@@ -7,6 +7,7 @@ computation over the same records: sequentially across fits (``LedgerEntry.fit``
 accountants the estimators use (docs/privacy.md, Accounting across fits).
 """
 
+import functools
 import json
 import math
 import os
@@ -364,18 +365,33 @@ def _composed_choices(fits, delta, order, scale):
 
 class _Part(tuple):
     """One part of a composition, the ledgers it may release (one: a fixed release), with what
-    every composition reads of them computed once: the largest pure epsilon and thresholds'
-    delta, each ledger's dp-accounting event, the orders its curves are converted at, and its
-    digest (``_pld.part_digest``, the key of its distribution)."""
+    compositions read of them computed at the first read and kept: a single fit's sequential
+    bound reads ``pure`` alone."""
 
-    def __new__(cls, ledgers):
-        part = super().__new__(cls, ledgers)
-        part.pure = max(compose_pure(ledger) for ledger in part)
-        part.thresholds = max(threshold_delta(ledger) for ledger in part)
-        part.events = [ledger_event(ledger) for ledger in part]
-        part.orders = rdp_orders([e for ledger in part for e in ledger])
-        part.digest = part_digest(part)
-        return part
+    @functools.cached_property
+    def pure(self):
+        """The largest pure-DP epsilon of the ledgers."""
+        return max(compose_pure(ledger) for ledger in self)
+
+    @functools.cached_property
+    def thresholds(self):
+        """The largest thresholds' delta of the ledgers."""
+        return max(threshold_delta(ledger) for ledger in self)
+
+    @functools.cached_property
+    def events(self):
+        """Each ledger's dp-accounting event."""
+        return [ledger_event(ledger) for ledger in self]
+
+    @functools.cached_property
+    def orders(self):
+        """The orders the ledgers' curves are converted at (``_accounting.rdp_orders``)."""
+        return rdp_orders([e for ledger in self for e in ledger])
+
+    @functools.cached_property
+    def digest(self):
+        """``_pld.part_digest`` of the ledgers, the key of their distribution."""
+        return part_digest(tuple(self))
 
 
 def _parts(entries):
