@@ -478,15 +478,12 @@ def _staged_bounds(event, delta, orders):
     from dp_accounting.rdp.rdp_privacy_accountant import compute_epsilon
 
     done, rdp = [], []
-    name = repr(event)
     for stop in (*CONVERSION_STAGES, math.inf):
         stage = [a for a in orders[len(done):] if a <= stop]
         if not stage:
             continue
-        key = (name, tuple(stage))
         with _quiet_accountant():
-            divergences = memoised(_DIVERGENCES, DIVERGENCES_MEMO_SIZE, key,
-                                   lambda: _divergences(stage, event), table="divergences")
+            divergences = rdp_curve(event, stage)
             done += stage
             rdp += list(divergences)
             upper = float(compute_epsilon(done, rdp, delta)[0])
@@ -501,7 +498,8 @@ def _staged_bounds(event, delta, orders):
 
 def rdp_curve(event, orders):
     """The Renyi divergences of a dp-accounting event (:func:`ledger_event`'s, or a search's)
-    at ``orders``, memoised as :func:`_staged_bounds`'s; None for None (a non-private release).
+    at ``orders``, memoised in :data:`_DIVERGENCES` and the disk cache (``_disk_memo``); None
+    for None (a non-private release).
 
     Parameters
     ----------
@@ -574,7 +572,7 @@ def memoised(memo, size, key, compute, table=None):
     return value
 
 
-#: Renyi divergences :func:`_staged_bounds` computed, by (event, orders): the planner's
+#: Renyi divergences :func:`rdp_curve` computed, by (event, orders): the planner's
 #: bisection visits the same events for every setting that shares the trees' noise, sampling
 #: rate and count (a search over ``max_depth`` or ``learning_rate`` at one epsilon), whose
 #: dp-accounting conversions (0.3 s a plan) are then computed once. At most
@@ -617,6 +615,12 @@ def zcdp_rho(entries):
     return math.fsum(per_group.values())
 
 
+def all_pure(entries):
+    """Whether every release is pure DP (``Release.pure``, no delta of its own, not under an
+    individual filter): then their pure composition bounds them at any delta."""
+    return all(RELEASES[e.mechanism].pure and e.delta == 0 and not e.filtered for e in entries)
+
+
 def compose(entries, delta, repeats=None):
     """Composed epsilon: pure DP for ``delta = 0`` (:func:`compose_pure`), otherwise
     (epsilon, delta)-DP by Renyi composition (:func:`compose_rdp`), by the PLD accountant
@@ -641,7 +645,7 @@ def tightest(entries, delta, renyi, repeats=None, scale=None):
     from ._pld import pld_epsilon  # which imports this module
 
     epsilon = min(renyi, pld_epsilon(entries, delta, repeats, scale=scale))
-    if all(RELEASES[e.mechanism].pure and e.delta == 0 and not e.filtered for e in entries):
+    if all_pure(entries):
         # Pure releases compose to pure DP ((eps, 0) is (eps, delta)): at a tiny epsilon (the
         # constant regime's count and mean), or on Poisson samples (amplify_pure, which the
         # Renyi accountant lacks for these mechanisms), it certifies less than a conversion.

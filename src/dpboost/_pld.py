@@ -353,6 +353,7 @@ def ledger_profile(entries, epsilons, interval):
     deltas : ndarray of the shape of ``epsilons``
     """
     from ._accounting import (
+        all_pure,
         compose_pure,
         conversion_orders,
         ledger_event,
@@ -360,12 +361,11 @@ def ledger_profile(entries, epsilons, interval):
         rdp_curve,
         threshold_delta,
     )
-    from ._releases import RELEASES
 
     entries = list(entries)
     epsilons = np.asarray(epsilons, dtype=np.float64)
     deltas = np.ones_like(epsilons)
-    if all(RELEASES[e.mechanism].pure and e.delta == 0 and not e.filtered for e in entries):
+    if all_pure(entries):
         pure = compose_pure(entries)
         if math.isfinite(pure):
             deltas = np.minimum(deltas, np.maximum(0.0, -np.expm1(epsilons - pure)
