@@ -266,12 +266,12 @@ def privacy_report(ledger, epsilon, filtered_fraction=None, delta=0.0, choices=0
     before = (f", and {n_before} release{'s' * (n_before > 1)} before the trees (tree -1: "
               "row count, domain report, category lists, bounds, initial score or "
               "split-candidate sketch)" if n_before else "")
-    guarantee = ("pure DP" if delta == 0
-                 else f"(epsilon, delta={delta:g})-DP by Renyi composition")
+    guarantee = "pure DP" if delta == 0 else f"(epsilon, delta={delta:g})-DP"
     if choices:
-        guarantee = (f"{'pure DP' if delta == 0 else f'(epsilon, delta={delta:g})-DP'}: the "
-                     f"row count's epsilon plus the largest of the {choices} plans it chose "
-                     "among, the ledger below the one taken")
+        guarantee += (f": the row count's epsilon plus the largest of the {choices} plans it "
+                      "chose among, the ledger below the one taken")
+    elif delta > 0:
+        guarantee += " by Renyi composition"
     lines = [f"composed epsilon ({guarantee}, add/remove one record): {epsilon:.6g}",
              f"releases: {len(ledger)} ledger entries over "
              f"{len({e.tree for e in in_trees})} trees in {len({e.group for e in in_trees})} "
