@@ -296,3 +296,10 @@ def test_the_plans_a_count_chose_among_survive_a_model_file():
         loaded.privacy_ledger_[0].fit] * sum(map(len, model._privacy_choices))
     assert fit_epsilon(loaded.privacy_ledger_, loaded._privacy_choices, 1e-5, 1.0) == (
         model.privacy_spent_)
+    # a file whose choices hold an empty ledger is refused by name
+    import json
+
+    document = json.loads(model.to_json())
+    document["fitted"]["privacy_choices"] = [[]]
+    with pytest.raises(ValueError, match="privacy_choices holds .* non-empty ledgers"):
+        DPGBRegressor.from_json(json.dumps(document))

@@ -475,9 +475,9 @@ def fit_epsilon(ledger, choices, delta, scale):
     fits = {}
     for e in ledger:
         fits.setdefault(e.fit, []).append(e)
-    first = choices[0][0].fit
-    return compose_fits([(Alternatives(choices) if fit == first else entries, None)
-                         for fit, entries in fits.items()], delta, scale=scale)
+    # The first fit's entries lead the ledger.
+    return compose_fits([(Alternatives(choices) if k == 0 else entries, None)
+                         for k, entries in enumerate(fits.values())], delta, scale=scale)
 
 
 class _MemoryStore:

@@ -347,9 +347,9 @@ def _read_fitted(f, classifier):
         # The first fit's: its entries lead the ledger.
         first = fitted["privacy_ledger_"][0].fit if fitted["privacy_ledger_"] else fit_id
         plans = _get(f, "privacy_choices", list)
-        if not plans or not all(isinstance(plan, list) for plan in plans):
+        if not plans or not all(isinstance(plan, list) and plan for plan in plans):
             raise ValueError(f"privacy_choices holds {_shown(plans)}, must be an array of "
-                             "ledgers")
+                             "non-empty ledgers")
         fitted["_privacy_choices"] = tuple(
             tuple(_read_entry(e, f"privacy_choices[{k}][{i}]", first)
                   for i, e in enumerate(plan)) for k, plan in enumerate(plans))
