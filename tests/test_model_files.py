@@ -277,18 +277,35 @@ CORRUPTIONS = [
     ("binary", _set(F + ("privacy_spent_",), float("nan")), r"privacy_spent_ holds nan"),
     ("binary", _set(F + ("privacy_spent_",), -1), r"privacy_spent_ holds -1, must be a number"),
     ("binary", _set(F + ("privacy_spent_",), 10**400), r"privacy_spent_ holds 1000"),
-    # the ledger
-    ("binary", _delete(*F, "privacy_ledger_", 2, "epsilon"),
-     r"privacy_ledger_\[2\] has no field 'epsilon'"),
-    ("binary", _set(F + ("privacy_ledger_", 2, "colour"), 1),
-     r"privacy_ledger_\[2\] holds \['colour'\], not fields of a ledger entry"),
-    ("binary", _set(F + ("privacy_ledger_", 2, "epsilon"), "1"),
-     r"privacy_ledger_\[2\].epsilon holds '1', must be a number >= 0"),
-    ("binary", _set(F + ("privacy_ledger_", 2, "tree"), 0.5),
-     r"privacy_ledger_\[2\].tree holds 0.5, must be an integer"),
-    ("binary", _set(F + ("privacy_ledger_", 2, "filtered"), 0),
-     r"privacy_ledger_\[2\].filtered holds 0, must be a bool"),
-    ("binary", _set(F + ("privacy_ledger_", 2), []), r"privacy_ledger_\[2\] holds \[\]"),
+    # the ledger: the row count's entry, then one run of the three trees' entries
+    ("binary", _delete(*F, "privacy_ledger_", 0, "epsilon"),
+     r"privacy_ledger_\[0\] has no field 'epsilon'"),
+    ("binary", _delete(*F, "privacy_ledger_", 1, "entries", 2, "epsilon"),
+     r"privacy_ledger_\[1\].entries\[2\] has no field 'epsilon'"),
+    ("binary", _set(F + ("privacy_ledger_", 1, "entries", 2, "colour"), 1),
+     r"privacy_ledger_\[1\].entries\[2\] holds \['colour'\], not fields of a ledger entry"),
+    ("binary", _set(F + ("privacy_ledger_", 1, "entries", 2, "epsilon"), "1"),
+     r"privacy_ledger_\[1\].entries\[2\].epsilon holds '1', must be a number >= 0"),
+    ("binary", _set(F + ("privacy_ledger_", 1, "entries", 2, "tree"), 0.5),
+     r"privacy_ledger_\[1\].entries\[2\].tree holds 0.5, must be an integer"),
+    ("binary", _set(F + ("privacy_ledger_", 1, "entries", 2, "filtered"), 0),
+     r"privacy_ledger_\[1\].entries\[2\].filtered holds 0, must be a bool"),
+    ("binary", _set(F + ("privacy_ledger_", 1, "entries", 2), []),
+     r"privacy_ledger_\[1\].entries\[2\] holds \[\]"),
+    ("binary", _set(F + ("privacy_ledger_", 1, "repeat"), 1),
+     r"privacy_ledger_\[1\].repeat holds 1, must be an integer in \[2, 100000000\]"),
+    ("binary", _set(F + ("privacy_ledger_", 1, "repeat"), True),
+     r"privacy_ledger_\[1\].repeat holds True, must be an integer"),
+    ("binary", _set(F + ("privacy_ledger_", 1, "repeat"), 10**8),
+     r"privacy_ledger_ expands to more than 100000000 entries"),
+    ("binary", _set(F + ("privacy_ledger_", 1, "step"), "x"),
+     r"privacy_ledger_\[1\].step holds 'x', must be \[tree step, group step\]"),
+    ("binary", _set(F + ("privacy_ledger_", 1, "step", 0), 0),
+     r"privacy_ledger_\[1\].step\[0\] holds 0, must be an integer in \[1, inf\]"),
+    ("binary", _set(F + ("privacy_ledger_", 1, "entries"), []),
+     r"privacy_ledger_\[1\].entries holds \[\], must be a non-empty array of entries"),
+    ("binary", _set(F + ("privacy_ledger_", 1, "colour"), 1),
+     r"privacy_ledger_\[1\] holds the fields \['colour', 'entries', 'repeat', 'step'\]; a run"),
     ("binary", _set(F + ("privacy_ledger_",), {}), r"privacy_ledger_ holds \{\}"),
     ("binary", _set(F + ("fit_id",), 7), r"fit_id holds 7, must be a string"),
     # parameters
@@ -550,3 +567,41 @@ def test_a_file_from_a_newer_dpboost_warns(saved):
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         DPGBClassifier.from_json(doc)
+
+
+def test_a_ledger_is_written_in_runs_and_read_back_entry_for_entry():
+    # The trees whose entries repeat the tree before's (tree and group moved by one step) are
+    # one run; anything else breaks a run, and every ledger reads back entry for entry.
+    from dpboost._accounting import LedgerEntry
+    from dpboost._persistence import read_ledger, written_ledger
+
+    def tree(t, group=None, epsilon=0.5, fit="a"):
+        group = t if group is None else group
+        return [LedgerEntry("uniform", 0.0, sensitivity=0.0, group=group, tree=t, level=0,
+                            n_nodes=1, fit=fit),
+                LedgerEntry("laplace", epsilon, sensitivity=1.0, group=group, tree=t, level=1,
+                            n_nodes=2, fit=fit)]
+
+    count = LedgerEntry("laplace", 0.01, sensitivity=1.0, group=-1, tree=-1, level=-4,
+                        n_nodes=1, fit="a")
+    ledgers = {
+        "one run": [count] + sum((tree(t) for t in range(50)), []),
+        # the 11th tree's epsilon differs: two runs and its two entries between them
+        "broken": sum((tree(t, epsilon=0.7 if t == 10 else 0.5) for t in range(20)), []),
+        # three outputs per stage: tree moves by 1 and group by 0 within a stage (a run a stage)
+        "outputs": sum((tree(t, group=t // 3) for t in range(9)), []),
+        # a warm start's second fit, a release between trees, trees of several entries each
+        "fits": (tree(0) + tree(1) + [count] + tree(2) + tree(3) + tree(4, fit="b")
+                 + tree(5, fit="b") + tree(7, fit="b") + tree(9, fit="b")),
+        "empty": [],
+    }
+    lengths = {"one run": 2, "broken": 4, "outputs": 3, "fits": 5, "empty": 0}
+    for name, ledger in ledgers.items():
+        items = written_ledger(ledger)
+        assert len(items) == lengths[name], name
+        read = read_ledger(json.loads(json.dumps(items)), name)
+        # vars: every field, the fit's identifier too (which LedgerEntry's == leaves out)
+        assert [vars(e) for e in read] == [vars(e) for e in ledger], name
+    # entries stored without their fit's identifier take the one given
+    plain = read_ledger(written_ledger(ledgers["one run"], keep_fit=False), "plain", "z")
+    assert {e.fit for e in plain} == {"z"}

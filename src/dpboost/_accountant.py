@@ -20,11 +20,11 @@ import numpy as np
 
 from ._accounting import (
     FILTER_ORDERS,
-    SAMPLED_ORDERS,
     compose,
     compose_pure,
     conversion_orders,
     curve_epsilon,
+    joint_orders,
     ledger_event,
     rdp_curve,
     rdp_epsilon,
@@ -416,13 +416,10 @@ def _distinct(alternatives):
 
 
 def _orders(parts):
-    """The orders the parts' curves are converted at together, by ``_accounting.rdp_orders``'s
-    precedence: the filter's where any part has an individual filter, the sampled Gaussian's
-    where any has one, else dp-accounting's default ones with the large orders."""
-    found = {part.orders for part in parts} - {None}
-    if not found:
-        return conversion_orders(())
-    return FILTER_ORDERS if FILTER_ORDERS in found else SAMPLED_ORDERS
+    """The orders the parts' curves are converted at together (``_accounting.joint_orders`` of
+    theirs; dp-accounting's default ones with the large orders where that is None)."""
+    orders = joint_orders(part.orders for part in parts)
+    return orders if orders is not None else conversion_orders(())
 
 
 def filter_order(epsilon, delta):
@@ -629,31 +626,27 @@ class _Transaction:
 def _written_fit(name, entries, event):
     """A fit as the text columns of the ``fits`` table: name, entries and event as JSON
     (:class:`Alternatives`: an object ``{"alternatives": [ledger, ...]}``)."""
-    from ._persistence import written_entry
+    from ._persistence import written_ledger
 
-    ledger = ({"alternatives": [[written_entry(e) for e in ledger] for ledger in entries]}
-              if isinstance(entries, Alternatives) else [written_entry(e) for e in entries])
+    ledger = ({"alternatives": [written_ledger(ledger) for ledger in entries]}
+              if isinstance(entries, Alternatives) else written_ledger(entries))
     return (name, json.dumps(ledger),
             None if event is None else json.dumps(_event_to_json(event)))
 
 
 def _read_fit(name, entries, event):
     """The (name, entries, event) of a row of the ``fits`` table, each field checked."""
-    from ._persistence import read_ledger_entry
-
-    def ledger(items, where):
-        return tuple(read_ledger_entry(e, f"fit {name!r}: {where}entry {i}")
-                     for i, e in enumerate(items))
+    from ._persistence import read_ledger
 
     stored = json.loads(entries)
     if isinstance(stored, dict):
         if not isinstance(stored.get("alternatives"), list):
             raise ValueError(f"budget file: fit {name!r}: entries are neither a ledger nor "
                              "alternatives")
-        ledgers = Alternatives(ledger(items, f"alternative {k}: ")
+        ledgers = Alternatives(read_ledger(items, f"fit {name!r}: alternative {k}: entries")
                                for k, items in enumerate(stored["alternatives"]))
     else:
-        ledgers = ledger(stored, "")
+        ledgers = read_ledger(stored, f"fit {name!r}: entries")
     return name, ledgers, None if event is None else _event_from_json(json.loads(event))
 
 

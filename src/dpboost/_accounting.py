@@ -342,11 +342,19 @@ def rdp_orders(entries):
     sampled Gaussian bounds the sampled discrete Gaussian at integer orders only); else None
     (dp-accounting's default orders)."""
     entries = list(entries)
-    if any(e.mechanism == "renyi_filter" for e in entries):
-        return FILTER_ORDERS
-    if any(e.mechanism in ("gaussian", "threshold") and e.sampling_rate < 1 for e in entries):
-        return SAMPLED_ORDERS
-    return None
+    filtered = any(e.mechanism == "renyi_filter" for e in entries)
+    sampled = any(e.mechanism in ("gaussian", "threshold") and e.sampling_rate < 1
+                  for e in entries)
+    return joint_orders([FILTER_ORDERS if filtered else None, SAMPLED_ORDERS if sampled else None])
+
+
+def joint_orders(orders):
+    """The orders at which sets of releases converted at each of ``orders`` (values of
+    :func:`rdp_orders`) are converted together: :data:`FILTER_ORDERS` where any is, else
+    :data:`SAMPLED_ORDERS` where any is, else None (the precedence of :func:`rdp_orders`)."""
+    found = set(orders)
+    return (FILTER_ORDERS if FILTER_ORDERS in found else
+            SAMPLED_ORDERS if SAMPLED_ORDERS in found else None)
 
 
 def ledger_event(entries, repeats=None):

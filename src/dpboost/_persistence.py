@@ -82,11 +82,9 @@ def model_to_json(estimator_name, params, fitted, forest, ledger, choices=None):
     # several fits: each entry keeps its own.
     stored["fit_id"] = ledger[0].fit if ledger else ""
     one_fit = len({e.fit for e in ledger}) <= 1
-    stored["privacy_ledger_"] = [{k: v for k, v in vars(e).items() if k != "fit" or not one_fit}
-                                 for e in ledger]
+    stored["privacy_ledger_"] = written_ledger(ledger, keep_fit=not one_fit)
     if choices is not None:
-        stored["privacy_choices"] = [[written_entry(e, keep_fit=False) for e in plan]
-                                     for plan in choices]
+        stored["privacy_choices"] = [written_ledger(plan, keep_fit=False) for plan in choices]
     stored.update(split_feature=forest.split_feature.tolist(),
                   split_bin=forest.split_bin.tolist(),
                   missing_left=forest.missing_left.tolist(),
@@ -341,8 +339,8 @@ def _read_fitted(f, classifier):
     fit_id = f.get("fit_id", "")
     if not isinstance(fit_id, str):
         raise ValueError(f"fit_id holds {_shown(fit_id)}, must be a string")
-    fitted["privacy_ledger_"] = [_read_entry(e, f"privacy_ledger_[{i}]", fit_id)
-                                 for i, e in enumerate(_get(f, "privacy_ledger_", list))]
+    fitted["privacy_ledger_"] = list(read_ledger(_get(f, "privacy_ledger_", list),
+                                                 "privacy_ledger_", fit_id))
     if "privacy_choices" in f:
         # The first fit's: its entries lead the ledger.
         first = fitted["privacy_ledger_"][0].fit if fitted["privacy_ledger_"] else fit_id
@@ -350,9 +348,8 @@ def _read_fitted(f, classifier):
         if not plans or not all(isinstance(plan, list) and plan for plan in plans):
             raise ValueError(f"privacy_choices holds {_shown(plans)}, must be an array of "
                              "non-empty ledgers")
-        fitted["_privacy_choices"] = tuple(
-            tuple(_read_entry(e, f"privacy_choices[{k}][{i}]", first)
-                  for i, e in enumerate(plan)) for k, plan in enumerate(plans))
+        fitted["_privacy_choices"] = tuple(read_ledger(plan, f"privacy_choices[{k}]", first)
+                                           for k, plan in enumerate(plans))
     return fitted
 
 
@@ -393,11 +390,109 @@ def written_entry(entry, keep_fit=True):
 _DEFAULTS = {f.name: f.default for f in dataclasses.fields(LedgerEntry)
              if f.default is not dataclasses.MISSING}
 
+#: The most entries a stored ledger may expand to (a run's ``repeat`` is read from the file).
+MAX_LEDGER_ENTRIES = 10 ** 8
 
-def read_ledger_entry(entry, name):
-    """A :class:`LedgerEntry` of its stored fields (``vars(entry)`` as JSON), each checked:
-    ``ValueError`` naming ``name`` and the field otherwise (a budget file's ledgers)."""
-    return _read_entry(entry, name, "")
+
+def written_ledger(entries, keep_fit=True):
+    """A ledger as a JSON array: each entry as :func:`written_entry`, and the entries of
+    consecutive trees that repeat the tree before's, ``tree`` and ``group`` moved by one step,
+    as one run ``{"repeat": k, "step": [tree step, group step], "entries": [...]}`` (the first
+    tree's entries): a default fit's trees make a few runs, not one object per release (0.7 MB
+    of a 400-tree model's file). :func:`read_ledger` gives the entries back.
+
+    Returns
+    -------
+    items : list of dict
+    """
+    segments = []  # the entries of one tree (tree >= 0), or one entry of no tree
+    for entry in entries:
+        if segments and entry.tree >= 0 and segments[-1][-1].tree == entry.tree:
+            segments[-1].append(entry)
+        else:
+            segments.append([entry])
+    items, i = [], 0
+    while i < len(segments):
+        block, repeat, step = segments[i], 1, None
+        while i + repeat < len(segments) and block[0].tree >= 0:
+            shift = _shift(segments[i + repeat - 1], segments[i + repeat])
+            if shift is None or (step is not None and shift != step):
+                break
+            step, repeat = shift, repeat + 1
+        written = [written_entry(e, keep_fit) for e in block]
+        items += ([{"repeat": repeat, "step": list(step), "entries": written}] if repeat > 1
+                  else written)
+        i += repeat
+    return items
+
+
+def _shift(a, b):
+    """``(tree step, group step)`` when the entries ``b`` are ``a``'s with ``tree`` and
+    ``group`` moved by it (the same for every entry, the tree forward); None otherwise."""
+    if len(a) != len(b):
+        return None
+    steps = {(y.tree - x.tree, y.group - x.group) for x, y in zip(a, b)}
+    if len(steps) != 1:
+        return None
+    step = steps.pop()
+    # vars: every field, the fit's identifier too (which LedgerEntry's == leaves out)
+    if step[0] <= 0 or any(vars(dataclasses.replace(x, tree=y.tree, group=y.group)) != vars(y)
+                           for x, y in zip(a, b)):
+        return None
+    return step
+
+
+def read_ledger(items, name, fit_id=""):
+    """The entries of a stored ledger (:func:`written_ledger`; a ledger of plain entries, as
+    the first writers stored, reads the same), each field checked.
+
+    Parameters
+    ----------
+    items : list
+        The stored JSON array.
+    name : str
+        Where the ledger is, for the messages.
+    fit_id : str, default=""
+        The fit's identifier of entries stored without theirs.
+
+    Returns
+    -------
+    entries : tuple of LedgerEntry
+
+    Raises
+    ------
+    ValueError
+        An item that is neither an entry nor a run, a field of the wrong type, or a ledger of
+        more than :data:`MAX_LEDGER_ENTRIES` entries.
+    """
+    if not isinstance(items, list):
+        raise ValueError(f"{name} holds {_shown(items)}, must be an array")
+    entries = []
+    for i, item in enumerate(items):
+        where = f"{name}[{i}]"
+        if not (isinstance(item, dict) and "repeat" in item):
+            entries.append(_read_entry(item, where, fit_id))
+            continue
+        if set(item) != {"repeat", "step", "entries"}:
+            raise ValueError(f"{where} holds the fields {sorted(item)}; a run holds repeat, "
+                             "step and entries")
+        repeat = _integer(item["repeat"], f"{where}.repeat", 2, MAX_LEDGER_ENTRIES)
+        step, block = item["step"], item["entries"]
+        if not (isinstance(step, list) and len(step) == 2):
+            raise ValueError(f"{where}.step holds {_shown(step)}, must be [tree step, "
+                             "group step]")
+        tree_step = _integer(step[0], f"{where}.step[0]", 1)
+        group_step = _integer(step[1], f"{where}.step[1]")
+        if not (isinstance(block, list) and block):
+            raise ValueError(f"{where}.entries holds {_shown(block)}, must be a non-empty "
+                             "array of entries")
+        if len(entries) + repeat * len(block) > MAX_LEDGER_ENTRIES:
+            raise ValueError(f"{name} expands to more than {MAX_LEDGER_ENTRIES} entries")
+        block = [_read_entry(e, f"{where}.entries[{k}]", fit_id) for k, e in enumerate(block)]
+        entries += [dataclasses.replace(e, tree=e.tree + r * tree_step,
+                                        group=e.group + r * group_step)
+                    for r in range(repeat) for e in block]
+    return tuple(entries)
 
 
 def _read_entry(entry, name, fit_id):
