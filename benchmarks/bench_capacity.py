@@ -37,7 +37,10 @@ adult, epsilon 1, one seed: results/capacity_quick.csv; ``--datasets``: results/
 :data:`TREE_COUNTS` on every set at :data:`TREE_EPSILONS`, seeds :data:`TREE_SEEDS` (the
 question: should the number of trees grow with n x epsilon?), and ``exp d6`` with 200 and 400
 trees where n x epsilon / p reaches the interaction rule's 8,000 (results/capacity_trees.csv);
-``--report`` prints the table from the CSV.
+``--select``: a simulated private choice between the two on disjoint parts of the fitting rows
+(:func:`select_cell`) at the cells of :data:`SELECT_CELLS`, seeds :data:`SELECT_SEEDS`, beside
+both fitted on all of them (results/capacity_select.csv); ``--report`` prints the table from
+the CSV.
 """
 
 import itertools
@@ -77,6 +80,14 @@ HIGH_CONFIGS = ("default", "exp d4", "exp d5", "exp d6")
 TREE_COUNTS = (200, 400, 800)
 TREE_EPSILONS = (0.1, 0.3, 1.0, 4.0, 16.0)
 TREE_SEEDS = (10, 11, 12, 13)
+#: ``--select``: (set, epsilon) where n x epsilon / p is 4,000-8,000 (below the interaction
+#: rule, where the capacity table's cells gain or lose by interactions), seeds, and the
+#: fractions of the fitting rows in the parts A, B and V (the rest is T).
+SELECT_CELLS = (("synth100k", 1.0), ("give_me_some_credit", 1.0), ("cod_rna", 1.0),
+                ("magic", 4.0), ("diabetes", 4.0), ("bank", 4.0), ("synth30k", 4.0),
+                ("adult", 4.0), ("credit", 4.0))
+SELECT_SEEDS = (20, 21, 22)
+SELECT_PARTS = (0.1, 0.1, 0.1)
 
 
 def _synthetic(n_samples):
@@ -179,6 +190,82 @@ def run_trees(names):
     return Parallel(n_jobs=2, batch_size=2)(delayed(_fit_cell)(*cell) for cell in cells)
 
 
+def select_cell(name, split, epsilon, seed):
+    """``--select``: one simulated private choice between ``default`` and ``exp d6``.
+
+    The fitting rows are cut by a seeded coin each into parts A, B, V (:data:`SELECT_PARTS`) and
+    T. ``default`` is fitted on A and ``exp d6`` on B, each at ``epsilon``; the sum over V of the
+    difference of their Brier scores (each record's in [-1, 1]: sensitivity 2 for a replaced
+    record) is released with Laplace noise of scale 2 / epsilon; the configuration it favours
+    is fitted on T at ``epsilon``. One record is in one part: by parallel composition the four
+    releases cost epsilon (and the count's share, not simulated here); the question is what
+    the choice is worth, not its implementation. Returns the results rows of the chosen model
+    (config "select") and of ``default`` and ``exp d6`` fitted on all the fitting rows."""
+    X_fit, y_fit, X_val, y_val, bounds = split
+    rng = np.random.default_rng(seed)
+    coin = rng.random(len(y_fit))
+    edges = np.cumsum(SELECT_PARTS)
+    part = np.searchsorted(edges, coin, side="right")  # 0: A, 1: B, 2: V, 3: T
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        fitted = {config: model(config, epsilon, seed, bounds).fit(X_fit[part == k],
+                                                                   y_fit[part == k])
+                  for k, config in enumerate(("default", "exp d6"))}
+    held = part == 2
+    brier = {config: (m.predict_proba(X_fit[held])[:, 1] - y_fit[held]) ** 2
+             for config, m in fitted.items()}
+    difference = float(np.sum(brier["exp d6"] - brier["default"]))
+    released = difference + rng.laplace(scale=2.0 / epsilon)
+    chosen = "exp d6" if released < 0 else "default"
+    rows = [_fit_cell(name, (X_fit[part == 3], y_fit[part == 3], X_val, y_val, bounds), epsilon,
+                      chosen, seed)]
+    rows[0].update(config="select", chosen=chosen, brier_difference=difference,
+                   n_fit=len(y_fit), n_eps=len(y_fit) * epsilon)
+    rows += [_fit_cell(name, split, epsilon, config, seed) for config in ("default", "exp d6")]
+    return rows
+
+
+def run_select():
+    """``--select``: :func:`select_cell` at every cell of :data:`SELECT_CELLS` and seed of
+    :data:`SELECT_SEEDS`, two at a time."""
+    from joblib import Parallel, delayed
+
+    cells = []
+    names = sorted({name for name, _ in SELECT_CELLS})
+    for name, X_fit, y_fit, X_val, y_val, bounds, _ in tuning_splits(names):
+        split = (X_fit, y_fit, X_val, y_val, bounds)
+        cells += [(name, split, epsilon, seed) for cell, epsilon in SELECT_CELLS if cell == name
+                  for seed in SELECT_SEEDS]
+    return [row for rows in Parallel(n_jobs=2)(delayed(select_cell)(*cell) for cell in cells)
+            for row in rows]
+
+
+def select_table(rows):
+    """The README table of ``--select`` (markdown): per cell, the mean validation ROC AUC of
+    ``default`` and ``exp d6`` on all the fitting rows and of the chosen one on T, the choices,
+    and the paired mean difference select - default with its standard error."""
+    auc, chosen, facts = defaultdict(dict), defaultdict(list), {}
+    for r in rows:
+        key = (r["dataset"], float(r["epsilon"]))
+        auc[key + (r["config"],)][r["seed"]] = float(r["auc"])
+        facts[key] = (int(r["n_fit"]), int(r["n_features"]), float(r["n_eps"]))
+        if r["config"] == "select":
+            chosen[key].append("exp" if r["chosen"] == "exp d6" else "add")
+    lines = ["| set | n | p | eps | n x eps / p | default | exp d6 | select | chosen | "
+             "select - default |", "|---" * 10 + "|"]
+    for key, (n_fit, n_features, n_eps) in facts.items():
+        means = {c: np.mean(list(auc[key + (c,)].values())) for c in ("default", "exp d6",
+                                                                        "select")}
+        paired = [auc[key + ("select",)][s] - auc[key + ("default",)][s]
+                  for s in auc[key + ("select",)]]
+        error = np.std(paired, ddof=1) / math.sqrt(len(paired))
+        lines.append(f"| {key[0]} | {n_fit:,} | {n_features} | {key[1]:g} | "
+                     f"{n_eps / n_features:,.0f} | {means['default']:.4f} | "
+                     f"{means['exp d6']:.4f} | {means['select']:.4f} | "
+                     f"{' '.join(chosen[key])} | {np.mean(paired):+.4f} ±{error:.4f} |")
+    return "\n".join(lines)
+
+
 def trees_table(rows):
     """The README table of ``--trees`` (markdown): per set and epsilon, n x epsilon and the mean
     validation ROC AUC of 200 trees over the seeds, the paired mean difference of 400 and 800
@@ -244,10 +331,20 @@ def main():
                         help="HIGH_SETS at HIGH_EPSILONS, seeds 0 and 1 (results/capacity_high.csv)")
     parser.add_argument("--trees", action="store_true",
                         help="the number of trees against n x epsilon (results/capacity_trees.csv)")
+    parser.add_argument("--select", action="store_true",
+                        help="a private choice between the two on disjoint parts "
+                             "(results/capacity_select.csv)")
     parser.add_argument("--report", action="store_true", help="print the table from the CSV")
     args = parser.parse_args()
     name = _harness.result_name("capacity_high" if args.high else
-                                "capacity_trees" if args.trees else "capacity", args)
+                                "capacity_trees" if args.trees else
+                                "capacity_select" if args.select else "capacity", args)
+    if args.select:
+        if not args.report:
+            _harness.warm_up()
+            _harness.write_results(name, run_select())
+        print(select_table(_harness.read_results(name)))
+        return
     if args.trees:
         if not args.report:
             _harness.warm_up()
