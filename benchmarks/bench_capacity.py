@@ -37,7 +37,7 @@ adult, epsilon 1, one seed: results/capacity_quick.csv; ``--datasets``: results/
 :data:`TREE_COUNTS` on every set at :data:`TREE_EPSILONS`, seeds :data:`TREE_SEEDS` (the
 question: should the number of trees grow with n x epsilon?), and ``exp d6`` with 200 and 400
 trees where n x epsilon / p reaches the interaction rule's 8,000 (results/capacity_trees.csv);
-``--select``: a simulated private choice between the two on disjoint parts of the fitting rows
+``--select``: simulated private choices between the two on disjoint parts of the fitting rows
 (:func:`select_cell`) at the cells of :data:`SELECT_CELLS`, seeds :data:`SELECT_SEEDS`, beside
 both fitted on all of them (results/capacity_select.csv); ``--report`` prints the table from
 the CSV.
@@ -88,6 +88,7 @@ SELECT_CELLS = (("synth100k", 1.0), ("give_me_some_credit", 1.0), ("cod_rna", 1.
                 ("adult", 4.0), ("credit", 4.0))
 SELECT_SEEDS = (20, 21, 22)
 SELECT_PARTS = (0.1, 0.1, 0.1)
+SELECT_CRITERIA = ("brier", "pairs")
 
 
 def _synthetic(n_samples):
@@ -191,16 +192,21 @@ def run_trees(names):
 
 
 def select_cell(name, split, epsilon, seed):
-    """``--select``: one simulated private choice between ``default`` and ``exp d6``.
+    """``--select``: simulated private choices between ``default`` and ``exp d6``.
 
     The fitting rows are cut by a seeded coin each into parts A, B, V (:data:`SELECT_PARTS`) and
-    T. ``default`` is fitted on A and ``exp d6`` on B, each at ``epsilon``; the sum over V of the
-    difference of their Brier scores (each record's in [-1, 1]: sensitivity 2 for a replaced
-    record) is released with Laplace noise of scale 2 / epsilon; the configuration it favours
-    is fitted on T at ``epsilon``. One record is in one part: by parallel composition the four
-    releases cost epsilon (and the count's share, not simulated here); the question is what
-    the choice is worth, not its implementation. Returns the results rows of the chosen model
-    (config "select") and of ``default`` and ``exp d6`` fitted on all the fitting rows."""
+    T. ``default`` is fitted on A and ``exp d6`` on B, each at ``epsilon``; a statistic of V
+    comparing them, each record's term in [-1, 1] (sensitivity 2 for a replaced record), is
+    released with Laplace noise of scale 2 / epsilon, and the configuration it favours is
+    fitted on T at ``epsilon``. Two statistics (:data:`SELECT_CRITERIA`): ``brier``, the sum of
+    the differences of the records' Brier scores; ``pairs``, V's records paired by their coins
+    (consecutive in coin order), each pair of two labels scoring +1 where ``exp d6`` alone
+    orders it as its labels do, -1 where ``default`` alone does, and each record half of its
+    pair's score (its expectation is the difference of the two ROC AUCs times the pairs of two
+    labels). One record is in one part: by parallel composition the four releases cost
+    epsilon (and the count's share, not simulated here); the question is what the choice is
+    worth, not its implementation. Returns the results rows of each criterion's chosen model
+    (config "select CRITERION") and of ``default`` and ``exp d6`` on all the fitting rows."""
     X_fit, y_fit, X_val, y_val, bounds = split
     rng = np.random.default_rng(seed)
     coin = rng.random(len(y_fit))
@@ -211,16 +217,32 @@ def select_cell(name, split, epsilon, seed):
         fitted = {config: model(config, epsilon, seed, bounds).fit(X_fit[part == k],
                                                                    y_fit[part == k])
                   for k, config in enumerate(("default", "exp d6"))}
-    held = part == 2
-    brier = {config: (m.predict_proba(X_fit[held])[:, 1] - y_fit[held]) ** 2
-             for config, m in fitted.items()}
-    difference = float(np.sum(brier["exp d6"] - brier["default"]))
-    released = difference + rng.laplace(scale=2.0 / epsilon)
-    chosen = "exp d6" if released < 0 else "default"
-    rows = [_fit_cell(name, (X_fit[part == 3], y_fit[part == 3], X_val, y_val, bounds), epsilon,
-                      chosen, seed)]
-    rows[0].update(config="select", chosen=chosen, brier_difference=difference,
-                   n_fit=len(y_fit), n_eps=len(y_fit) * epsilon)
+    held = np.flatnonzero(part == 2)
+    held = held[np.argsort(coin[held])]
+    held = held[:held.size - held.size % 2]
+    y_held = y_fit[held]
+    scores = {config: m.predict_proba(X_fit[held])[:, 1] for config, m in fitted.items()}
+    first, second = slice(0, None, 2), slice(1, None, 2)
+
+    def ordered(p):  # +1 / -1 / 0 per pair: ordered as its labels, reversed, or a tie of labels
+        return np.sign(p[second] - p[first]) * np.sign(y_held[second] - y_held[first])
+
+    statistics = {
+        "brier": -float(np.sum((scores["exp d6"] - y_held) ** 2
+                               - (scores["default"] - y_held) ** 2)),
+        "pairs": float(np.sum((ordered(scores["exp d6"]) == 1).astype(float)
+                              - (ordered(scores["default"]) == 1))),
+    }
+    rows = []
+    for criterion in SELECT_CRITERIA:
+        released = statistics[criterion] + rng.laplace(scale=2.0 / epsilon)
+        chosen = "exp d6" if released > 0 else "default"
+        row = _fit_cell(name, (X_fit[part == 3], y_fit[part == 3], X_val, y_val, bounds),
+                        epsilon, chosen, seed)
+        row.update(config=f"select {criterion}", chosen=chosen,
+                   statistic=statistics[criterion], n_fit=len(y_fit),
+                   n_eps=len(y_fit) * epsilon)
+        rows.append(row)
     rows += [_fit_cell(name, split, epsilon, config, seed) for config in ("default", "exp d6")]
     return rows
 
@@ -242,27 +264,30 @@ def run_select():
 
 def select_table(rows):
     """The README table of ``--select`` (markdown): per cell, the mean validation ROC AUC of
-    ``default`` and ``exp d6`` on all the fitting rows and of the chosen one on T, the choices,
-    and the paired mean difference select - default with its standard error."""
+    ``default`` and ``exp d6`` on all the fitting rows, and per criterion its choices and the
+    paired mean difference of the chosen model on T from ``default`` with its standard error."""
     auc, chosen, facts = defaultdict(dict), defaultdict(list), {}
     for r in rows:
         key = (r["dataset"], float(r["epsilon"]))
         auc[key + (r["config"],)][r["seed"]] = float(r["auc"])
         facts[key] = (int(r["n_fit"]), int(r["n_features"]), float(r["n_eps"]))
-        if r["config"] == "select":
-            chosen[key].append("exp" if r["chosen"] == "exp d6" else "add")
-    lines = ["| set | n | p | eps | n x eps / p | default | exp d6 | select | chosen | "
-             "select - default |", "|---" * 10 + "|"]
+        if r["config"].startswith("select"):
+            chosen[key + (r["config"],)].append("exp" if r["chosen"] == "exp d6" else "add")
+    selects = [f"select {criterion}" for criterion in SELECT_CRITERIA]
+    lines = ["| set | n | p | eps | n x eps / p | default | exp d6 | "
+             + " | ".join(f"{c}: chosen | {c} - default" for c in selects) + " |",
+             "|---" * (7 + 2 * len(selects)) + "|"]
     for key, (n_fit, n_features, n_eps) in facts.items():
-        means = {c: np.mean(list(auc[key + (c,)].values())) for c in ("default", "exp d6",
-                                                                        "select")}
-        paired = [auc[key + ("select",)][s] - auc[key + ("default",)][s]
-                  for s in auc[key + ("select",)]]
-        error = np.std(paired, ddof=1) / math.sqrt(len(paired))
+        cells = []
+        for config in selects:
+            paired = [auc[key + (config,)][s] - auc[key + ("default",)][s]
+                      for s in auc[key + (config,)]]
+            error = np.std(paired, ddof=1) / math.sqrt(len(paired))
+            cells += [" ".join(chosen[key + (config,)]), f"{np.mean(paired):+.4f} ±{error:.4f}"]
+        means = {c: np.mean(list(auc[key + (c,)].values())) for c in ("default", "exp d6")}
         lines.append(f"| {key[0]} | {n_fit:,} | {n_features} | {key[1]:g} | "
                      f"{n_eps / n_features:,.0f} | {means['default']:.4f} | "
-                     f"{means['exp d6']:.4f} | {means['select']:.4f} | "
-                     f"{' '.join(chosen[key])} | {np.mean(paired):+.4f} ±{error:.4f} |")
+                     f"{means['exp d6']:.4f} | " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
 
