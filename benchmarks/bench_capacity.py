@@ -80,12 +80,16 @@ HIGH_CONFIGS = ("default", "exp d4", "exp d5", "exp d6")
 TREE_COUNTS = (200, 400, 800)
 TREE_EPSILONS = (0.1, 0.3, 1.0, 4.0, 16.0)
 TREE_SEEDS = (10, 11, 12, 13)
-#: ``--select``: (set, epsilon) where n x epsilon / p is 4,000-8,000 (below the interaction
-#: rule, where the capacity table's cells gain or lose by interactions), seeds, and the
-#: fractions of the fitting rows in the parts A, B and V (the rest is T).
+#: ``--select``: (set, epsilon): where n x epsilon / p is 3,000-8,000 (below the interaction
+#: rule, where the capacity table's cells gain or lose by interactions), then cells below and
+#: above that band; seeds; and the fractions of the fitting rows in the parts A, B and V (the
+#: rest is T).
 SELECT_CELLS = (("synth100k", 1.0), ("give_me_some_credit", 1.0), ("cod_rna", 1.0),
                 ("magic", 4.0), ("diabetes", 4.0), ("bank", 4.0), ("synth30k", 4.0),
-                ("adult", 4.0), ("credit", 4.0))
+                ("adult", 4.0), ("credit", 4.0),
+                ("adult", 1.0), ("bank", 1.0), ("magic", 1.0), ("electricity", 1.0),
+                ("synth100k", 0.3), ("synth30k", 1.0),
+                ("electricity", 4.0), ("give_me_some_credit", 4.0))
 SELECT_SEEDS = (20, 21, 22)
 SELECT_PARTS = (0.1, 0.1, 0.1)
 SELECT_CRITERIA = ("brier", "pairs")
