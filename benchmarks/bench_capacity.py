@@ -195,11 +195,11 @@ def run_trees(names):
     return Parallel(n_jobs=2, batch_size=2)(delayed(_fit_cell)(*cell) for cell in cells)
 
 
-def select_cell(name, split, epsilon, seed):
+def select_cell(name, split, epsilon, seed, parts=SELECT_PARTS):
     """``--select``: simulated private choices between ``default`` and ``exp d6``.
 
-    The fitting rows are cut by a seeded coin each into parts A, B, V (:data:`SELECT_PARTS`) and
-    T. ``default`` is fitted on A and ``exp d6`` on B, each at ``epsilon``; a statistic of V
+    The fitting rows are cut by a seeded coin each into parts A, B, V (fractions ``parts``,
+    :data:`SELECT_PARTS` by default) and T. ``default`` is fitted on A and ``exp d6`` on B, each at ``epsilon``; a statistic of V
     comparing them, each record's term in [-1, 1] (sensitivity 2 for a replaced record), is
     released with Laplace noise of scale 2 / epsilon, and the configuration it favours is
     fitted on T at ``epsilon``. Two statistics (:data:`SELECT_CRITERIA`): ``brier``, the sum of
@@ -214,7 +214,7 @@ def select_cell(name, split, epsilon, seed):
     X_fit, y_fit, X_val, y_val, bounds = split
     rng = np.random.default_rng(seed)
     coin = rng.random(len(y_fit))
-    edges = np.cumsum(SELECT_PARTS)
+    edges = np.cumsum(parts)
     part = np.searchsorted(edges, coin, side="right")  # 0: A, 1: B, 2: V, 3: T
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -251,17 +251,17 @@ def select_cell(name, split, epsilon, seed):
     return rows
 
 
-def run_select():
+def run_select(parts=SELECT_PARTS):
     """``--select``: :func:`select_cell` at every cell of :data:`SELECT_CELLS` and seed of
-    :data:`SELECT_SEEDS`, two at a time."""
+    :data:`SELECT_SEEDS` with the parts' fractions ``parts``, two at a time."""
     from joblib import Parallel, delayed
 
     cells = []
     names = sorted({name for name, _ in SELECT_CELLS})
     for name, X_fit, y_fit, X_val, y_val, bounds, _ in tuning_splits(names):
         split = (X_fit, y_fit, X_val, y_val, bounds)
-        cells += [(name, split, epsilon, seed) for cell, epsilon in SELECT_CELLS if cell == name
-                  for seed in SELECT_SEEDS]
+        cells += [(name, split, epsilon, seed, parts) for cell, epsilon in SELECT_CELLS
+                  if cell == name for seed in SELECT_SEEDS]
     return [row for rows in Parallel(n_jobs=2)(delayed(select_cell)(*cell) for cell in cells)
             for row in rows]
 
@@ -363,15 +363,21 @@ def main():
     parser.add_argument("--select", action="store_true",
                         help="a private choice between the two on disjoint parts "
                              "(results/capacity_select.csv)")
+    parser.add_argument("--parts", type=float, nargs=3, default=SELECT_PARTS,
+                        metavar=("A", "B", "V"), help="--select: the parts' fractions "
+                        "(others than the default: results/capacity_select_A_B_V.csv)")
     parser.add_argument("--report", action="store_true", help="print the table from the CSV")
     args = parser.parse_args()
+    parts = tuple(args.parts)
+    select = "capacity_select" + ("" if parts == SELECT_PARTS else
+                                  "_" + "_".join(f"{f:g}" for f in parts))
     name = _harness.result_name("capacity_high" if args.high else
                                 "capacity_trees" if args.trees else
-                                "capacity_select" if args.select else "capacity", args)
+                                select if args.select else "capacity", args)
     if args.select:
         if not args.report:
             _harness.warm_up()
-            _harness.write_results(name, run_select())
+            _harness.write_results(name, run_select(parts))
         print(select_table(_harness.read_results(name)))
         return
     if args.trees:
