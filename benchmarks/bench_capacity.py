@@ -39,8 +39,8 @@ question: should the number of trees grow with n x epsilon?), and ``exp d6`` wit
 trees where n x epsilon / p reaches the interaction rule's 8,000 (results/capacity_trees.csv);
 ``--select``: simulated private choices between the two on disjoint parts of the fitting rows
 (:func:`select_cell`) at the cells of :data:`SELECT_CELLS`, seeds :data:`SELECT_SEEDS`, beside
-both fitted on all of them (results/capacity_select.csv); ``--report`` prints the table from
-the CSV.
+both fitted on all of them (results/capacity_select.csv; ``--parts A B V``, other fractions of
+the parts: results/capacity_select_A_B_V.csv); ``--report`` prints the table from the CSV.
 """
 
 import itertools
