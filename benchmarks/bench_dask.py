@@ -176,17 +176,23 @@ def task_files(args):
     return rows, path, write_parquet(path, rows, args.rows_per_file)
 
 
-def report_same_model(name, local, other, row, load_before):
-    """Add the comparison of the two released models and the load averages to ``row``, write it
-    as results/<name>.csv, and exit with an error if ``other`` is not ``local``'s model."""
+def compared(local, other, row, load_before):
+    """``row`` with the comparison of the two released models (:func:`same_model`) and the
+    load averages: ``load_before`` and now."""
     structure, leaves, ledger = same_model(local, other)
-    row = {**row, "same_splits": structure, "max_leaf_difference": leaves,
-           "same_ledger": ledger,
-           # other jobs on the machine slow the two fits unevenly: the 1-minute load average
-           # before and after the timed fits
-           "load_before": load_before, "load_after": os.getloadavg()[0]}
-    _report(name, row)
-    if not (structure and ledger and leaves < 1e-9):
+    return {**row, "same_splits": structure, "max_leaf_difference": leaves,
+            "same_ledger": ledger,
+            # other jobs on the machine slow the two fits unevenly: the 1-minute load average
+            # before and after the timed fits
+            "load_before": load_before, "load_after": os.getloadavg()[0]}
+
+
+def report_compared(name, rows):
+    """Print and write ``rows`` (:func:`compared`'s) as results/<name>.csv, and exit with an
+    error if any fit did not release the in-memory model."""
+    _report(name, rows)
+    if not all(r["same_splits"] and r["same_ledger"] and r["max_leaf_difference"] < 1e-9
+               for r in rows):
         sys.exit(f"{name}: the fit did not release the in-memory model")
 
 
@@ -197,14 +203,14 @@ def dask_only(path, rows, args):
            "data_gb": rows * N_FEATURES * 8 / 1e9, **facts,
            "per_tree_ms": 1e3 * facts["fit_s"] / args.dask_only,
            "load_before": load_before, "load_after": os.getloadavg()[0]}
-    _report(f"dask_rows{rows}", row)
+    _report(f"dask_rows{rows}", [row])
 
 
-def _report(name, row):
-    """Print ``row`` (floats to 4 digits) and write it as results/<name>.csv."""
-    _harness.print_table([{k: (f"{v:.4g}" if isinstance(v, float) else v)
-                           for k, v in row.items()}])
-    _harness.write_results(name, [row])
+def _report(name, rows):
+    """Print ``rows`` (floats to 4 digits) and write them as results/<name>.csv."""
+    _harness.print_table([{k: (f"{v:.4g}" if isinstance(v, float) else v) for k, v in r.items()}
+                          for r in rows])
+    _harness.write_results(name, rows)
 
 
 def main():
@@ -234,7 +240,8 @@ def main():
            "compute_per_tree_ms": 1e3 * facts["compute_s"] / n_trees,
            "reduction_per_tree_ms": 1e3 * facts["reduction_s"] / n_trees,
            "other_per_tree_ms": 1e3 * facts["other_s"] / n_trees}
-    report_same_model(_harness.result_name("dask", args), local, on_dask, row, load_before)
+    report_compared(_harness.result_name("dask", args),
+                    [compared(local, on_dask, row, load_before)])
 
 
 if __name__ == "__main__":

@@ -27,12 +27,11 @@ a Java runtime.
 """
 
 import os
-import sys
 import time
 
 import _harness
 import numpy as np
-from bench_dask import N_FEATURES, params, same_model, task_files, task_parser
+from bench_dask import N_FEATURES, compared, params, report_compared, task_files, task_parser
 
 from dpboost import DPGBClassifier
 
@@ -104,26 +103,18 @@ def main():
         load_before = os.getloadavg()[0]
         local, local_s, data_bytes = in_memory_fit(frame)
         on_spark, facts = spark_fit(frame, warm_up=repeat == 0)
-        structure, leaves, ledger = same_model(local, on_spark)
         n_trees = local._forest.split_feature.shape[0]
-        rows_out.append({
-            "repeat": repeat, "rows": rows, "features": N_FEATURES, "n_trees": n_trees,
-            "data_gb": data_bytes / 1e9, "in_memory_fit_s": local_s, **facts,
-            "spark_over_memory": facts["fit_s"] / local_s,
-            "per_tree_ms": 1e3 * facts["fit_s"] / n_trees, **versions,
-            "same_splits": structure, "max_leaf_difference": leaves, "same_ledger": ledger,
-            # other jobs slow the two fits unevenly: the 1-minute load average around the pair
-            "load_before": load_before, "load_after": os.getloadavg()[0]})
+        row = {"repeat": repeat, "rows": rows, "features": N_FEATURES, "n_trees": n_trees,
+               "data_gb": data_bytes / 1e9, "in_memory_fit_s": local_s, **facts,
+               "spark_over_memory": facts["fit_s"] / local_s,
+               "per_tree_ms": 1e3 * facts["fit_s"] / n_trees, **versions}
+        rows_out.append(compared(local, on_spark, row, load_before))
         del local, on_spark
     spark.stop()
-    _harness.print_table([{k: (f"{v:.4g}" if isinstance(v, float) else v) for k, v in row.items()}
-                          for row in rows_out])
     ratios = [row["spark_over_memory"] for row in rows_out]
     print(f"Spark / in memory: median {np.median(ratios):.3f}x over {len(ratios)} pairs")
-    _harness.write_results(_harness.result_name("spark", args), rows_out)
-    if not all(row["same_splits"] and row["same_ledger"] and row["max_leaf_difference"] < 1e-9
-               for row in rows_out):
-        sys.exit("spark: the fit did not release the in-memory model")
+    report_compared(_harness.result_name("spark", args), rows_out)
+
 
 if __name__ == "__main__":
     main()
