@@ -199,10 +199,10 @@ def select_cell(name, split, epsilon, seed, parts=SELECT_PARTS):
     """``--select``: simulated private choices between ``default`` and ``exp d6``.
 
     The fitting rows are cut by a seeded coin each into parts A, B, V (fractions ``parts``,
-    :data:`SELECT_PARTS` by default) and T. ``default`` is fitted on A and ``exp d6`` on B, each at ``epsilon``; a statistic of V
-    comparing them, each record's term in [-1, 1] (sensitivity 2 for a replaced record), is
-    released with Laplace noise of scale 2 / epsilon, and the configuration it favours is
-    fitted on T at ``epsilon``. Two statistics (:data:`SELECT_CRITERIA`): ``brier``, the sum of
+    :data:`SELECT_PARTS` by default) and T. ``default`` is fitted on A and ``exp d6`` on B,
+    each at ``epsilon``; a statistic of V comparing them, each record's term in [-1, 1]
+    (sensitivity 2 for a replaced record), is released with Laplace noise of scale
+    2 / epsilon, and the configuration it favours is fitted on T at ``epsilon``. Two statistics (:data:`SELECT_CRITERIA`): ``brier``, the sum of
     the differences of the records' Brier scores; ``pairs``, V's records paired by their coins
     (consecutive in coin order), each pair of two labels scoring +1 where ``exp d6`` alone
     orders it as its labels do, -1 where ``default`` alone does, and each record half of its
@@ -266,6 +266,16 @@ def run_select(parts=SELECT_PARTS):
             for row in rows]
 
 
+def _paired(a, b):
+    """The mean of ``a[seed] - b[seed]`` over the seeds of both (dicts seed -> score) with its
+    standard error, as table text ("" for no seed in common)."""
+    paired = [a[s] - b[s] for s in a if s in b]
+    if not paired:
+        return ""
+    error = np.std(paired, ddof=1) / math.sqrt(len(paired)) if len(paired) > 1 else 0.0
+    return f"{np.mean(paired):+.4f} ±{error:.4f}"
+
+
 def select_table(rows):
     """The README table of ``--select`` (markdown): per cell, the mean validation ROC AUC of
     ``default`` and ``exp d6`` on all the fitting rows, and per criterion its choices and the
@@ -284,10 +294,8 @@ def select_table(rows):
     for key, (n_fit, n_features, n_eps) in facts.items():
         cells = []
         for config in selects:
-            paired = [auc[key + (config,)][s] - auc[key + ("default",)][s]
-                      for s in auc[key + (config,)]]
-            error = np.std(paired, ddof=1) / math.sqrt(len(paired))
-            cells += [" ".join(chosen[key + (config,)]), f"{np.mean(paired):+.4f} ±{error:.4f}"]
+            cells += [" ".join(chosen[key + (config,)]),
+                      _paired(auc[key + (config,)], auc[key + ("default",)])]
         means = {c: np.mean(list(auc[key + (c,)].values())) for c in ("default", "exp d6")}
         lines.append(f"| {key[0]} | {n_fit:,} | {n_features} | {key[1]:g} | "
                      f"{n_eps / n_features:,.0f} | {means['default']:.4f} | "
@@ -311,12 +319,7 @@ def trees_table(rows):
         return f"{np.mean(list(values.values())):.4f}" if values else ""
 
     def difference(key, config, base):
-        a, b = auc.get(key + (config,), {}), auc.get(key + (base,), {})
-        paired = [a[s] - b[s] for s in a if s in b]
-        if not paired:
-            return ""
-        error = np.std(paired, ddof=1) / math.sqrt(len(paired)) if len(paired) > 1 else 0.0
-        return f"{np.mean(paired):+.4f} ±{error:.4f}"
+        return _paired(auc.get(key + (config,), {}), auc.get(key + (base,), {}))
 
     lines = ["| set | n | p | eps | n x eps | 200 trees | 400 - 200 | 800 - 200 | exp d6 200 | "
              "exp d6 400 - 200 |", "|---" * 10 + "|"]
