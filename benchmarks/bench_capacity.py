@@ -40,7 +40,12 @@ trees where n x epsilon / p reaches the interaction rule's 8,000 (results/capaci
 ``--select``: simulated private choices between the two on disjoint parts of the fitting rows
 (:func:`select_cell`) at the cells of :data:`SELECT_CELLS`, seeds :data:`SELECT_SEEDS`, beside
 both fitted on all of them (results/capacity_select.csv; ``--parts A B V``, other fractions of
-the parts: results/capacity_select_A_B_V.csv); ``--report`` prints the table from the CSV.
+the parts: results/capacity_select_A_B_V.csv); ``--margins``: the library's statistic and both
+models fitted on T for each cut, to score margins of the choice offline (:func:`margin_cell`,
+seeds :data:`MARGIN_SEEDS`: results/capacity_margins.csv); ``--choice``: the library's default
+(its private choice included) against ``additive`` and ``exp d6`` on all the fitting rows
+(:data:`CHOICE_CONFIGS`, seeds :data:`CHOICE_SEEDS`: results/capacity_choice.csv);
+``--report`` prints the table from the CSV.
 """
 
 import itertools
@@ -58,6 +63,15 @@ from sklearn.model_selection import train_test_split
 
 from dpboost import DPGBClassifier
 from dpboost._auto import interaction_threshold, reaches
+from dpboost._interaction_choice import (
+    n_slots,
+    pairs_statistic,
+    slot_of,
+    slot_sums,
+    statistic_release,
+)
+from dpboost._row_count import row_count_release
+from dpboost._sensitivities import choice_statistic_sensitivity
 
 EPSILONS = (0.3, 1.0, 4.0)
 SEEDS = (0, 1, 2)
@@ -91,8 +105,16 @@ SELECT_CELLS = (("synth100k", 1.0), ("give_me_some_credit", 1.0), ("cod_rna", 1.
                 ("synth100k", 0.3), ("synth30k", 1.0),
                 ("electricity", 4.0), ("give_me_some_credit", 4.0))
 SELECT_SEEDS = (20, 21, 22)
+#: ``--choice``: the library's choice (``auto``) against ``additive`` and ``exp d6`` at the
+#: cells of :data:`SELECT_CELLS`, fresh seeds.
+CHOICE_SEEDS = (30, 31, 32, 33, 34, 35)
+#: ``--margins``: seeds, and the margins of the choice scored (``_interaction_choice``'s
+#: ``CHOICE_MARGIN`` is one).
+MARGIN_SEEDS = (20, 21, 22, 23, 24, 25)
+MARGINS = (0.0, 0.05, 0.1, 0.2, 0.3, 0.5)
+CHOICE_CONFIGS = ("additive", "auto", "exp d6")
 SELECT_PARTS = (0.1, 0.1, 0.1)
-SELECT_CRITERIA = ("brier", "pairs")
+SELECT_CRITERIA = ("brier", "pairs", "buckets")
 
 
 def _synthetic(n_samples):
@@ -131,7 +153,15 @@ def tuning_splits(names):
 
 def model(config, epsilon, seed, bounds):
     """``config``: "default", "exp dD" or "exp dD sub S" (module docstring), each optionally
-    followed by " N trees" (``n_estimators=N``; else "auto")."""
+    followed by " N trees" (``n_estimators=N``; else "auto"); or "auto" (the default
+    classifier, its private choice of interactions included) or "additive" (the same with
+    ``interaction_cst="no_interactions"``: the default below 8,000 per feature before the
+    choice)."""
+    if config in ("auto", "additive"):
+        # The library's default, and today's rule below 8,000 per feature (additive trees)
+        return DPGBClassifier(epsilon=epsilon, delta=DELTA, feature_bounds=bounds,
+                              classes=[0, 1], random_state=seed, n_jobs=1,
+                              **({} if config == "auto" else {"interaction_cst": "no_interactions"}))
     params = dict(_harness.ADDITIVE)  # "default": the additive default these runs measured
     if config.endswith(" trees"):
         config, _, count = config.removesuffix(" trees").rpartition(" ")
@@ -172,6 +202,7 @@ def _fit_cell(name, split, epsilon, config, seed):
     return {"dataset": name, "n_fit": len(y_fit), "n_val": len(y_val),
             "n_features": X_fit.shape[1], "epsilon": epsilon, "n_eps": len(y_fit) * epsilon,
             "config": config, "seed": seed, "n_estimators_": estimator.n_estimators_,
+            "interactions": estimator.interaction_cst_ is None,
             "auc": roc_auc_score(y_val, estimator.predict_proba(X_val)[:, 1]),
             "fit_s": round(fit_s, 3)}
 
@@ -200,14 +231,17 @@ def select_cell(name, split, epsilon, seed, parts=SELECT_PARTS):
 
     The fitting rows are cut by a seeded coin each into parts A, B, V (fractions ``parts``,
     :data:`SELECT_PARTS` by default) and T. ``default`` is fitted on A and ``exp d6`` on B,
-    each at ``epsilon``; a statistic of V comparing them, each record's term in [-1, 1]
-    (sensitivity 2 for a replaced record), is released with Laplace noise of scale
-    2 / epsilon, and the configuration it favours is fitted on T at ``epsilon``. Two statistics (:data:`SELECT_CRITERIA`): ``brier``, the sum of
+    each at ``epsilon``; a statistic of V comparing them is released with Laplace noise of
+    scale 2 / epsilon (``buckets``: 1 / epsilon, its sensitivity), and the configuration it
+    favours (its released value above 0) is fitted on T at ``epsilon``. Three statistics
+    (:data:`SELECT_CRITERIA`): ``brier``, the sum of
     the differences of the records' Brier scores; ``pairs``, V's records paired by their coins
     (consecutive in coin order), each pair of two labels scoring +1 where ``exp d6`` alone
     orders it as its labels do, -1 where ``default`` alone does, and each record half of its
     pair's score (its expectation is the difference of the two ROC AUCs times the pairs of two
-    labels). One record is in one part: by parallel composition the four releases cost
+    labels; an added record shifts every later pair, so it has no bounded sensitivity);
+    ``buckets``, the library's ``_interaction_choice.pairs_statistic`` (without its margin).
+    One record is in one part: by parallel composition the four releases cost
     epsilon (and the count's share, not simulated here); the question is what the choice is
     worth, not its implementation. Returns the results rows of each criterion's chosen model
     (config "select CRITERION") and of ``default`` and ``exp d6`` on all the fitting rows."""
@@ -231,15 +265,22 @@ def select_cell(name, split, epsilon, seed, parts=SELECT_PARTS):
     def ordered(p):  # +1 / -1 / 0 per pair: ordered as its labels, reversed, or a tie of labels
         return np.sign(p[second] - p[first]) * np.sign(y_held[second] - y_held[first])
 
+    slots = n_slots(len(y_fit))
+    in_v = np.flatnonzero(part == 2)
     statistics = {
         "brier": -float(np.sum((scores["exp d6"] - y_held) ** 2
                                - (scores["default"] - y_held) ** 2)),
         "pairs": float(np.sum((ordered(scores["exp d6"]) == 1).astype(float)
                               - (ordered(scores["default"]) == 1))),
+        "buckets": pairs_statistic(slot_sums(
+            slot_of(coin[in_v], slots), y_fit[in_v],
+            *(fitted[c].decision_function(X_fit[in_v]) for c in ("default", "exp d6")),
+            slots)),
     }
     rows = []
     for criterion in SELECT_CRITERIA:
-        released = statistics[criterion] + rng.laplace(scale=2.0 / epsilon)
+        sensitivity = choice_statistic_sensitivity() if criterion == "buckets" else 2.0
+        released = statistics[criterion] + rng.laplace(scale=sensitivity / epsilon)
         chosen = "exp d6" if released > 0 else "default"
         row = _fit_cell(name, (X_fit[part == 3], y_fit[part == 3], X_val, y_val, bounds),
                         epsilon, chosen, seed)
@@ -264,6 +305,121 @@ def run_select(parts=SELECT_PARTS):
                   if cell == name for seed in SELECT_SEEDS]
     return [row for rows in Parallel(n_jobs=2)(delayed(select_cell)(*cell) for cell in cells)
             for row in rows]
+
+
+def margin_cell(name, split, epsilon, seed):
+    """``--margins``: the library's statistic (:func:`select_cell`'s ``buckets``) on one cut of
+    the fitting rows, and both ``default`` and ``exp d6`` fitted on T, so that any margin of
+    the choice can be scored offline (:func:`margin_table`): rows "T default" and "T exp d6"
+    with the statistic before noise and the number of buckets."""
+    X_fit, y_fit, X_val, y_val, bounds = split
+    rng = np.random.default_rng(seed)
+    coin = rng.random(len(y_fit))
+    part = np.searchsorted(np.cumsum(SELECT_PARTS), coin, side="right")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        fitted = [model(config, epsilon, seed, bounds).fit(X_fit[part == k], y_fit[part == k])
+                  for k, config in enumerate(("default", "exp d6"))]
+    in_v, slots = np.flatnonzero(part == 2), n_slots(len(y_fit))
+    statistic = pairs_statistic(slot_sums(
+        slot_of(coin[in_v], slots), y_fit[in_v],
+        *(m.decision_function(X_fit[in_v]) for m in fitted), slots))
+    rows = []
+    for config in ("default", "exp d6"):
+        row = _fit_cell(name, (X_fit[part == 3], y_fit[part == 3], X_val, y_val, bounds),
+                        epsilon, config, seed)
+        row.update(config=f"T {config}", statistic=statistic, buckets=slots // 16,
+                   n_fit=len(y_fit), n_eps=len(y_fit) * epsilon)
+        rows.append(row)
+    return rows
+
+
+def run_margins():
+    """``--margins``: :func:`margin_cell` at every cell of :data:`SELECT_CELLS` and seed of
+    :data:`MARGIN_SEEDS`, two at a time."""
+    from joblib import Parallel, delayed
+
+    cells = []
+    names = sorted({name for name, _ in SELECT_CELLS})
+    for name, X_fit, y_fit, X_val, y_val, bounds, _ in tuning_splits(names):
+        split = (X_fit, y_fit, X_val, y_val, bounds)
+        cells += [(name, split, epsilon, seed) for cell, epsilon in SELECT_CELLS
+                  if cell == name for seed in MARGIN_SEEDS]
+    return [row for rows in Parallel(n_jobs=2)(delayed(margin_cell)(*cell) for cell in cells)
+            for row in rows]
+
+
+def margin_table(rows):
+    """The README table of ``--margins`` (markdown): per margin ``c`` of
+    :data:`MARGINS`, the expected gain of the choice over ``default`` on T (the chosen model's
+    validation ROC AUC averaged over the noise of the library's release after its row count
+    (``_interaction_choice.statistic_release``, a Gaussian at DELTA): ``exp d6`` where
+    statistic + noise > c sqrt(buckets)), its mean over the cells in the band (3,000 to 8,000
+    per feature) and below it, and the worst cell of each."""
+    from scipy.stats import norm
+
+    def noise_sd(epsilon):  # the library's release after the row count (the rows' DELTA)
+        release = statistic_release((row_count_release(epsilon),), epsilon, DELTA)
+        return release.noise_multiplier * release.sensitivity
+
+    cells = defaultdict(dict)
+    for r in rows:
+        key = (r["dataset"], float(r["epsilon"]), r["seed"])
+        cells[key][r["config"]] = float(r["auc"])
+        cells[key]["facts"] = (float(r["statistic"]), int(r["buckets"]),
+                               float(r["n_eps"]) / int(r["n_features"]))
+    lines = ["| margin c | band: mean gain | band: worst cell | below: mean gain | "
+             "below: worst cell |", "|---" * 5 + "|"]
+    for c in MARGINS:
+        gains = defaultdict(list)
+        for (name, epsilon, _), v in cells.items():
+            statistic, buckets, per_feature = v["facts"]
+            taken = norm.sf(c * math.sqrt(buckets) - statistic, scale=noise_sd(epsilon))
+            gains[name, epsilon, per_feature].append(taken * (v["T exp d6"] - v["T default"]))
+        band = {k: np.mean(g) for k, g in gains.items() if 3000 <= k[2] < 8000}
+        below = {k: np.mean(g) for k, g in gains.items() if k[2] < 3000}
+        lines.append(f"| {c:g} | {np.mean(list(band.values())):+.4f} | "
+                     f"{min(band.values()):+.4f} | {np.mean(list(below.values())):+.4f} | "
+                     f"{min(below.values()):+.4f} |")
+    return "\n".join(lines)
+
+
+def run_choice():
+    """``--choice``: :data:`CHOICE_CONFIGS` at every cell of :data:`SELECT_CELLS` and seed of
+    :data:`CHOICE_SEEDS`, two fits at a time."""
+    from joblib import Parallel, delayed
+
+    cells = []
+    names = sorted({name for name, _ in SELECT_CELLS})
+    for name, X_fit, y_fit, X_val, y_val, bounds, _ in tuning_splits(names):
+        split = (X_fit, y_fit, X_val, y_val, bounds)
+        cells += [(name, split, epsilon, config, seed) for cell, epsilon in SELECT_CELLS
+                  if cell == name for config in CHOICE_CONFIGS for seed in CHOICE_SEEDS]
+    return Parallel(n_jobs=2, batch_size=2)(delayed(_fit_cell)(*cell) for cell in cells)
+
+
+def choice_table(rows):
+    """The README table of ``--choice`` (markdown): per cell, n x epsilon / p, the mean
+    validation ROC AUC of ``additive`` and ``exp d6``, how many of the seeds ``auto`` took
+    the interactions in, and its paired mean difference from each with its standard error."""
+    auc, taken, facts = defaultdict(dict), defaultdict(int), {}
+    for r in rows:
+        key = (r["dataset"], float(r["epsilon"]))
+        auc[key + (r["config"],)][r["seed"]] = float(r["auc"])
+        facts[key] = (int(r["n_fit"]), int(r["n_features"]), float(r["n_eps"]))
+        if r["config"] == "auto":
+            taken[key] += str(r["interactions"]) == "True"
+    lines = ["| set | n | p | eps | n x eps / p | additive | exp d6 | auto: interactions | "
+             "auto - additive | auto - exp d6 |", "|---" * 10 + "|"]
+    for key, (n_fit, n_features, n_eps) in sorted(facts.items(),
+                                                  key=lambda item: item[1][2] / item[1][1]):
+        means = {c: np.mean(list(auc[key + (c,)].values())) for c in ("additive", "exp d6")}
+        lines.append(f"| {key[0]} | {n_fit:,} | {n_features} | {key[1]:g} | "
+                     f"{n_eps / n_features:,.0f} | {means['additive']:.4f} | "
+                     f"{means['exp d6']:.4f} | {taken[key]} of {len(auc[key + ('auto',)])} | "
+                     f"{_paired(auc[key + ('auto',)], auc[key + ('additive',)])} | "
+                     f"{_paired(auc[key + ('auto',)], auc[key + ('exp d6',)])} |")
+    return "\n".join(lines)
 
 
 def _paired(a, b):
@@ -366,6 +522,12 @@ def main():
     parser.add_argument("--select", action="store_true",
                         help="a private choice between the two on disjoint parts "
                              "(results/capacity_select.csv)")
+    parser.add_argument("--choice", action="store_true",
+                        help="the library's private choice against both "
+                             "(results/capacity_choice.csv)")
+    parser.add_argument("--margins", action="store_true",
+                        help="the library's statistic and both models on T, to score margins "
+                             "of the choice (results/capacity_margins.csv)")
     parser.add_argument("--parts", type=float, nargs=3, default=SELECT_PARTS,
                         metavar=("A", "B", "V"), help="--select: the parts' fractions "
                         "(others than the default: results/capacity_select_A_B_V.csv)")
@@ -374,6 +536,16 @@ def main():
     parts = tuple(args.parts)
     select = "capacity_select" + ("" if parts == SELECT_PARTS else
                                   "_" + "_".join(f"{f:g}" for f in parts))
+    for flag, stem, run_it, table in (("choice", "capacity_choice", run_choice, choice_table),
+                                      ("margins", "capacity_margins", run_margins,
+                                       margin_table)):
+        if getattr(args, flag):
+            name = _harness.result_name(stem, args)
+            if not args.report:
+                _harness.warm_up()
+                _harness.write_results(name, run_it())
+            print(table(_harness.read_results(name)))
+            return
     name = _harness.result_name("capacity_high" if args.high else
                                 "capacity_trees" if args.trees else
                                 select if args.select else "capacity", args)

@@ -610,13 +610,32 @@ def capacity_trees():
     return bench_capacity.trees_table(_results("capacity_trees"))
 
 
+def capacity_select():
+    import bench_capacity
+
+    return bench_capacity.select_table(_results("capacity_select"))
+
+
+def capacity_margins():
+    import bench_capacity
+
+    return bench_capacity.margin_table(_results("capacity_margins"))
+
+
+def capacity_choice():
+    import bench_capacity
+
+    return bench_capacity.choice_table(_results("capacity_choice"))
+
+
 #: name -> function returning the markdown of README.md's ``<!-- table:name -->`` block.
 TABLES = {f.__name__: f for f in (
     safe_defaults, fit_time, defaults_max_bins, secure_noise, secure_samplers, error_vs_epsilon,
     error_vs_epsilon_rmse, convergence, ablation_filtered, ablation_glc, ablation_exact, peers,
     blocks_grid_ranks, multiclass, table1_hessian, fit, compile_startup, compile_floors,
     frontier, speed_goals, frontier_abalone, regression, threads, threads_device,
-    threads_device_repeat, capacity_trees)}
+    threads_device_repeat, capacity_trees, capacity_select, capacity_margins,
+    capacity_choice)}
 
 _BLOCK = re.compile(r"(<!-- table:(\w+) -->\n)(.*?)(<!-- /table:\2 -->)", re.S)
 

@@ -18,8 +18,8 @@ def data(n=3000, regression=False, seed=0):
 
 
 #: name -> (in-memory estimator, parameters): the default preset, the DPBoost paper's, private
-#: bounds and row count of a regressor, the individual Renyi filter, and a regressor with the private initial
-#: score and early stopping.
+#: bounds and row count of a regressor, the individual Renyi filter, a private choice of
+#: interactions, and a regressor with the private initial score and early stopping.
 SETTINGS = {
     # the default estimator with 40 boosting stages, not its 200: each stage releases and
     # sends the same things, and costs the cluster a round of tasks per level of its 3 trees
@@ -34,7 +34,12 @@ SETTINGS = {
                                                  "n_estimators": 20}),
     "default-renyi-filter": (DPGBClassifier, {"classes": [0, 1], "feature_bounds": (-4, 4),
                                               "renyi_filter": 0.25, "n_estimators": 40}),
-    # the releases made outside the trees: the initial score first, the held-out records'
+    # a private choice of interactions (the test's epsilon 2 and the hint: 6,000 per feature):
+    # two plans on parts A and B, the statistic of part V summed over partitions, T's trees
+    "default-interaction-choice": (DPGBClassifier, {"classes": [0, 1], "feature_bounds": (-4, 4),
+                                                    "n_samples_hint": 12_000,
+                                                    "n_estimators": 20}),
+    # the releases made outside the trees: the initial score first, the held-out records''
     # validation losses every 10 stages (and a stop read from them)
     "regressor-initial-score-early-stopping": (
         DPGBRegressor, {"target_bounds": (-8, 8), "feature_bounds": (-4, 4), "init": "private",

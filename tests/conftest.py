@@ -157,8 +157,11 @@ def seeded_os_words(monkeypatch):
 def fresh_plans():
     """For tests that patch the planner's internals: ``plan_budget`` is memoised, so its cache is
     emptied before the test (a cached plan would hide the patch) and after it (a patched plan
-    must not reach later tests)."""
+    must not reach later tests); so is a choice of interactions' statistic release."""
     from dpboost._budget import plan_budget
-    plan_budget.cache_clear()
+    from dpboost._interaction_choice import statistic_release
+    for memoised in (plan_budget, statistic_release):
+        memoised.cache_clear()
     yield
-    plan_budget.cache_clear()
+    for memoised in (plan_budget, statistic_release):
+        memoised.cache_clear()

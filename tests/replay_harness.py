@@ -10,8 +10,9 @@ the same earlier releases), and records the inputs of D'. Then
 (a) for every mechanism call, the inputs on D and D' differ by at most the declared sensitivity in
     the mechanism's norm (exponential: L-inf per node; Laplace: L1 per row; Gaussian: L2 per row),
     in at most one row (the rows of an entry are disjoint nodes), in at most one tree of each
-    composition group (the trees of a group see disjoint records), and not at all (bit for bit,
-    sign of zero included) when the declared sensitivity is 0;
+    composition group (the trees of a group see disjoint records), in the releases of at most one
+    part of a choice of interactions, and not at all (bit for bit, sign of zero included) when the
+    declared sensitivity is 0;
 (b) everything released without noise is identical: the model (``to_json``, ``export_text``,
     every attribute of the fitted estimator, bit for bit, predictions on a probe set), the
     number, kinds and shapes of the calls, the public arguments of every tree (budget, feature,
@@ -45,13 +46,14 @@ import re
 import sys
 import warnings
 from collections import Counter, defaultdict
-from dataclasses import dataclass, field, fields, is_dataclass
+from dataclasses import dataclass, field, fields, is_dataclass, replace
 
 import numpy as np
 import pytest
 
 from dpboost import DPGBClassifier, DPGBRegressor
 from dpboost._accounting import FILTER_ORDERS
+from dpboost._interaction_choice import ChoicePlan
 from dpboost._noise import NoiseSource, NumpyNoise
 from dpboost._records import RecordCoins
 
@@ -388,7 +390,8 @@ def check_sensitivities(calls_d, calls_dp):
         if rows.size == 0:
             continue
         e = c.entry
-        changed_trees[e.fit, e.group].add(e.tree)  # a warm start's fits have groups of their own
+        # A warm start's fits, and a choice of interactions' parts, have groups of their own.
+        changed_trees[e.fit, e.part, e.group].add(e.tree)
         where = f"call #{k} ({e.mechanism}, group {e.group}, tree {e.tree}, level {e.level})"
         distance = _row_distance(e.mechanism, a[rows], b[rows])
         if rows.size > 1:
@@ -403,10 +406,14 @@ def check_sensitivities(calls_d, calls_dp):
                 failures.append(f"{where}: row {r} moves by {float(dist)!r} in "
                                 f"{norm.get(e.mechanism, '?')}, exceeds the declared sensitivity "
                                 f"{e.sensitivity!r}; {_show_change(a[r], b[r])}")
-    for (_, group), trees in sorted(changed_trees.items()):
+    for (_, _, group), trees in sorted(changed_trees.items()):
         if len(trees) > 1:
             failures.append(f"group {group}: inputs of trees {sorted(trees)} differ; the trees of "
                             "a group must see disjoint records, so at most one may change")
+    parts = sorted({part for _, part, _ in changed_trees} - {""})
+    if len(parts) > 1:
+        failures.append(f"inputs of releases of parts {parts} differ; a record is in one part "
+                        "of a choice of interactions, so at most one may change")
     return failures
 
 
@@ -471,7 +478,8 @@ def check_scales_and_ledger(calls_d, calls_dp, est_d, est_dp, plans):
     else:
         # A warm-started model's ledger holds one fit per plan: the last plans, summed.
         n_fits = len({e.fit for e in est_d.privacy_ledger_})
-        planned = sum((Counter(plan.entries) for _, plan in plans_d[-n_fits:]), Counter())
+        planned = sum((Counter(planned_ledger(plan, est_d)) for _, plan in plans_d[-n_fits:]),
+                      Counter())
         if ledger != planned:
             failures.append("privacy_ledger_ differs from the plan: "
                             + _multiset_difference(ledger, planned))
@@ -482,6 +490,21 @@ def check_scales_and_ledger(calls_d, calls_dp, est_d, est_dp, plans):
         failures.append("the observed releases differ from privacy_ledger_: "
                         + _multiset_difference(observed, releases))
     return failures
+
+
+def planned_ledger(plan, est):
+    """The ledger a fit of ``plan`` must produce: its entries, or for a private choice of
+    interactions (``ChoicePlan``) the releases over every record, both plans' trees on parts A
+    and B, the statistic on V and the chosen plan's trees on T (``est.interaction_cst_``)."""
+    if not isinstance(plan, ChoicePlan):
+        return plan.entries
+
+    def trees(of, part):
+        return [replace(e, part=part) for e in of.entries if e.tree >= 0]
+
+    chosen = plan.unrestricted if est.interaction_cst_ is None else plan.additive
+    return ([e for e in plan.additive.entries if e.tree < 0] + trees(plan.additive, "A")
+            + trees(plan.unrestricted, "B") + [plan.release] + trees(chosen, "T"))
 
 
 def made_releases(est):
@@ -721,8 +744,17 @@ def plan_spy():
             return config, plan, count
         return spy
 
+    def wrap_interactions(original):
+        # A private choice of interactions plans its two plans and the statistic's release
+        # together (``plan_choice``): its plan is the fit's.
+        def spy(*args):
+            choice = original(*args)
+            captured.append(({"plan_choice": args[2:]}, choice))
+            return choice
+        return spy
+
     with (_wrapped("plan_budget", wrap), _wrapped("plan_validation", wrap_validation),
-          _wrapped("choose_plan", wrap_choice)):
+          _wrapped("choose_plan", wrap_choice), _wrapped("plan_choice", wrap_interactions)):
         yield captured
 
 
@@ -1073,7 +1105,8 @@ def estimator_factory(config):
     loss, n_classes = TASKS[config["task"]]
     categorical = config["data"] == "categorical"
     params = dict(
-        epsilon=1.0, delta=config["delta"], n_estimators=config.get("n_estimators", 5),
+        epsilon=config.get("epsilon", 1.0), delta=config["delta"],
+        n_estimators=config.get("n_estimators", 5),
         max_depth=config["max_depth"],
         learning_rate=config["learning_rate"], l2_regularization=config["l2_regularization"],
         max_bins=8, trees_per_ensemble=2, budget_allocation=config["budget_allocation"],
@@ -1222,6 +1255,27 @@ ROW_COUNT = [
     {**default_config("binary-logistic", data="numeric", features="typical", label="low",
                       coin=0.0), "delta": 1e-5, "leaf_noise": "gaussian",
      "split_selection": "auto", "interaction_cst": "auto", "n_samples_hint": "private"},
+]
+
+
+#: A private choice of interactions (``_interaction_choice``): the added record in part A,
+#: B, V or T by its coin (0.05, 0.15, 0.23, 0.999999), by a public hint of 4,000 rows per
+#: feature at epsilon 1 or by the released count at epsilon 50 (240 records: 4,000 per feature;
+#: V's buckets sized from the count hold a few records each, and coin 0.23 puts the added record
+#: in a slot where it moves the statistic), on numeric data, with missing cells, and with a categorical column (4 features).
+INTERACTION_CHOICE = [
+    {**default_config("binary-logistic", data=data, features=features, label=label,
+                      coin=coin), "delta": 1e-5, "leaf_noise": "gaussian", "epsilon": epsilon,
+     "split_selection": "auto", "interaction_cst": "auto", "n_samples_hint": hint,
+     "init": "zero"}
+    for data, features, label, coin, epsilon, hint in (
+        ("numeric", "typical", "low", 0.05, 1.0, 12_000),
+        ("numeric", "far", "high", 0.15, 1.0, 12_000),
+        ("numeric", "typical", "high", 0.23, 50.0, "private"),
+        ("numeric", "far", "low", 0.999999, 1.0, 12_000),
+        ("missing", "nan", "high", 0.23, 50.0, "private"),
+        ("categorical", "new_category", "low", 0.23, 50.0 * 4 / 3, "private"),
+        ("categorical", "typical", "high", 0.05, 50.0 * 4 / 3, "private"))
 ]
 
 

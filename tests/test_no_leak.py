@@ -237,7 +237,10 @@ def test_inspection_outputs_show_no_exact_statistic(categorical_frame, setting, 
         model = DPGBClassifier.dpboost_paper(budget_allocation="sequential", **params).fit(X, y)
     # the Hessian sketch: min(5 rounds, 4 trees)
     assert len(sketch_inputs) == (4 if setting == "hessian" else 0)
-    calls = [(tree.X_binned, tree.rows, tree.gradients, tree.hessians) for tree in grown]
+    # A private choice of interactions (the default at this n x epsilon) grows the trees of its
+    # parts A and B first, which are not in the model: the model's are the last grown.
+    calls = [(tree.X_binned, tree.rows, tree.gradients, tree.hessians)
+             for tree in grown[-model._forest.split_feature.shape[0]:]]
     exact = _exact_statistics(model, calls, X, y, sketch_inputs)
     assert exact.size > 100
     outputs = {"importances": list(model.feature_importances_),

@@ -39,7 +39,9 @@ _FITTED_PUBLIC = {"n_features_in_", "feature_bounds_", "categories_", "classes_"
                   # the plans a private row count chose among (from public inputs)
                   "_privacy_choices",
                   # the reprs of the parameters a warm_start fit must keep (public)
-                  "_warm_start_params"}
+                  "_warm_start_params",
+                  # the interaction order (resolved from public inputs, or chosen by a release)
+                  "interaction_cst_"}
 #: The forest: the grid, split choices, released leaves (values and, for Gaussian leaves, their
 #: released statistics) and the number of stages.
 _FOREST_FIELDS = {"binner", "split_feature", "split_bin", "missing_left", "leaf_value", "n_stages",

@@ -991,3 +991,50 @@ def test_audit_flags_a_row_count_at_half_its_sensitivity():
     d, d2, entry = _row_count_pair()
     broken = dataclasses.replace(entry, sensitivity=entry.sensitivity / 2)
     assert audit(_row_count_ids(d, d, broken, 3), _row_count_ids(d2, d, broken, 4)) > EPS
+
+
+# The private choice of interactions' statistic (``_interaction_choice.pairs_statistic``) on
+# worst-case neighbours: D holds one counted record of V in a bucket of 16 slots (no pair: 0),
+# D' adds one of the other label that the unrestricted model alone orders with it (+1, the
+# sensitivity), released by the Laplace mechanism at EPS. The broken variant pairs V's records
+# in the order of their coins (the first design): the added record, first in that order, shifts
+# every pair of D's ten records (each scoring -1 on D, +1 on D'), released with the same claim.
+def _choice_pair(broken):
+    from test_interaction_choice import _coin_order_pairs, _statistic
+
+    from dpboost._interaction_choice import PART_FRACTIONS, SLOTS_PER_BUCKET
+    from dpboost._sensitivities import choice_statistic_sensitivity
+
+    start = PART_FRACTIONS[0] + PART_FRACTIONS[1]
+    if broken:
+        index = np.arange(1, 11, dtype=np.float64)
+        d = (start + index / 100, index % 2, -index, index)  # labels 1, 0, 1, ...; ordered
+        added = ([start], [0], [0.0], [0.0])
+        statistic = _coin_order_pairs
+    else:
+        d = ([start], [1], [1.0], [0.0])
+        added = ([start + PART_FRACTIONS[2] / SLOTS_PER_BUCKET], [0], [2.0], [-1.0])
+        statistic = _statistic
+    d2 = [np.concatenate([a, np.asarray(b, dtype=np.float64)]) for a, b in zip(added, d)]
+    values = [statistic(*(np.asarray(v, dtype=np.float64) for v in records), SLOTS_PER_BUCKET)
+              for records in (d, d2)]
+    return values[0], values[1], choice_statistic_sensitivity()
+
+
+def _choice_ids(total, reference, sensitivity, seed, n=200_000):
+    released = laplace_mechanism(np.full((n, 1), total), epsilon=EPS, sensitivity=sensitivity,
+                                 noise=make_noise(seed), ledger=PrivacyLedger(), scope=SCOPE)[:, 0]
+    return np.digitize(released - reference, np.linspace(-5, 5, 21))
+
+
+def test_audit_choice_statistic():
+    d, d2, sensitivity = _choice_pair(broken=False)
+    assert abs(d2 - d) == sensitivity
+    eps_lb = audit(_choice_ids(d, d, sensitivity, 3), _choice_ids(d2, d, sensitivity, 4))
+    assert 0.5 < eps_lb <= EPS
+
+
+def test_audit_flags_a_choice_statistic_paired_in_coin_order():
+    d, d2, sensitivity = _choice_pair(broken=True)
+    assert abs(d2 - d) > 2 * sensitivity
+    assert audit(_choice_ids(d, d, sensitivity, 3), _choice_ids(d2, d, sensitivity, 4)) > EPS

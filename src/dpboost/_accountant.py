@@ -343,8 +343,9 @@ def _composed_choices(fits, delta, order, scale):
         # One fit: sequential composition, the count's pure epsilon plus the largest plan's.
         # Its Renyi envelope is at most a little tighter (the plans are calibrated to the rest
         # of the budget), and its sampled Gaussians at every order cost a fit 0.2 s.
-        count, rest = parts
-        return min(pure, count.pure + max(compose(ledger, delta) for ledger in rest))
+        *count, rest = parts
+        return min(pure, math.fsum(part.pure for part in count)
+                   + max(compose(ledger, delta) for ledger in rest))
     renyi_delta = delta - math.fsum(part.thresholds for part in parts)
     if not renyi_delta > 0:
         return pure
@@ -396,15 +397,17 @@ class _Part(tuple):
 
 def _parts(entries):
     """The parts of one fit: none for no release, its ledger, or a row count followed by the
-    choice among its plans (kept on the :class:`Alternatives`, which an accountant
-    recomposes at every reservation)."""
+    choice among its plans (or that choice alone where no count was released: a choice of
+    interactions on a public row count), kept on the :class:`Alternatives`, which an
+    accountant recomposes at every reservation."""
     if not isinstance(entries, Alternatives):
         return (_Part((tuple(entries),)),) if entries else ()
     if "parts" not in entries.__dict__:
         from ._row_count import split_count
 
         counts, rests = zip(*(split_count(ledger) for ledger in _distinct(entries)))
-        entries.parts = (_Part(counts), _Part(rests))
+        # Without a row count (a choice of interactions on a public hint) the choice alone.
+        entries.parts = (_Part(counts), _Part(rests)) if any(counts) else (_Part(rests),)
     return entries.parts
 
 
@@ -448,9 +451,10 @@ def filter_order(epsilon, delta):
 
 
 class Alternatives(tuple):
-    """The ledgers a fit may release, one of which a private row count chooses (a tuple of
-    tuples of LedgerEntry, each with the count's release): :func:`compose_fits` composes the
-    count and then the choice."""
+    """The ledgers a fit may release, one of which a private row count chooses, or one of
+    which reads each record (the parts of a choice of interactions): a tuple of tuples of
+    LedgerEntry, each with the count's release where one was made. :func:`compose_fits`
+    composes the count and then the largest."""
 
     def __reduce__(self):
         # The ledgers alone: what compositions cached on the object is computed again.
@@ -718,16 +722,18 @@ class Reservation:
         return self.fit_id
 
     def reserve_plans(self, plans):
-        """Reserve the ledgers of ``plans`` (:class:`~dpboost._budget.BudgetPlan`; more than
-        one: those a private row count chooses among) as :meth:`reserve`; a plan's ledger is
-        built only where an accountant reads it (10^5 entries for 10,000 trees).
+        """Reserve the ledgers of ``plans`` (:class:`~dpboost._budget.BudgetPlan` or
+        ``_interaction_choice.ChoicePlan``, whose ``ledgers`` a fit may release; more than
+        one: those a private row count or a choice of interactions chooses among) as
+        :meth:`reserve`; a plan's ledger is built only where an accountant reads it (10^5
+        entries for 10,000 trees).
 
         Returns
         -------
         fit_id : str or None
         """
         if self.accountant is not None:
-            return self.reserve(*(plan.entries for plan in plans))
+            return self.reserve(*(ledger for plan in plans for ledger in plan.ledgers))
         return self.fit_id
 
     def __enter__(self):

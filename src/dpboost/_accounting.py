@@ -72,6 +72,11 @@ class LedgerEntry:
         Early stopping's validation loss, released from the records held out of every tree:
         its curve is at most the fit's trees' at every order and a record is in one part or the
         other, so it is not composed (docs/privacy.md, Early stopping).
+    part : str, default=""
+        A private choice of interactions (``_interaction_choice``): the part of the records
+        the release read, ``"A"``, ``"B"``, ``"V"`` or ``"T"``; ``""``: every record. The fit
+        is charged the largest of the parts' ledgers (each after the releases over every
+        record), not their composition.
     """
 
     mechanism: str
@@ -89,6 +94,7 @@ class LedgerEntry:
     filtered: bool = False
     filter_trees: int = 0
     held_out: bool = False
+    part: str = ""
 
     @property
     def scope(self):
@@ -669,15 +675,19 @@ class PrivacyLedger:
     fit : str or None, default=None
         The fit's identifier in every entry; None draws a random one (``uuid4``, from the
         operating system: independent of the data and of the fit's noise).
+    part : str, default=""
+        The part of the records every release reads (``LedgerEntry.part``) unless it names
+        its own.
     """
 
-    def __init__(self, fit=None):
+    def __init__(self, fit=None, part=""):
         self.entries = []
         self.fit = uuid.uuid4().hex if fit is None else fit
+        self.part = part
 
     def record(self, **fields):
         """Append one :class:`LedgerEntry` built from ``fields`` and return it."""
-        entry = LedgerEntry(**fields, fit=self.fit)
+        entry = LedgerEntry(**{"part": self.part, **fields}, fit=self.fit)
         self.entries.append(entry)
         return entry
 

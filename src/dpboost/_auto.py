@@ -172,6 +172,14 @@ def constant_model(params, n_samples, epsilon, regression):
 #: this n x epsilon / p on (worst -0.004, give_me_some_credit at 24,000), while below it they
 #: lost up to 0.019 (give_me_some_credit, diabetes) where the signal is near additive.
 INTERACTION_N_EPSILON_PER_FEATURE = 8000.0
+#: From this ``n_samples * epsilon`` per feature up to :data:`INTERACTION_N_EPSILON_PER_FEATURE`,
+#: the classifier's ``"auto"`` interaction order is chosen privately on the data
+#: (:func:`chooses_interactions`, ``_interaction_choice``): no rule on n x epsilon and the
+#: width tells interactions apart there (on the tuning splits of ``bench_capacity.py``, synth100k
+#: at epsilon 1, 4,000 per feature, gained 0.09 ROC AUC from them where give_me_some_credit at
+#: 6,000 lost 0.02). Chosen with ``bench_capacity.py --select`` (benchmarks/README.md, "A
+#: private choice of interactions").
+CHOICE_N_EPSILON_PER_FEATURE = 3000.0
 
 
 def resolve_interactions(interaction_cst, split_selection, n_samples, epsilon, n_features,
@@ -198,6 +206,23 @@ def resolve_interactions(interaction_cst, split_selection, n_samples, epsilon, n
     if split_selection == "auto":
         split_selection = "exponential" if interaction_cst is None else "random"
     return interaction_cst, split_selection
+
+
+def chooses_interactions(params, n_samples, epsilon, n_features, regression):
+    """Whether a fit chooses its interaction order privately on the data
+    (``_interaction_choice``): a classifier with ``interaction_cst`` and ``split_selection``
+    ``"auto"`` where ``n_samples * epsilon / n_features`` is in
+    ``[CHOICE_N_EPSILON_PER_FEATURE, INTERACTION_N_EPSILON_PER_FEATURE)`` (``n_samples``: a
+    public hint or a released count), without ``warm_start``, ``early_stopping``, an individual
+    Renyi filter or the Hessian sketch (each reads records across the parts the choice cuts).
+    Facts of the public inputs only."""
+    return (not regression and n_samples is not None and n_features is not None
+            and math.isfinite(epsilon)
+            and params["interaction_cst"] == "auto" and params["split_selection"] == "auto"
+            and not params.get("warm_start") and not params.get("early_stopping")
+            and params.get("renyi_filter") is None and params["split_candidates"] != "hessian"
+            and CHOICE_N_EPSILON_PER_FEATURE * n_features <= n_samples * epsilon
+            < INTERACTION_N_EPSILON_PER_FEATURE * n_features)
 
 
 #: A released count leaves the constant regime only from :data:`CONSTANT_N_EPSILON` plus this
@@ -230,8 +255,9 @@ def count_thresholds(regression, n_features):
     choice, increasing, each with the margin (in noise scales of a released count) by which a
     released count must pass it: the regressor's constant regime (:data:`CONSTANT_N_EPSILON`,
     :data:`CONSTANT_COUNT_MARGIN`) and small-data regime (:data:`SMALL_N_EPSILON`); the
-    classifier's number of trees (:data:`MORE_TREES_N_EPSILON`) and interaction order
-    (:func:`interaction_threshold`; none without a feature count). The regimes between them
+    classifier's number of trees (:data:`MORE_TREES_N_EPSILON`), private choice of
+    interactions (:data:`CHOICE_N_EPSILON_PER_FEATURE`) and interaction order
+    (:func:`interaction_threshold`; neither without a feature count). The regimes between them
     are the configurations a private count chooses among.
 
     Returns
@@ -240,9 +266,11 @@ def count_thresholds(regression, n_features):
     """
     if regression:
         return ((CONSTANT_N_EPSILON, CONSTANT_COUNT_MARGIN), (SMALL_N_EPSILON, 0.0))
-    interactions = interaction_threshold(n_features)
-    # 7,000 < 8,000 per feature: the trees' threshold comes first whatever the width.
-    return ((MORE_TREES_N_EPSILON, 0.0),) + (() if interactions is None else ((interactions, 0.0),))
+    if not n_features:
+        return ((MORE_TREES_N_EPSILON, 0.0),)
+    return tuple(sorted({(MORE_TREES_N_EPSILON, 0.0),
+                         (CHOICE_N_EPSILON_PER_FEATURE * n_features, 0.0),
+                         (interaction_threshold(n_features), 0.0)}))
 
 
 def regime_counts(epsilon, thresholds):
@@ -313,7 +341,8 @@ def resolve_config(params, hessian_bound, regression, sample_weight=None, n_feat
     (:func:`resolve_schedule`, :func:`resolve_min_child_weight` with the loss's Hessian bound
     and the weight bound, :func:`resolve_n_estimators`, and the regressor's small-data regime
     from the row count, :func:`small_data`; the interaction order,
-    :func:`resolve_interactions`): what the plan and the boosting loop read.
+    :func:`resolve_interactions`, or both orders where :func:`chooses_interactions`): what the
+    plan and the boosting loop read.
 
     Parameters
     ----------
@@ -337,6 +366,12 @@ def resolve_config(params, hessian_bound, regression, sample_weight=None, n_feat
     config : FitConfig
     """
     epsilon = float(params["epsilon"])
+    if chooses_interactions(params, n_samples, epsilon, n_features, regression):
+        additive, unrestricted = (
+            resolve_config({**params, "interaction_cst": cst}, hessian_bound, regression,
+                           sample_weight, n_features, n_samples, constant)
+            for cst in ("no_interactions", None))
+        return dataclasses.replace(additive, interaction_choice=(additive, unrestricted))
     interaction_cst, split_selection = resolve_interactions(
         params["interaction_cst"], params["split_selection"], n_samples, epsilon, n_features,
         regression)
@@ -379,7 +414,7 @@ def resolve_config(params, hessian_bound, regression, sample_weight=None, n_feat
         random_state=params["random_state"], verbose=params["verbose"],
         domain_groups=(n_features + 2 if params.get("domain_report") and n_features is not None
                        else 0),
-        early_stopping=bool(params.get("early_stopping", False)),
+        n_samples=n_samples, early_stopping=bool(params.get("early_stopping", False)),
         validation_fraction=float(params.get("validation_fraction", 0.1)),
         n_iter_no_change=int(params.get("n_iter_no_change", 20)),
         accounting=params.get("accounting", "auto"))

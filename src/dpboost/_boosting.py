@@ -35,6 +35,7 @@ from ._initial import (
     private_initial_scores,
     start_scores,
 )
+from ._interaction_choice import PARTS, ChoicePlan, keep_part, plan_choice, release_choice
 from ._loss import scale_target, weight_statistics
 from ._mechanisms import partition_records, poisson_threshold
 from ._noise import make_noise
@@ -69,8 +70,10 @@ class FitResult:
         The fitted public inputs: ``classes_`` or ``target_bounds_`` (public, or released with
         ``target_bounds="private"``), ``categories_`` (public lists and those released with
         ``categories="private"``) and ``feature_bounds_`` (the grid's bounds: public, or
-        released with ``feature_bounds="private"``) and with early stopping
-        ``validation_score_`` (the released validation losses).
+        released with ``feature_bounds="private"``), ``interaction_cst_`` (the trees'
+        interaction order, ``"auto"`` resolved or chosen), with early stopping
+        ``validation_score_`` (the released validation losses), with a private row count
+        ``row_count_`` and with a private choice of interactions ``interaction_statistic_``.
     """
 
     forest: Forest
@@ -105,9 +108,18 @@ def plan_fit(config, loss, n_outputs, n_numeric, n_private_categories=0, previou
 
     Returns
     -------
-    plan : BudgetPlan
+    plan : BudgetPlan or ChoicePlan
+        A :class:`~dpboost._interaction_choice.ChoicePlan` where ``config`` chooses its
+        interactions (one output, a fresh fit).
     """
     fresh = previous is None
+    if config.interaction_choice:
+        additive, unrestricted = (replace(c, private_row_count=config.private_row_count)
+                                  for c in config.interaction_choice)
+        if n_outputs != 1 or not fresh:  # the statistic compares the orders of one output
+            return plan_fit(additive, loss, n_outputs, n_numeric, n_private_categories, previous)
+        return plan_choice(*(plan_fit(c, loss, n_outputs, n_numeric, n_private_categories)
+                             for c in (additive, unrestricted)), config.epsilon, config.delta)
     counted = fresh and config.private_row_count
     plan = plan_budget(
         epsilon=rest_epsilon(config.epsilon) if counted else config.epsilon,
@@ -177,6 +189,9 @@ def train(records, inputs, loss, options, n_outputs, n_threads, fit_id=None, pre
     config, plan, count = choose_plan(records, options, noise, ledger)
     if count is not None:
         released["row_count_"] = count
+    choice = plan if isinstance(plan, ChoicePlan) else None
+    if choice is not None:
+        plan = choice.additive  # its releases before the trees are the choice's
     if previous is not None:
         binner = previous.binner  # the first fit's released grid: never read again
     if plan.domain is not None:
@@ -215,8 +230,6 @@ def train(records, inputs, loss, options, n_outputs, n_threads, fit_id=None, pre
     n_features = bounds.shape[0]
     candidates = initial_candidates(binner, n_features, inputs.categories)
     first_stage = 0 if previous is None else previous.n_stages
-    forest = (Forest.empty(n_outputs, config.n_estimators - first_stage, config.max_depth, binner)
-              if plan.trees else Forest.constant(n_outputs, config.max_depth, binner))
     records.update(bin_records, binner, n_outputs, loss.has_hessians)
     if scores is not None:
         records.update(start_scores, scores)
@@ -224,14 +237,24 @@ def train(records, inputs, loss, options, n_outputs, n_threads, fit_id=None, pre
         records.update(add_forest, previous)
     records.number_rows()
 
-    progress = (progress_bar(len(plan.trees), ledger, config.delta) if config.verbose
-                else None)
-    stopping = (EarlyStopping(plan.validation, config.n_iter_no_change, loss,
-                              config.validation_fraction, forest.n_stages)
-                if plan.validation else None)
-    filtered = boost(records, plan, loss, candidates, forest, noise, ledger, n_threads, config,
-                     numeric=numeric, n_features=n_features, monotonic_cst=inputs.monotonic_cst,
-                     first_stage=first_stage, progress=progress, stopping=stopping)
+    grow = {"numeric": numeric, "n_features": n_features, "monotonic_cst": inputs.monotonic_cst}
+    stopping = None
+    if choice is not None:
+        forest, filtered, config, released["interaction_statistic_"] = grow_choice(
+            records, choice, config, loss, candidates, binner, scores, noise, ledger,
+            n_threads, count if count is not None else config.n_samples, **grow)
+    else:
+        forest = (Forest.empty(n_outputs, config.n_estimators - first_stage, config.max_depth,
+                               binner)
+                  if plan.trees else Forest.constant(n_outputs, config.max_depth, binner))
+        progress = (progress_bar(len(plan.trees), ledger, config.delta) if config.verbose
+                    else None)
+        stopping = (EarlyStopping(plan.validation, config.n_iter_no_change, loss,
+                                  config.validation_fraction, forest.n_stages)
+                    if plan.validation else None)
+        filtered = boost(records, plan, loss, candidates, forest, noise, ledger, n_threads,
+                         config, first_stage=first_stage, progress=progress, stopping=stopping,
+                         **grow)
     if scores is not None:
         fold_into_first_stage(forest, scores)
     charged = ledger.entries
@@ -243,12 +266,66 @@ def train(records, inputs, loss, options, n_outputs, n_threads, fit_id=None, pre
     if previous is not None:
         forest = previous.extended(forest)
     attributes = {**inputs.target, "categories_": inputs.categories, **released,
+                  "interaction_cst_": config.interaction_cst,
                   "feature_bounds_": np.column_stack([forest.binner.lower, forest.binner.upper])}
     # A count whose every regime takes the same plan (every "auto" parameter given) chose nothing.
-    choices = tuple(dict.fromkeys(tuple(replace(e, fit=ledger.fit) for e in option.entries)
-                                  for _, option in options))
-    choices = choices if count is not None and len(choices) > 1 else None
+    choices = tuple(dict.fromkeys(tuple(replace(e, fit=ledger.fit) for e in entries)
+                                  for _, option in options for entries in option.ledgers))
+    chose = count is not None or choice is not None
+    choices = choices if chose and len(choices) > 1 else None
     return FitResult(forest, ledger, filtered, charged, choices, attributes)
+
+
+def grow_choice(records, choice, config, loss, candidates, binner, scores, noise, ledger,
+                n_threads, n_records, **grow):
+    """Boost a private choice of interactions (``_interaction_choice``): the additive plan on
+    part A, the unrestricted plan on part B (each record's part by its own coin), the
+    statistic of part V released, and the plan it favours on part T: the model. Every part's
+    releases go to ``ledger``, each marked with its part (``LedgerEntry.part``).
+
+    Parameters
+    ----------
+    records : record set
+        Binned and numbered, with the initial ``scores`` (None: 0).
+    choice : ChoicePlan
+    config : FitConfig
+        Its ``interaction_choice``: the additive and the unrestricted configuration.
+    n_records : float
+        The row count the statistic's buckets are sized from (released, or a public hint).
+    grow : dict
+        :func:`boost`'s ``numeric``, ``n_features`` and ``monotonic_cst``.
+
+    Returns
+    -------
+    forest : Forest
+        T's.
+    filtered : ndarray
+        T's trees' (:func:`boost`).
+    config : FitConfig
+        The chosen configuration.
+    released : float
+        The statistic's released value (``_interaction_choice.release_choice``).
+    """
+    coins = replace(noise.coins(), n_threads=n_threads)
+    plans, configs = (choice.additive, choice.unrestricted), config.interaction_choice
+
+    def grown(part, chosen):
+        records.update(keep_part, coins, part)
+        records.update(start_scores, np.zeros(1) if scores is None else scores)
+        plan, config = plans[chosen], configs[chosen]
+        forest = Forest.empty(1, config.n_estimators, config.max_depth, binner)
+        own = PrivacyLedger(ledger.fit, PARTS[part])
+        progress = (progress_bar(len(plan.trees), own, config.delta)
+                    if config.verbose and part == 3 else None)
+        filtered = boost(records, plan, loss, candidates, forest, noise, own, n_threads, config,
+                         progress=progress, **grow)
+        ledger.entries += own.entries
+        return forest, filtered
+
+    forests = [grown(part, part)[0] for part in (0, 1)]
+    released, unrestricted = release_choice(records, coins, *forests, n_records, choice.release,
+                                            noise, ledger)
+    return (*grown(3, int(unrestricted)), configs[unrestricted], released)
 
 
 def progress_bar(n_trees, ledger, delta):

@@ -245,6 +245,12 @@ class BudgetPlan:
         """The ledger that fitting must produce, as a list of LedgerEntry (a new list)."""
         return list(self._ledger)
 
+    @property
+    def ledgers(self):
+        """The ledgers the fit may release, one: :attr:`entries` (a private choice of
+        interactions, ``_interaction_choice.ChoicePlan``, has three), as tuples."""
+        return (self._ledger,)
+
     @functools.cached_property
     def _ledger(self):
         """:attr:`entries`, built once per plan (a tuple): the planner checks them, ``fit``

@@ -59,6 +59,14 @@ class FitConfig:
     count_thresholds : tuple of (float, float), default=()
         With ``private_row_count``, the thresholds of ``n x epsilon`` and their margins that
         the released count is compared with (``_auto.count_thresholds``).
+    n_samples : float or None, default=None
+        The row count the rules were resolved with: a public ``n_samples_hint``, a count an
+        earlier fit released, or with ``private_row_count`` a count inside the regime (the
+        fit then reads the one it releases); None: none.
+    interaction_choice : tuple of FitConfig, default=()
+        A private choice of interactions (``_auto.chooses_interactions``,
+        ``_interaction_choice``): the additive and the unrestricted configuration it chooses
+        between (this one is the additive one); empty: none.
     """
 
     epsilon: float
@@ -94,6 +102,8 @@ class FitConfig:
     accounting: str = "auto"
     private_row_count: bool = False
     count_thresholds: tuple = ()
+    n_samples: object = None
+    interaction_choice: tuple = ()
 
     @property
     def cyclical(self):

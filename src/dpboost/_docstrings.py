@@ -78,6 +78,16 @@ PARAMETERS = """
         ``bench_capacity.py`` unrestricted depth-6 trees gained 0.013 ROC AUC on average from
         there on and lost up to 0.019 below it (benchmarks/README.md, "Interactions against the
         row count times epsilon"); the regressor's lost at every finite epsilon on 3 of 5 sets.
+        Between 3,000 and 8,000 per feature the classifier (two classes, ``split_selection``
+        "auto", no ``warm_start``, ``early_stopping``, ``renyi_filter`` or Hessian sketch)
+        chooses on its data (``_interaction_choice``; docs/privacy.md, Private choice of
+        interactions): each record falls by its own coin into one of four parts, additive
+        trees are boosted on 10 % of the records and unrestricted ones on another 10 %, a
+        comparison of their ROC AUCs on a third 10 % is released (sensitivity 1), and
+        the favoured trees are boosted on the other 70 %: the model. A record is read by one
+        part only, so the fit costs epsilon. On the tuning splits: +0.012 ROC AUC on average in
+        that band, +0.07 where interactions matter, at most -0.007 (benchmarks/README.md, "A
+        private choice of interactions").
     monotonic_cst : array-like of int of shape (n_features,), dict or None, default=None
         scikit-learn's monotonic constraints: per feature -1 (decreasing), 0 (none) or +1
         (increasing), or a dict by column name or index (others 0). Enforced on the released
@@ -319,6 +329,13 @@ ATTRIBUTES = """
     row_count_ : float
         Only with a private row count (``n_samples_hint="private"``, finite epsilon): the
         released number of records, floored at 0.
+    interaction_cst_ : str or None
+        The trees' interaction order: ``interaction_cst`` with ``"auto"`` resolved, or chosen
+        on the data.
+    interaction_statistic_ : float
+        Only where the classifier chose its interactions on the data: the released comparison
+        of the two models (the unrestricted trees were taken where it exceeds 0.2 times the root
+        of its number of buckets, ``_interaction_choice.release_choice``).
 """
 
 CLASSIFIER = ("""Differentially private gradient-boosted trees for classification.
@@ -333,7 +350,8 @@ CLASSIFIER = ("""Differentially private gradient-boosted trees for classificatio
     data-independent random splits (DP-TR, Maddock et al. 2022) on the equal-width grid, so the
     whole budget goes to Gaussian leaf statistics with Newton leaves (DP-XGB); unrestricted
     trees with exponential-mechanism splits instead without noise or where the row count
-    times epsilon reaches 8,000 per feature; gradients clipped
+    times epsilon reaches 8,000 per feature, and a private choice between the two from 3,000
+    per feature on (``interaction_cst``); gradients clipped
     to 0.5, lambda 10, learning rate 0.1 below epsilon 0.5 and 0.2 from it on; the logistic
     loss (multinomial for K > 2 classes). :meth:`~dpboost.DPGBClassifier.dpboost_paper` gives DPBoost's setting (Li et
     al. 2020).

@@ -244,7 +244,8 @@ def privacy_report(ledger, epsilon, filtered_fraction=None, delta=0.0, choices=0
     delta : float, default=0.0
         ``0``: pure DP; otherwise the delta of Renyi accounting.
     choices : int, default=0
-        The number of plans the private row count chose among (0: the plan was fixed).
+        The number of ledgers the private row count chose among, with a private choice of
+        interactions its parts' (0: the plan was fixed).
 
     Returns
     -------
@@ -267,9 +268,11 @@ def privacy_report(ledger, epsilon, filtered_fraction=None, delta=0.0, choices=0
               "row count, domain report, category lists, bounds, initial score or "
               "split-candidate sketch)" if n_before else "")
     guarantee = "pure DP" if delta == 0 else f"(epsilon, delta={delta:g})-DP"
+    parts = sorted({e.part for e in ledger} - {""})
     if choices:
-        guarantee += (f": the row count's epsilon plus the largest of the {choices} plans it "
-                      "chose among, the ledger below the one taken")
+        guarantee += (f": the row count's epsilon (if released) plus the largest of the "
+                      f"{choices} ledgers it chose among or that read disjoint parts, the "
+                      "ledger below the ones taken")
     elif delta > 0:
         guarantee += " by Renyi composition"
     lines = [f"composed epsilon ({guarantee}, add/remove one record): {epsilon:.6g}",
@@ -281,6 +284,14 @@ def privacy_report(ledger, epsilon, filtered_fraction=None, delta=0.0, choices=0
             by_mechanism.items(), key=lambda item: (item[0][0], item[0][1], item[0][2])):
         lines.append(f"{mechanism:<12}  {eps:>12.6g}  {sensitivity:>12.6g}  {sigma:>12.6g}  "
                      f"{entries:>8}  {nodes:>6}  {len(trees):>6}")
+    if parts:
+        trees = {part: len({e.tree for e in ledger if e.part == part and e.tree >= 0})
+                 for part in parts}
+        lines.append(
+            f"private choice of interactions: each record in one of the parts A, B, V, T by its "
+            f"own coin; {trees['A']} additive trees on A, {trees['B']} unrestricted trees on "
+            f"B, their comparison released on V, the {trees['T']} trees of the plan it chose on "
+            "T (the model); a record is read by one part's releases only")
     for e in ledger:
         if e.mechanism == "threshold":
             lines.append(f"category lists of {e.n_nodes} columns: values whose Gaussian-noised "

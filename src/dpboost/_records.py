@@ -34,8 +34,9 @@ from . import _coins
 from ._categories import private_category_columns
 
 #: The coin streams (the first word of a stream's identity): Poisson sampling, EoE positions,
-#: PrivateSearchCV's validation split, early stopping's held-out records.
-POISSON_STREAM, POSITION_STREAM, VALIDATION_STREAM, HELD_OUT_STREAM = 1, 2, 3, 4
+#: PrivateSearchCV's validation split, early stopping's held-out records, the parts of a private
+#: choice of interactions.
+POISSON_STREAM, POSITION_STREAM, VALIDATION_STREAM, HELD_OUT_STREAM, PART_STREAM = 1, 2, 3, 4, 5
 
 
 @dataclass(frozen=True)
@@ -61,7 +62,7 @@ class RecordCoins:
         ----------
         stream : tuple of three int
             ``(kind, output, tree)``: :data:`POISSON_STREAM`, :data:`POSITION_STREAM`,
-            :data:`VALIDATION_STREAM` or :data:`HELD_OUT_STREAM`, and the output and tree the
+            :data:`VALIDATION_STREAM`, :data:`HELD_OUT_STREAM` or :data:`PART_STREAM`, and the output and tree the
             decision is made for; each in ``[0, 2**32)``, the ChaCha20 nonce's three words.
         start, stop : int
             Rows of the training set's records in the data domain, numbered from 0, below
@@ -143,7 +144,9 @@ class Partition:
         filter decision (``_boosting.select_records``).
     held_out : ndarray of shape (n,), dtype=bool, or None
         With early stopping: the records held out of every tree for the validation loss, each
-        by its own coin (``_early_stopping.draw_held_out``); None: no record is held out.
+        by its own coin (``_early_stopping.draw_held_out``); with a private choice of
+        interactions, the records outside the part being boosted
+        (``_interaction_choice.keep_part``); None: no record is held out.
     """
 
     X: object

@@ -77,7 +77,8 @@ class Laplace(Release):
     def zcdp_rho(self, entry):
         # eps-DP implies (eps^2 / 2)-zCDP (Bun & Steinke 2016, Proposition 1.4): a bound, not
         # the Laplace curve, e.g. for a private row count inside a private search's trial.
-        return entry.epsilon**2 / 2.0 if entry.sampling_rate == 1.0 else math.inf
+        # (a product: an epsilon past 1e154 gives inf, where a power would raise)
+        return entry.epsilon * entry.epsilon / 2.0 if entry.sampling_rate == 1.0 else math.inf
 
 
 class Gaussian(Release):

@@ -443,7 +443,8 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
         for config, plan in plan_regimes(model._configs(n_features=schema_width(X)), lambda c:
                                          plan_fit(c, make_loss(model._loss_name, shape[0]),
                                                   *shape)):
-            rho = zcdp_rho(plan.entries)
+            # A choice of interactions reads each record by one of its ledgers: the largest.
+            rho = max(zcdp_rho(ledger) for ledger in plan.ledgers)
             if not rho <= rho_fit * (1 + 1e-6):
                 raise ValueError(f"a trial with {config} plans rho {rho:.6g} > the search's "
                                  f"{rho_fit:.6g} per trial: it is not zero-concentrated DP.")

@@ -237,3 +237,19 @@ def row_count_sensitivity():
     by one, whatever its weight (a counting query; Dwork & Roth 2014, Example 3.1;
     docs/privacy.md, Private row count)."""
     return 1.0
+
+
+def choice_statistic_sensitivity():
+    """Sensitivity of the statistic of a private choice of interactions, 1
+    (``_interaction_choice.pairs_statistic``; docs/privacy.md, Private choice of interactions).
+
+    One record's coin puts it in one slot of one bucket, so it changes that bucket's term
+    alone: the mean, over the pairs of two counted records (alone in their slots) of different
+    labels, of values in ``{-1, 0, 1}`` (0 without a pair). With ``a`` and ``b`` counted
+    records of the two labels, adding a record of the first label to an empty slot adds ``b``
+    pairs to the ``a b``: the mean moves by at most ``2 b / (a b + b) = 2 / (a + 1) <= 1``
+    where ``a >= 1``, and from 0 to a mean of values in ``[-1, 1]`` where ``a = 0``. Adding it
+    to a slot of one record uncounts that record, the reverse of adding it; to a slot of more,
+    nothing. Removing a record reverses one of these.
+    """
+    return 1.0
