@@ -8,10 +8,10 @@ Each record falls by its own keyed coin (:data:`~dpboost._records.PART_STREAM`) 
 four parts: A, B and V (each :data:`PART_FRACTIONS` of the records) and T (the rest). The
 additive plan is boosted on A, the unrestricted plan on B, each at the fit's budget; one
 statistic of V comparing the two models (:func:`pairs_statistic`) is released with noise
-(Gaussian; Laplace under pure DP); the plan it favours is boosted on T and is the model. A record is in one part, so its
-divergence is that of the one release that read it, composed after the releases over every
-record (the row count, bounds, ...): the fit is charged the largest of the three (a choice of
-alternatives, ``_accountant.compose_fits``).
+(Gaussian; Laplace under pure DP); the plan it favours is boosted on T and is the model. A
+record is in one part, so its divergence is that of the one release that read it, composed
+after the releases over every record (the row count, bounds, ...): the fit is charged the
+largest of the three (a choice of alternatives, ``_accountant.compose_fits``).
 
 The statistic (:func:`pairs_statistic`) is an ROC AUC difference on pairs of V's records, made
 of sums over records so that every record set computes it (:func:`slot_sums`). Pairing V's
@@ -55,7 +55,7 @@ CHOICE_MARGIN = 0.2
 PARTS = ("A", "B", "V", "T")
 #: Ledger scope of the statistic's release (tree -1: the releases outside the trees).
 CHOICE_SCOPE = {"group": -1, "tree": -1, "level": -5, "part": "V"}
-#: At most this many slots (buckets of 16): the sums a record set returns stay below 256 MB
+#: At most this many slots (buckets of 16): the sums a record set returns stay within 256 MiB
 #: (4 float64 per slot).
 MAX_SLOTS = 2**23
 
@@ -111,11 +111,10 @@ def slot_sums(slot, label, margin_additive, margin_unrestricted, slots):
     sums : ndarray of shape (4 * slots,), dtype=float64
         Counts, labels, additive margins, unrestricted margins, slot by slot in four blocks.
     """
-    sums = np.zeros((4, slots))
-    for row, values in enumerate((np.ones(slot.size), label, margin_additive,
-                                  margin_unrestricted)):
-        np.add.at(sums[row], slot, values)
-    return sums.ravel()
+    return np.concatenate([np.bincount(slot, weights=np.asarray(values, dtype=np.float64),
+                                       minlength=slots)
+                           for values in (np.ones(slot.size), label, margin_additive,
+                                          margin_unrestricted)])
 
 
 #: Buckets whose pairs are compared at once (bounds the temporary arrays: 16 x 16 per bucket).
