@@ -208,6 +208,17 @@ def test_several_classes_take_the_additive_plan():
     assert plan.entries == plan_fit(additive, LogisticLoss, 3, 20).entries
 
 
+@pytest.mark.filterwarnings("ignore::dpboost.ReproducibleNoiseWarning")
+def test_plans_with_different_releases_before_the_trees_take_the_additive_plan():
+    # init="private": the initial score's release is planned with each plan's trees, so the
+    # two plans' releases over every record differ and cannot be made once for both.
+    X, y = _interacting(n=3000)
+    model = _classifier(n_samples_hint=20_000, init="private", n_estimators=20).fit(X, y)
+    assert model.interaction_cst_ == "no_interactions"
+    assert {e.part for e in model.privacy_ledger_} == {""}
+    assert not hasattr(model, "interaction_statistic_")
+
+
 def _interacting(n=20_000, seed=0):
     X, y = make_classification(n_samples=n, n_features=20, n_informative=10, random_state=seed)
     return X, y
