@@ -26,7 +26,7 @@ from ._accounting import (
     ledger_event,
 )
 from ._budget import _first_tree
-from ._mechanisms import gaussian_mechanism, laplace_mechanism, noise_scale
+from ._mechanisms import noise_scale, planned_release
 from ._noise import SecureNoise
 from ._records import HELD_OUT_STREAM
 from ._sensitivities import validation_loss_sensitivity
@@ -236,15 +236,8 @@ class EarlyStopping:
         if entry is None:
             return False
         value = records.reduce(validation_loss, self.loss, entry.sensitivity)
-        scope = {**entry.scope, "held_out": True}
-        if entry.mechanism == "gaussian":
-            released = gaussian_mechanism(value[None, :], noise_multiplier=entry.noise_multiplier,
-                                          sensitivity=entry.sensitivity, noise=noise,
-                                          ledger=ledger, scope=scope)
-        else:
-            released = laplace_mechanism(value[None, :], epsilon=entry.epsilon,
-                                         sensitivity=entry.sensitivity, noise=noise,
-                                         ledger=ledger, scope=scope)
+        released = planned_release(value[None, :], entry, noise=noise, ledger=ledger,
+                                   scope={**entry.scope, "held_out": True})
         score = float(released[0, 0])
         self.scores.append(score)
         if score < self.best[0]:

@@ -23,7 +23,7 @@ from dataclasses import replace
 import numpy as np
 
 from ._accounting import LedgerEntry
-from ._mechanisms import gaussian_mechanism, laplace_mechanism, noise_scale
+from ._mechanisms import noise_scale, planned_release
 from ._sensitivities import initial_statistics_sensitivity
 
 #: Share of the budget spent on the initial score, one release before the grid
@@ -103,16 +103,9 @@ def private_initial_scores(records, loss, n_outputs, release, noise, ledger):
     scores : ndarray of shape (n_outputs,), dtype=float64
     """
     sums = records.reduce(initial_statistics)
-    scope = release.scope
     # One row of m statistics, all of which one record may move (the samplers' allowance).
-    if release.mechanism == "gaussian":
-        released = gaussian_mechanism(sums[np.newaxis], noise_multiplier=release.noise_multiplier,
-                                      sensitivity=release.sensitivity, noise=noise,
-                                      ledger=ledger, scope=scope)[0]
-    else:
-        released = laplace_mechanism(sums[np.newaxis], epsilon=release.epsilon,
-                                     sensitivity=release.sensitivity, noise=noise, ledger=ledger,
-                                     scope=scope)[0]
+    released = planned_release(sums[np.newaxis], release, noise=noise, ledger=ledger,
+                               scope=release.scope)[0]
     return loss.initial_scores(released_shares(released, noise_scale(release)), n_outputs)
 
 

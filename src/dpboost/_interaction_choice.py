@@ -30,7 +30,7 @@ import math
 import numpy as np
 
 from ._accounting import LedgerEntry, compose, compose_rdp, zcdp_rho
-from ._mechanisms import gaussian_mechanism, laplace_mechanism, noise_scale
+from ._mechanisms import noise_scale, planned_release
 from ._noise import SecureNoise
 from ._records import PART_STREAM
 from ._sensitivities import choice_statistic_sensitivity
@@ -294,14 +294,6 @@ def release_choice(records, coins, additive, unrestricted, n_records, release, n
     slots = n_slots(n_records)
     statistic = pairs_statistic(records.reduce(choice_sums, coins, additive, unrestricted,
                                                slots))
-    values = np.array([statistic])
-    if release.mechanism == "gaussian":
-        released = gaussian_mechanism(values, noise_multiplier=release.noise_multiplier,
-                                      sensitivity=release.sensitivity, noise=noise,
-                                      ledger=ledger, scope=CHOICE_SCOPE)
-    else:
-        released = laplace_mechanism(values, epsilon=release.epsilon,
-                                     sensitivity=release.sensitivity, noise=noise,
-                                     ledger=ledger, scope=CHOICE_SCOPE)
-    released = float(released[0])
+    released = float(planned_release(np.array([statistic]), release, noise=noise, ledger=ledger,
+                                     scope=CHOICE_SCOPE)[0])
     return released, released > CHOICE_MARGIN * math.sqrt(slots / SLOTS_PER_BUCKET)

@@ -198,6 +198,24 @@ def gaussian_mechanism(values, *, noise_multiplier, sensitivity, noise, ledger, 
     return noise.gaussian(values, scale, sensitivity)
 
 
+def planned_release(values, entry, *, noise, ledger, scope):
+    """Release ``values`` by the mechanism and parameters of the planned ``entry``:
+    :func:`gaussian_mechanism` at its noise multiplier for a ``"gaussian"`` entry, else
+    :func:`laplace_mechanism` at its epsilon (``"exact"`` at ``epsilon = inf``), recorded under
+    ``scope``.
+
+    Returns
+    -------
+    released : ndarray of the shape of ``values``, dtype=float64
+    """
+    if entry.mechanism == "gaussian":
+        return gaussian_mechanism(values, noise_multiplier=entry.noise_multiplier,
+                                  sensitivity=entry.sensitivity, noise=noise, ledger=ledger,
+                                  scope=scope)
+    return laplace_mechanism(values, epsilon=entry.epsilon, sensitivity=entry.sensitivity,
+                             noise=noise, ledger=ledger, scope=scope)
+
+
 def threshold_mechanism(keys, counts, *, release, noise, ledger):
     """Which of the observed values clear the threshold: Gaussian noise on their counts,
     kept when the noisy count exceeds ``release.threshold`` (the stability-based histogram of
