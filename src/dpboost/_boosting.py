@@ -110,24 +110,26 @@ def plan_fit(config, loss, n_outputs, n_numeric, n_private_categories=0, previou
     -------
     plan : BudgetPlan or ChoicePlan
         A :class:`~dpboost._interaction_choice.ChoicePlan` where ``config`` chooses its
-        interactions (one output, a fresh fit, and :func:`plan_choice` accepts its plans);
-        otherwise the additive plan.
+        interactions (one output, and :func:`plan_choice` accepts its plans); otherwise the
+        additive plan.
     """
+    if config.interaction_choice:  # never with warm_start (_auto.chooses_interactions)
+        def planned(choice):
+            return plan_fit(replace(choice, private_row_count=config.private_row_count), loss,
+                            n_outputs, n_numeric, n_private_categories)
+
+        additive = planned(config.interaction_choice[0])
+        if n_outputs != 1:  # the statistic compares the orders of one output
+            return additive
+        unrestricted = planned(config.interaction_choice[1])
+        try:
+            return plan_choice(additive, unrestricted, config.epsilon, config.delta)
+        except ValueError:
+            # Plans whose releases before the trees differ (an initial score planned with each
+            # plan's trees), or a statistic the samplers cannot draw: no choice, the additive
+            # plan, a fact of the public inputs.
+            return additive
     fresh = previous is None
-    if config.interaction_choice:
-        additive, unrestricted = (replace(c, private_row_count=config.private_row_count)
-                                  for c in config.interaction_choice)
-        plans = [plan_fit(c, loss, n_outputs, n_numeric, n_private_categories, previous)
-                 for c in (additive, unrestricted)[:1 + (n_outputs == 1 and fresh)]]
-        if len(plans) == 2:  # the statistic compares the orders of one output
-            try:
-                return plan_choice(*plans, config.epsilon, config.delta)
-            except ValueError:
-                # Plans whose releases before the trees differ (an initial score planned with
-                # each plan's trees), or a statistic the samplers cannot draw: no choice, the
-                # additive plan, a fact of the public inputs.
-                pass
-        return plans[0]
     counted = fresh and config.private_row_count
     plan = plan_budget(
         epsilon=rest_epsilon(config.epsilon) if counted else config.epsilon,

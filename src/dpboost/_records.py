@@ -62,8 +62,9 @@ class RecordCoins:
         ----------
         stream : tuple of three int
             ``(kind, output, tree)``: :data:`POISSON_STREAM`, :data:`POSITION_STREAM`,
-            :data:`VALIDATION_STREAM`, :data:`HELD_OUT_STREAM` or :data:`PART_STREAM`, and the output and tree the
-            decision is made for; each in ``[0, 2**32)``, the ChaCha20 nonce's three words.
+            :data:`VALIDATION_STREAM`, :data:`HELD_OUT_STREAM` or :data:`PART_STREAM`, and the
+            output and tree the decision is made for; each in ``[0, 2**32)``, the ChaCha20
+            nonce's three words.
         start, stop : int
             Rows of the training set's records in the data domain, numbered from 0, below
             ``2**36`` (``_coins.MAX_ROWS``).
