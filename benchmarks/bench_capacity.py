@@ -64,6 +64,8 @@ from sklearn.model_selection import train_test_split
 from dpboost import DPGBClassifier
 from dpboost._auto import interaction_threshold, reaches
 from dpboost._interaction_choice import (
+    PART_FRACTIONS,
+    SLOTS_PER_BUCKET,
     n_slots,
     pairs_statistic,
     slot_of,
@@ -113,7 +115,7 @@ CHOICE_SEEDS = (30, 31, 32, 33, 34, 35)
 MARGIN_SEEDS = (20, 21, 22, 23, 24, 25)
 MARGINS = (0.0, 0.05, 0.1, 0.2, 0.3, 0.5)
 CHOICE_CONFIGS = ("additive", "auto", "exp d6")
-SELECT_PARTS = (0.1, 0.1, 0.1)
+SELECT_PARTS = PART_FRACTIONS
 SELECT_CRITERIA = ("brier", "pairs", "buckets")
 
 
@@ -159,9 +161,9 @@ def model(config, epsilon, seed, bounds):
     choice)."""
     if config in ("auto", "additive"):
         # The library's default, and today's rule below 8,000 per feature (additive trees)
+        additive = {} if config == "auto" else {"interaction_cst": "no_interactions"}
         return DPGBClassifier(epsilon=epsilon, delta=DELTA, feature_bounds=bounds,
-                              classes=[0, 1], random_state=seed, n_jobs=1,
-                              **({} if config == "auto" else {"interaction_cst": "no_interactions"}))
+                              classes=[0, 1], random_state=seed, n_jobs=1, **additive)
     params = dict(_harness.ADDITIVE)  # "default": the additive default these runs measured
     if config.endswith(" trees"):
         config, _, count = config.removesuffix(" trees").rpartition(" ")
@@ -240,21 +242,14 @@ def select_cell(name, split, epsilon, seed, parts=SELECT_PARTS):
     orders it as its labels do, -1 where ``default`` alone does, and each record half of its
     pair's score (its expectation is the difference of the two ROC AUCs times the pairs of two
     labels; an added record shifts every later pair, so it has no bounded sensitivity);
-    ``buckets``, the library's ``_interaction_choice.pairs_statistic`` (without its margin).
+    ``buckets``, the library's ``_interaction_choice.pairs_statistic`` (without its margin;
+    only with the library's fractions, by which it slots V's coins).
     One record is in one part: by parallel composition the four releases cost
     epsilon (and the count's share, not simulated here); the question is what the choice is
     worth, not its implementation. Returns the results rows of each criterion's chosen model
     (config "select CRITERION") and of ``default`` and ``exp d6`` on all the fitting rows."""
     X_fit, y_fit, X_val, y_val, bounds = split
-    rng = np.random.default_rng(seed)
-    coin = rng.random(len(y_fit))
-    edges = np.cumsum(parts)
-    part = np.searchsorted(edges, coin, side="right")  # 0: A, 1: B, 2: V, 3: T
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        fitted = {config: model(config, epsilon, seed, bounds).fit(X_fit[part == k],
-                                                                   y_fit[part == k])
-                  for k, config in enumerate(("default", "exp d6"))}
+    rng, coin, part, fitted = _cut(split, epsilon, seed, parts)
     held = np.flatnonzero(part == 2)
     held = held[np.argsort(coin[held])]
     held = held[:held.size - held.size % 2]
@@ -265,20 +260,17 @@ def select_cell(name, split, epsilon, seed, parts=SELECT_PARTS):
     def ordered(p):  # +1 / -1 / 0 per pair: ordered as its labels, reversed, or a tie of labels
         return np.sign(p[second] - p[first]) * np.sign(y_held[second] - y_held[first])
 
-    slots = n_slots(len(y_fit))
-    in_v = np.flatnonzero(part == 2)
     statistics = {
         "brier": -float(np.sum((scores["exp d6"] - y_held) ** 2
                                - (scores["default"] - y_held) ** 2)),
         "pairs": float(np.sum((ordered(scores["exp d6"]) == 1).astype(float)
                               - (ordered(scores["default"]) == 1))),
-        "buckets": pairs_statistic(slot_sums(
-            slot_of(coin[in_v], slots), y_fit[in_v],
-            *(fitted[c].decision_function(X_fit[in_v]) for c in ("default", "exp d6")),
-            slots)),
     }
+    # The library's statistic slots V's coins as its own parts cut them: with its fractions only.
+    if parts == PART_FRACTIONS:
+        statistics["buckets"] = _buckets(split, coin, part, fitted)[0]
     rows = []
-    for criterion in SELECT_CRITERIA:
+    for criterion in statistics:
         sensitivity = choice_statistic_sensitivity() if criterion == "buckets" else 2.0
         released = statistics[criterion] + rng.laplace(scale=sensitivity / epsilon)
         chosen = "exp d6" if released > 0 else "default"
@@ -292,17 +284,58 @@ def select_cell(name, split, epsilon, seed, parts=SELECT_PARTS):
     return rows
 
 
+def _cut(split, epsilon, seed, parts):
+    """The fitting rows of ``split`` cut by a coin each (a generator seeded with ``seed``) into
+    parts A, B, V (fractions ``parts``) and T, with ``default`` fitted on A and ``exp d6`` on B.
+
+    Returns
+    -------
+    rng : numpy.random.Generator
+        After the coins (the Laplace noise of :func:`select_cell` follows).
+    coin, part : ndarray
+        Each row's coin and part (0: A, 1: B, 2: V, 3: T).
+    fitted : dict
+        ``{"default": model on A, "exp d6": model on B}``.
+    """
+    X_fit, y_fit, _, _, bounds = split
+    rng = np.random.default_rng(seed)
+    coin = rng.random(len(y_fit))
+    part = np.searchsorted(np.cumsum(parts), coin, side="right")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        fitted = {config: model(config, epsilon, seed, bounds).fit(X_fit[part == k],
+                                                                   y_fit[part == k])
+                  for k, config in enumerate(("default", "exp d6"))}
+    return rng, coin, part, fitted
+
+
+def _buckets(split, coin, part, fitted):
+    """The library's statistic (``_interaction_choice.pairs_statistic``) of V's rows of
+    ``split`` under the models ``fitted`` (:func:`_cut`), and its number of buckets."""
+    X_fit, y_fit = split[:2]
+    in_v, slots = np.flatnonzero(part == 2), n_slots(len(y_fit))
+    statistic = pairs_statistic(slot_sums(
+        slot_of(coin[in_v], slots), y_fit[in_v],
+        *(fitted[c].decision_function(X_fit[in_v]) for c in ("default", "exp d6")), slots))
+    return statistic, slots // SLOTS_PER_BUCKET
+
+
+def _select_splits():
+    """Yield ``(name, split, epsilon)`` for every cell of :data:`SELECT_CELLS` (``split``:
+    :func:`_fit_cell`'s), the sets loaded once each."""
+    names = sorted({name for name, _ in SELECT_CELLS})
+    for name, X_fit, y_fit, X_val, y_val, bounds, _ in tuning_splits(names):
+        split = (X_fit, y_fit, X_val, y_val, bounds)
+        yield from ((name, split, epsilon) for cell, epsilon in SELECT_CELLS if cell == name)
+
+
 def run_select(parts=SELECT_PARTS):
     """``--select``: :func:`select_cell` at every cell of :data:`SELECT_CELLS` and seed of
     :data:`SELECT_SEEDS` with the parts' fractions ``parts``, two at a time."""
     from joblib import Parallel, delayed
 
-    cells = []
-    names = sorted({name for name, _ in SELECT_CELLS})
-    for name, X_fit, y_fit, X_val, y_val, bounds, _ in tuning_splits(names):
-        split = (X_fit, y_fit, X_val, y_val, bounds)
-        cells += [(name, split, epsilon, seed, parts) for cell, epsilon in SELECT_CELLS
-                  if cell == name for seed in SELECT_SEEDS]
+    cells = [(name, split, epsilon, seed, parts) for name, split, epsilon in _select_splits()
+             for seed in SELECT_SEEDS]
     return [row for rows in Parallel(n_jobs=2)(delayed(select_cell)(*cell) for cell in cells)
             for row in rows]
 
@@ -313,22 +346,13 @@ def margin_cell(name, split, epsilon, seed):
     the choice can be scored offline (:func:`margin_table`): rows "T default" and "T exp d6"
     with the statistic before noise and the number of buckets."""
     X_fit, y_fit, X_val, y_val, bounds = split
-    rng = np.random.default_rng(seed)
-    coin = rng.random(len(y_fit))
-    part = np.searchsorted(np.cumsum(SELECT_PARTS), coin, side="right")
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        fitted = [model(config, epsilon, seed, bounds).fit(X_fit[part == k], y_fit[part == k])
-                  for k, config in enumerate(("default", "exp d6"))]
-    in_v, slots = np.flatnonzero(part == 2), n_slots(len(y_fit))
-    statistic = pairs_statistic(slot_sums(
-        slot_of(coin[in_v], slots), y_fit[in_v],
-        *(m.decision_function(X_fit[in_v]) for m in fitted), slots))
+    _, coin, part, fitted = _cut(split, epsilon, seed, SELECT_PARTS)
+    statistic, buckets = _buckets(split, coin, part, fitted)
     rows = []
     for config in ("default", "exp d6"):
         row = _fit_cell(name, (X_fit[part == 3], y_fit[part == 3], X_val, y_val, bounds),
                         epsilon, config, seed)
-        row.update(config=f"T {config}", statistic=statistic, buckets=slots // 16,
+        row.update(config=f"T {config}", statistic=statistic, buckets=buckets,
                    n_fit=len(y_fit), n_eps=len(y_fit) * epsilon)
         rows.append(row)
     return rows
@@ -339,12 +363,8 @@ def run_margins():
     :data:`MARGIN_SEEDS`, two at a time."""
     from joblib import Parallel, delayed
 
-    cells = []
-    names = sorted({name for name, _ in SELECT_CELLS})
-    for name, X_fit, y_fit, X_val, y_val, bounds, _ in tuning_splits(names):
-        split = (X_fit, y_fit, X_val, y_val, bounds)
-        cells += [(name, split, epsilon, seed) for cell, epsilon in SELECT_CELLS
-                  if cell == name for seed in MARGIN_SEEDS]
+    cells = [(name, split, epsilon, seed) for name, split, epsilon in _select_splits()
+             for seed in MARGIN_SEEDS]
     return [row for rows in Parallel(n_jobs=2)(delayed(margin_cell)(*cell) for cell in cells)
             for row in rows]
 
@@ -389,12 +409,8 @@ def run_choice():
     :data:`CHOICE_SEEDS`, two fits at a time."""
     from joblib import Parallel, delayed
 
-    cells = []
-    names = sorted({name for name, _ in SELECT_CELLS})
-    for name, X_fit, y_fit, X_val, y_val, bounds, _ in tuning_splits(names):
-        split = (X_fit, y_fit, X_val, y_val, bounds)
-        cells += [(name, split, epsilon, config, seed) for cell, epsilon in SELECT_CELLS
-                  if cell == name for config in CHOICE_CONFIGS for seed in CHOICE_SEEDS]
+    cells = [(name, split, epsilon, config, seed) for name, split, epsilon in _select_splits()
+             for config in CHOICE_CONFIGS for seed in CHOICE_SEEDS]
     return Parallel(n_jobs=2, batch_size=2)(delayed(_fit_cell)(*cell) for cell in cells)
 
 
