@@ -2,12 +2,21 @@
 ``_selection`` against naive references, and their invariants (the binning kernels are in
 test_binning.py)."""
 
+import math
+
 import numpy as np
 import pytest
 
 from dpboost._boosting import compute_gradients, select_records
 from dpboost._coins import MAX_ROWS, chacha20_block, uniforms
-from dpboost._histogram import all_rows_histograms, build_level_histograms
+from dpboost._common import float32_at_most
+from dpboost._histogram import (
+    FIXED_POINT_BITS,
+    all_rows_histograms,
+    build_level_histograms,
+    fixed_point_gradients,
+    fixed_point_scale,
+)
 from dpboost._loss import (
     logistic_loss_gradients,
     make_loss,
@@ -73,11 +82,14 @@ def _node_start(node, n_nodes):
 
 
 def _build(X_binned, idx, node, g, n_nodes, n_bins, parent=None, side=None, n_threads=2):
-    """build_level_histograms on samples grouped by node (parent=None: the root mode)."""
+    """build_level_histograms on samples grouped by node (parent=None: the root mode); int64
+    histograms of int32 (fixed-point) gradients."""
     d = X_binned.shape[1]
+    dtype = np.int64 if g.dtype == np.int32 else np.float64
     if parent is None:
-        parent, side = np.empty((d, 0, n_bins + 1, 2)), np.empty(0, dtype=np.uint8)
-    out = np.full((d, n_nodes, n_bins + 1, 2), np.nan)
+        parent, side = np.empty((d, 0, n_bins + 1, 2), dtype), np.empty(0, dtype=np.uint8)
+    out = (np.full((d, n_nodes, n_bins + 1, 2), np.nan) if dtype == np.float64
+           else np.full((d, n_nodes, n_bins + 1, 2), -(2**62), dtype))
     build_level_histograms(X_binned, idx, g, _node_start(node, n_nodes), parent, side,
                            n_threads, out)
     return out
@@ -152,6 +164,59 @@ def test_histograms_by_subtraction_equal_direct_histograms(side, n_threads, d):
     got = _build(X_binned, idx, node, g, n_nodes, n_bins, parents, np.array(side, np.uint8),
                  n_threads)
     np.testing.assert_allclose(got, direct, atol=1e-9)
+
+
+@pytest.mark.parametrize("bound", [1.0, 0.75, 0.5, 0.3, 2.0**-20, 6.0])
+def test_fixed_point_gradients_truncate_within_the_bound(bound):
+    # A power of two; |q| <= 2^FIXED_POINT_BITS; |q| / s <= |g| (truncation: the bound the
+    # sensitivities assume holds), within one step 1 / s of g, with g's sign or 0.
+    scale = fixed_point_scale(bound)
+    assert math.frexp(scale)[0] == 0.5 and bound * scale <= 2.0**FIXED_POINT_BITS
+    assert bound * scale > 2.0 ** (FIXED_POINT_BITS - 1)  # the smallest exponent: no bit wasted
+    rng = np.random.default_rng(12)
+    top = float32_at_most(bound)
+    g = np.concatenate([rng.uniform(-1, 1, 100_000) * top,  # parallel chunks
+                        [top, -top, 0.0, -0.0, 1e-30, -1e-30, 1.5 / scale, -1.5 / scale]])
+    g = g.astype(np.float32)
+    q = fixed_point_gradients(g, scale, 2)
+    assert q.dtype == np.int32
+    np.testing.assert_array_equal(q, fixed_point_gradients(g, scale, 1))
+    unscaled = q / scale
+    assert (np.abs(q) <= 2**FIXED_POINT_BITS).all()
+    assert (np.abs(unscaled) <= np.abs(g.astype(np.float64))).all()
+    assert (np.abs(g - unscaled) < 1 / scale).all()
+    assert (np.sign(q) * np.sign(g) >= 0).all()
+    np.testing.assert_array_equal(q[-6:], [0, 0, 0, 0, 1, -1])
+
+
+@pytest.mark.parametrize("n_threads", [1, 2, 3])
+@pytest.mark.parametrize("side", [[0, 1, 1, 0], [1, 1, 1, 1]])
+def test_fixed_point_histograms_by_subtraction_have_the_direct_bits(side, n_threads):
+    # A private tree's sibling by subtraction must be its direct sum to the last bit, or a
+    # record would move the gains of a node it is not in (docs/privacy.md, Split selection).
+    X_binned, idx, node, g, n_nodes, n_bins = _level_inputs(13, n=4000, n_nodes=8, d=4)
+    # Gradients over many binades, as logistic gradients near 0 and 1 are.
+    g = (np.sign(g) * np.exp(np.random.default_rng(13).uniform(-30, 0, g.size))).astype(
+        np.float32)
+    q = fixed_point_gradients(g, fixed_point_scale(1.0), 1)
+    parents = _build(X_binned, idx, node // 2, q, 4, n_bins)
+    got = _build(X_binned, idx, node, q, n_nodes, n_bins, parents, np.array(side, np.uint8),
+                 n_threads)
+    direct = _build(X_binned, idx, node, q, n_nodes, n_bins, n_threads=n_threads)
+    assert got.dtype == np.int64
+    np.testing.assert_array_equal(got, direct)
+    # The exact sums, in Python integers.
+    naive = np.zeros(direct.shape, dtype=object)
+    for k, i in enumerate(idx):
+        for f in range(X_binned.shape[1]):
+            naive[f, node[k], X_binned[i, f]] += np.array([int(q[k]), 1], dtype=object)
+    np.testing.assert_array_equal(direct, naive.astype(np.int64))
+    # The control: the same subtraction in float64 does not have the direct bits.
+    float_parents = _build(X_binned, idx, node // 2, g, 4, n_bins)
+    float_got = _build(X_binned, idx, node, g, n_nodes, n_bins, float_parents,
+                       np.array(side, np.uint8), n_threads)
+    float_direct = _build(X_binned, idx, node, g, n_nodes, n_bins, n_threads=n_threads)
+    assert (float_got != float_direct).any()
 
 
 @pytest.mark.parametrize("n_threads", [1, 2])

@@ -17,6 +17,7 @@ import math
 import numpy as np
 
 from ._common import (
+    FIXED_SUM_DTYPE,
     G_H_DTYPE,
     NODE_DTYPE,
     SUM_DTYPE,
@@ -28,7 +29,7 @@ from ._common import (
     sample_chunks,
     threads_for,
 )
-from ._histogram import build_level_histograms
+from ._histogram import build_level_histograms, fixed_point_gradients, fixed_point_scale
 from ._mechanisms import (
     exponential_mechanism,
     gaussian_mechanism,
@@ -109,7 +110,9 @@ def grow_tree(records, *, budget, n_features, max_depth, n_bins, l2_regularizati
         # does not depend on how many candidates it has (categories, sketch).
         of_feature = boundary_feature(candidates, n_bins)
         feature_weights = np.repeat(1.0 / np.bincount(of_feature)[of_feature], 2)
-    private = math.isfinite(budget.epsilon_level)
+    # A private tree's histograms add fixed-point gradients (exact) on its public g*.
+    scale = (fixed_point_scale(budget.gradient_bound) if math.isfinite(budget.epsilon_level)
+             else None)
     for level in range(max_depth):
         n_nodes = 2**level
         level_scope = {**scope, "level": level}
@@ -119,8 +122,8 @@ def grow_tree(records, *, budget, n_features, max_depth, n_bins, l2_regularizati
             choice = uniform_choice(n_nodes, n_choices, noise=noise, ledger=ledger,
                                     scope=level_scope, weights=feature_weights)
         else:
-            records.update(level_histograms, feature, private, n_bins)
-            hist = records.reduce(tree_histograms)
+            records.update(level_histograms, feature, scale, n_bins)
+            hist = records.reduce(tree_histograms, scale)
             n_columns = hist.shape[0]
             gains = np.empty((n_nodes, n_columns, n_boundaries, 2), dtype=SUM_DTYPE)
             compute_gains(hist, l2_regularization, threads_for(gains.size, n_threads), gains)
@@ -233,10 +236,11 @@ def monotone_leaves(split_feature, leaf_value, monotonic_cst):
 # The partition side of the grower (``_records``): each function reads one partition's records
 # of the tree and returns a new partition or its statistics.
 
-def level_histograms(partition, feature, private, n_bins):
+def level_histograms(partition, feature, scale, n_bins):
     """The partition with its histograms of the current level's nodes
     (``TreeState.histograms``, shape (n_columns, n_nodes, n_bins + 1, 2)): of every feature, or
-    of ``feature`` alone (cyclical trees)."""
+    of ``feature`` alone (cyclical trees). ``scale``: a private tree's fixed-point scale
+    (``_histogram.fixed_point_scale`` of its g*; int64 sums), or None (float64 sums)."""
     tree = partition.tree
     columns = (partition.X_binned if feature is None
                else np.asfortranarray(partition.X_binned[:, feature:feature + 1]))
@@ -244,28 +248,32 @@ def level_histograms(partition, feature, private, n_bins):
     n_columns, n_nodes = columns.shape[1], node_start.size - 1
     parent = tree.histograms
     weights = partition.weights
-    if private or parent is None or weights is not None:
-        # Every node from its own samples (in row order), never by subtraction: a sibling
-        # computed as parent - child rounds differently from its direct sum, so a record could
-        # move the gains of a node it is not in (found by tests/test_replay.py; docs/privacy.md,
-        # rule 8).
+    dtype = SUM_DTYPE if scale is None or weights is not None else FIXED_SUM_DTYPE
+    if parent is None or weights is not None:
+        # Every node from its own samples (in row order). Weighted counts are float sums,
+        # whose subtraction rounds differently from their direct sums.
         side = np.empty(0, dtype=np.uint8)
-        parent = np.empty((n_columns, 0, n_bins + 1, 2), dtype=SUM_DTYPE)
+        parent = np.empty((n_columns, 0, n_bins + 1, 2), dtype=dtype)
         n_built = tree.indices.size
     else:
-        # Without noise, only the smaller child of each parent is built from its samples, the
-        # sibling by subtraction (at most half the work).
+        # Only the smaller child of each parent is built from its samples, the sibling by
+        # subtraction (at most half the work). A private tree's sums are exact integers, so the
+        # sibling has the bits of its direct sum: a float64 subtraction would round differently,
+        # and a record could move the gains of a node it is not in (found by
+        # tests/test_replay.py; docs/privacy.md, rule 8).
         sizes = np.diff(node_start)
         side = (sizes[1::2] < sizes[0::2]).astype(np.uint8)
         n_built = int(np.minimum(sizes[0::2], sizes[1::2]).sum())
-    hist = np.empty((n_columns, n_nodes, n_bins + 1, 2), dtype=SUM_DTYPE)
+    hist = np.empty((n_columns, n_nodes, n_bins + 1, 2), dtype=dtype)
     n_threads = threads_for(n_built * n_columns, partition.n_threads)
-    build_level_histograms(columns, tree.indices, tree.grads, node_start, parent, side,
+    grads = (tree.grads if dtype == SUM_DTYPE
+             else fixed_point_gradients(tree.grads, scale, partition.n_threads))
+    build_level_histograms(columns, tree.indices, grads, node_start, parent, side,
                            n_threads, hist)
     if weights is not None:
         # Weighted counts (sum of the records' weights, the gain's denominators): the same
         # kernel summing the weights in place of the gradients; the unweighted kernel is kept
-        # as it is (its counts add exactly 1.0).
+        # as it is (its counts add exactly 1).
         counts = np.empty_like(hist)
         build_level_histograms(columns, tree.indices, weights[tree.indices], node_start, parent,
                                side, n_threads, counts)
@@ -273,9 +281,15 @@ def level_histograms(partition, feature, private, n_bins):
     return partition.with_tree(histograms=hist)
 
 
-def tree_histograms(partition):
-    """The partition's histograms of the current level (:func:`level_histograms`)."""
-    return partition.tree.histograms
+def tree_histograms(partition, scale):
+    """The partition's histograms of the current level (:func:`level_histograms`) in float64:
+    fixed-point sums unscaled (exact while below ``2**53``)."""
+    hist = partition.tree.histograms
+    if hist.dtype == SUM_DTYPE:
+        return hist
+    out = hist.astype(SUM_DTYPE)
+    out[..., 0] /= scale
+    return out
 
 
 def split_level(partition, level_feature, level_bin, level_missing_left, n_bins):

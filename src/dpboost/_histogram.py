@@ -1,10 +1,73 @@
 """Gradient histograms of the nodes of one tree level.
 
 Kernels write into caller-allocated arrays; they hold no privacy parameters and draw no noise.
+A private tree's histograms are sums of fixed-point gradients (:func:`fixed_point_gradients`)
+in int64: exact, so a sibling's histogram obtained by subtraction has the same bits as its
+direct sum.
 """
+
+import math
 
 import numpy as np
 from numba import njit, prange
+
+from ._common import FIXED_POINT_DTYPE, sample_chunks
+
+#: A fixed-point gradient's magnitude is at most ``2**FIXED_POINT_BITS`` (int32), so an int64
+#: sum of fewer than ``2**31`` of them (the most rows a training set holds) never overflows.
+FIXED_POINT_BITS = 30
+
+
+def fixed_point_scale(gradient_bound):
+    """The scale ``2**(FIXED_POINT_BITS - e)`` of fixed-point gradients bounded by
+    ``gradient_bound <= 2**e`` (the smallest such ``e``): a power of two, so that scaling and
+    unscaling are exact.
+
+    Parameters
+    ----------
+    gradient_bound : float
+        g*, positive and finite: a public bound on the gradients' magnitudes.
+
+    Returns
+    -------
+    scale : float
+    """
+    mantissa, exponent = math.frexp(gradient_bound)  # m 2**e with 0.5 <= m < 1
+    if mantissa == 0.5:  # a power of two, 2**(e - 1)
+        exponent -= 1
+    return math.ldexp(1.0, FIXED_POINT_BITS - exponent)
+
+
+def fixed_point_gradients(gradients, scale, n_threads):
+    """Each gradient times ``scale``, truncated toward zero, as an integer.
+
+    Truncation, not rounding: ``|q| / scale <= |g|``, so the fixed-point gradients keep every
+    bound the sensitivities assume of ``g``; and each record's value depends on its own gradient
+    alone. Their sums are exact (int64), whatever the order or the grouping: the histograms of
+    private trees (docs/privacy.md, rule 8).
+
+    Parameters
+    ----------
+    gradients : ndarray of shape (n,), dtype=float32
+        Bounded by ``g*`` in magnitude (``scale = fixed_point_scale(g*)``).
+    scale : float
+    n_threads : int
+
+    Returns
+    -------
+    fixed : ndarray of shape (n,), dtype=int32
+    """
+    out = np.empty(gradients.shape, dtype=FIXED_POINT_DTYPE)
+    _fixed_point_chunks(gradients, scale, sample_chunks(gradients.size, n_threads), out)
+    return out
+
+
+@njit(parallel=True, cache=True)
+def _fixed_point_chunks(gradients, scale, n_chunks, out):
+    n = out.shape[0]
+    for c in prange(n_chunks):
+        for k in range(c * n // n_chunks, (c + 1) * n // n_chunks):
+            out[k] = np.int32(math.trunc(np.float64(gradients[k]) * scale))
 
 
 def build_level_histograms(X_binned, sample_indices, gradients, node_start, parent, side,
@@ -28,17 +91,18 @@ def build_level_histograms(X_binned, sample_indices, gradients, node_start, pare
     sample_indices : ndarray of shape (n_selected,), dtype=int32
         Distinct rows of ``X_binned``, grouped by node, ascending within a node (for cache
         locality, and a summation order that does not depend on the partition's history).
-    gradients : ndarray of shape (n_selected,), dtype=float32
-        Gradient of the sample at the same position of ``sample_indices``.
+    gradients : ndarray of shape (n_selected,), dtype=float32 or int32
+        Gradient of the sample at the same position of ``sample_indices``: float32, or int32
+        fixed-point gradients (:func:`fixed_point_gradients`) with an int64 ``out``.
     node_start : ndarray of shape (n_nodes + 1,), dtype=int64
         Node ``j`` holds positions ``node_start[j]:node_start[j + 1]``.
-    parent : ndarray of shape (n_features, n_nodes // 2, n_codes, 2), dtype=float64
+    parent : ndarray of shape (n_features, n_nodes // 2, n_codes, 2), dtype of ``out``
         Histograms of the previous level; shape ``(n_features, 0, n_codes, 2)`` at the root, where
         every node is built from its samples.
     side : ndarray of shape (n_nodes // 2,), dtype=uint8
         0 to build the left child of parent ``p`` from its samples, 1 the right one (the grower
-        picks the smaller, and only without noise: a subtracted sibling rounds differently from
-        its direct sum, so private trees pass no parent and build every node).
+        picks the smaller). In float64 a subtracted sibling rounds differently from its direct
+        sum, so a private tree subtracts only int64 sums of fixed-point gradients (exact).
     n_threads : int
         1 runs on the calling thread: a parallel region costs microseconds on a quiet machine
         and milliseconds on a busy one, more than a small level's work. Any other value runs
@@ -47,7 +111,7 @@ def build_level_histograms(X_binned, sample_indices, gradients, node_start, pare
         are fewer pairs than threads) of one node (of one parent with subtraction), so that a
         level of many nodes keeps every thread busy whatever the number of features. Each
         cell is summed in row order by one task: the result does not depend on ``n_threads``.
-    out : ndarray of shape (n_features, n_nodes, n_codes, 2), dtype=float64
+    out : ndarray of shape (n_features, n_nodes, n_codes, 2), dtype=float64 or int64
         Overwritten: ``out[f, j, b, 0]`` gradient sum, ``out[f, j, b, 1]`` sample count.
     """
     # The codes as one flat feature-major array: a view of X_binned (see _binning.flat_layout;
@@ -181,18 +245,18 @@ def _accumulate(column, sample_indices, gradients, start, stop, hist):
         b2 = column[np.uint32(rows[k + 2])]
         b3 = column[np.uint32(rows[k + 3])]
         hist[b0, 0] += values[k]
-        hist[b0, 1] += 1.0
+        hist[b0, 1] += 1
         hist[b1, 0] += values[k + 1]
-        hist[b1, 1] += 1.0
+        hist[b1, 1] += 1
         hist[b2, 0] += values[k + 2]
-        hist[b2, 1] += 1.0
+        hist[b2, 1] += 1
         hist[b3, 0] += values[k + 3]
-        hist[b3, 1] += 1.0
+        hist[b3, 1] += 1
         k += 4
     for k in range(k, n):
         b = column[np.uint32(rows[k])]
         hist[b, 0] += values[k]
-        hist[b, 1] += 1.0
+        hist[b, 1] += 1
 
 
 @njit(cache=True)
@@ -218,20 +282,20 @@ def _accumulate_pair(a, b, sample_indices, gradients, start, stop, hist_a, hist_
         v0 = values[k]
         v1 = values[k + 1]
         hist_a[a0, 0] += v0
-        hist_a[a0, 1] += 1.0
+        hist_a[a0, 1] += 1
         hist_b[b0, 0] += v0
-        hist_b[b0, 1] += 1.0
+        hist_b[b0, 1] += 1
         hist_a[a1, 0] += v1
-        hist_a[a1, 1] += 1.0
+        hist_a[a1, 1] += 1
         hist_b[b1, 0] += v1
-        hist_b[b1, 1] += 1.0
+        hist_b[b1, 1] += 1
         k += 2
     for k in range(k, n):
         r = np.uint32(rows[k])
         hist_a[a[r], 0] += values[k]
-        hist_a[a[r], 1] += 1.0
+        hist_a[a[r], 1] += 1
         hist_b[b[r], 0] += values[k]
-        hist_b[b[r], 1] += 1.0
+        hist_b[b[r], 1] += 1
 
 
 @njit(cache=True)
@@ -240,11 +304,11 @@ def _accumulate_all(column, gradients, hist):
     for i in range(column.shape[0]):
         b = column[i]
         hist[b, 0] += gradients[i]
-        hist[b, 1] += 1.0
+        hist[b, 1] += 1
 
 
 @njit(cache=True, inline="always")
 def _zero(hist):
     for b in range(hist.shape[0]):
-        hist[b, 0] = 0.0
-        hist[b, 1] = 0.0
+        hist[b, 0] = 0
+        hist[b, 1] = 0
