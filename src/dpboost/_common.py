@@ -17,9 +17,8 @@ G_H_DTYPE = np.float32
 #: accumulator is float64 (the same choice as scikit-learn's HistGradientBoosting).
 SUM_DTYPE = np.float64
 
-#: A private tree's gradients in fixed point (``_histogram.fixed_point_gradients``), and their
-#: sums: integers add exactly, in any order (a histogram by subtraction is its direct sum).
-FIXED_POINT_DTYPE = np.int32
+#: A private tree's histogram sums of fixed-point gradients (``_histogram.fixed_point_scale``):
+#: integers add exactly, in any order (a histogram by subtraction is its direct sum).
 FIXED_SUM_DTYPE = np.int64
 
 #: Row indices of the samples a tree sees: 32 bits halve the bytes the histogram kernel reads per

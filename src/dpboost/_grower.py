@@ -29,7 +29,7 @@ from ._common import (
     sample_chunks,
     threads_for,
 )
-from ._histogram import build_level_histograms, fixed_point_gradients, fixed_point_scale
+from ._histogram import build_level_histograms, fixed_point_scale
 from ._mechanisms import (
     exponential_mechanism,
     gaussian_mechanism,
@@ -266,10 +266,8 @@ def level_histograms(partition, feature, scale, n_bins):
         n_built = int(np.minimum(sizes[0::2], sizes[1::2]).sum())
     hist = np.empty((n_columns, n_nodes, n_bins + 1, 2), dtype=dtype)
     n_threads = threads_for(n_built * n_columns, partition.n_threads)
-    grads = (tree.grads if dtype == SUM_DTYPE
-             else fixed_point_gradients(tree.grads, scale, partition.n_threads))
-    build_level_histograms(columns, tree.indices, grads, node_start, parent, side,
-                           n_threads, hist)
+    build_level_histograms(columns, tree.indices, tree.grads, node_start, parent, side,
+                           n_threads, hist, 1.0 if scale is None else scale)
     if weights is not None:
         # Weighted counts (sum of the records' weights, the gain's denominators): the same
         # kernel summing the weights in place of the gradients; the unweighted kernel is kept

@@ -1,27 +1,31 @@
 """Gradient histograms of the nodes of one tree level.
 
 Kernels write into caller-allocated arrays; they hold no privacy parameters and draw no noise.
-A private tree's histograms are sums of fixed-point gradients (:func:`fixed_point_gradients`)
-in int64: exact, so a sibling's histogram obtained by subtraction has the same bits as its
-direct sum.
+A private tree's histograms are int64 sums of fixed-point gradients (:func:`fixed_point_scale`):
+exact, so a sibling's histogram obtained by subtraction has the same bits as its direct sum.
 """
 
 import math
 
 import numpy as np
-from numba import njit, prange
+from numba import njit, prange, types
+from numba.extending import overload
 
-from ._common import FIXED_POINT_DTYPE, sample_chunks
-
-#: A fixed-point gradient's magnitude is at most ``2**FIXED_POINT_BITS`` (int32), so an int64
-#: sum of fewer than ``2**31`` of them (the most rows a training set holds) never overflows.
+#: A fixed-point gradient's magnitude is at most ``2**FIXED_POINT_BITS``, so an int64 sum of
+#: fewer than ``2**31`` of them (the most rows a training set holds) never overflows.
 FIXED_POINT_BITS = 30
 
 
 def fixed_point_scale(gradient_bound):
-    """The scale ``2**(FIXED_POINT_BITS - e)`` of fixed-point gradients bounded by
+    """The scale ``s = 2**(FIXED_POINT_BITS - e)`` of fixed-point gradients bounded by
     ``gradient_bound <= 2**e`` (the smallest such ``e``): a power of two, so that scaling and
     unscaling are exact.
+
+    A private tree's histograms add each gradient ``g`` as ``trunc(g * s)`` in int64
+    (:func:`build_level_histograms`). Truncation, not rounding: ``|trunc(g s)| / s <= |g|``, so
+    the fixed-point gradients keep every bound the sensitivities assume of ``g``, and each
+    record's term depends on its own gradient alone. Integer sums are exact whatever the order
+    or the grouping (docs/privacy.md, Split selection).
 
     Parameters
     ----------
@@ -38,40 +42,8 @@ def fixed_point_scale(gradient_bound):
     return math.ldexp(1.0, FIXED_POINT_BITS - exponent)
 
 
-def fixed_point_gradients(gradients, scale, n_threads):
-    """Each gradient times ``scale``, truncated toward zero, as an integer.
-
-    Truncation, not rounding: ``|q| / scale <= |g|``, so the fixed-point gradients keep every
-    bound the sensitivities assume of ``g``; and each record's value depends on its own gradient
-    alone. Their sums are exact (int64), whatever the order or the grouping: the histograms of
-    private trees (docs/privacy.md, rule 8).
-
-    Parameters
-    ----------
-    gradients : ndarray of shape (n,), dtype=float32
-        Bounded by ``g*`` in magnitude (``scale = fixed_point_scale(g*)``).
-    scale : float
-    n_threads : int
-
-    Returns
-    -------
-    fixed : ndarray of shape (n,), dtype=int32
-    """
-    out = np.empty(gradients.shape, dtype=FIXED_POINT_DTYPE)
-    _fixed_point_chunks(gradients, scale, sample_chunks(gradients.size, n_threads), out)
-    return out
-
-
-@njit(parallel=True, cache=True)
-def _fixed_point_chunks(gradients, scale, n_chunks, out):
-    n = out.shape[0]
-    for c in prange(n_chunks):
-        for k in range(c * n // n_chunks, (c + 1) * n // n_chunks):
-            out[k] = np.int32(math.trunc(np.float64(gradients[k]) * scale))
-
-
 def build_level_histograms(X_binned, sample_indices, gradients, node_start, parent, side,
-                           n_threads, out):
+                           n_threads, out, scale=1.0):
     """Sum gradients and count samples per (feature, node, bin) for every node of a level.
 
     One call per level, parallel over features: each thread owns whole ``out[f]`` blocks, so there
@@ -91,9 +63,8 @@ def build_level_histograms(X_binned, sample_indices, gradients, node_start, pare
     sample_indices : ndarray of shape (n_selected,), dtype=int32
         Distinct rows of ``X_binned``, grouped by node, ascending within a node (for cache
         locality, and a summation order that does not depend on the partition's history).
-    gradients : ndarray of shape (n_selected,), dtype=float32 or int32
-        Gradient of the sample at the same position of ``sample_indices``: float32, or int32
-        fixed-point gradients (:func:`fixed_point_gradients`) with an int64 ``out``.
+    gradients : ndarray of shape (n_selected,), dtype=float32
+        Gradient of the sample at the same position of ``sample_indices``.
     node_start : ndarray of shape (n_nodes + 1,), dtype=int64
         Node ``j`` holds positions ``node_start[j]:node_start[j + 1]``.
     parent : ndarray of shape (n_features, n_nodes // 2, n_codes, 2), dtype of ``out``
@@ -112,21 +83,25 @@ def build_level_histograms(X_binned, sample_indices, gradients, node_start, pare
         level of many nodes keeps every thread busy whatever the number of features. Each
         cell is summed in row order by one task: the result does not depend on ``n_threads``.
     out : ndarray of shape (n_features, n_nodes, n_codes, 2), dtype=float64 or int64
-        Overwritten: ``out[f, j, b, 0]`` gradient sum, ``out[f, j, b, 1]`` sample count.
+        Overwritten: ``out[f, j, b, 0]`` gradient sum, ``out[f, j, b, 1]`` sample count. In
+        int64, each gradient ``g`` adds ``trunc(g * scale)`` (fixed point, exact sums).
+    scale : float, default=1.0
+        With an int64 ``out``: :func:`fixed_point_scale` of a bound on the gradients; not read
+        with a float64 ``out``.
     """
     # The codes as one flat feature-major array: a view of X_binned (see _binning.flat_layout;
     # a single feature's (n, 1) array would otherwise count as C order, another kernel type).
     codes = X_binned.ravel(order="F")
     if n_threads == 1:
-        _strided_tasks(codes, X_binned.shape[0], sample_indices, gradients, node_start, parent,
-                       side, 0, 1, 2, out)
+        _strided_tasks(codes, X_binned.shape[0], sample_indices, gradients, scale, node_start,
+                       parent, side, 0, 1, 2, out)
     else:
         # Pairs halve the reads of a node's (row, gradient) stream; single features double the
         # tasks where the pairs are fewer than the threads (a public choice: the result is the
         # same).
         width = 1 if (out.shape[0] + 1) // 2 < n_threads else 2
-        _parallel_tasks(codes, X_binned.shape[0], sample_indices, gradients, node_start, parent,
-                        side, n_threads, width, out)
+        _parallel_tasks(codes, X_binned.shape[0], sample_indices, gradients, scale, node_start,
+                        parent, side, n_threads, width, out)
 
 
 def all_rows_histograms(X_binned, gradients, n_threads, out):
@@ -162,16 +137,16 @@ def all_rows_histograms(X_binned, gradients, n_threads, out):
 
 
 @njit(parallel=True, cache=True)
-def _parallel_tasks(codes, n_samples, sample_indices, gradients, node_start, parent, side,
-                    n_threads, width, out):
+def _parallel_tasks(codes, n_samples, sample_indices, gradients, scale, node_start, parent,
+                    side, n_threads, width, out):
     for c in prange(n_threads):
-        _strided_tasks(codes, n_samples, sample_indices, gradients, node_start, parent, side,
-                       np.int64(c), n_threads, width, out)
+        _strided_tasks(codes, n_samples, sample_indices, gradients, scale, node_start, parent,
+                       side, np.int64(c), n_threads, width, out)
 
 
 @njit(cache=True)
-def _strided_tasks(codes, n_samples, sample_indices, gradients, node_start, parent, side, first,
-                   step, width, out):
+def _strided_tasks(codes, n_samples, sample_indices, gradients, scale, node_start, parent, side,
+                   first, step, width, out):
     """Tasks ``first, first + step, ...`` of build_level_histograms. Task ``t`` is feature unit
     ``t % n_units`` (features ``width u`` and, with ``width`` 2, ``width u + 1`` if there is
     one) of item ``t // n_units``: a node, or a parent whose smaller child is built and the
@@ -191,16 +166,16 @@ def _strided_tasks(codes, n_samples, sample_indices, gradients, node_start, pare
         pair = width == 2 and f + 1 < n_features
         b = codes[(f + 1) * n_samples:(f + 2) * n_samples] if pair else a
         if root_of_all:
-            _accumulate_all(a, gradients, out[f, 0])
+            _accumulate_all(a, gradients, scale, out[f, 0])
             if pair:
-                _accumulate_all(b, gradients, out[f + 1, 0])
+                _accumulate_all(b, gradients, scale, out[f + 1, 0])
             continue
         j = item if n_parents == 0 else 2 * item + side[item]
         if pair:
-            _accumulate_pair(a, b, sample_indices, gradients, node_start[j], node_start[j + 1],
-                             out[f, j], out[f + 1, j])
+            _accumulate_pair(a, b, sample_indices, gradients, scale, node_start[j],
+                             node_start[j + 1], out[f, j], out[f + 1, j])
         else:
-            _accumulate(a, sample_indices, gradients, node_start[j], node_start[j + 1],
+            _accumulate(a, sample_indices, gradients, scale, node_start[j], node_start[j + 1],
                         out[f, j])
         if n_parents > 0:
             sibling = 2 * item + 1 - side[item]
@@ -219,7 +194,19 @@ def _parallel_all_rows(codes, n_samples, gradients, n_threads, out):
 def _strided_all_rows(codes, n_samples, gradients, first, step, out):
     """Features ``first, first + step, ...`` of all_rows_histograms."""
     for f in range(first, out.shape[0], step):
-        _accumulate_all(codes[f * n_samples:(f + 1) * n_samples], gradients, out[f])
+        _accumulate_all(codes[f * n_samples:(f + 1) * n_samples], gradients, 1.0, out[f])
+
+
+def _term(value, scale, hist):
+    """``value`` as a term of ``hist``'s sums: as it is (float64 sums; ``scale`` unused), or
+    times ``scale`` truncated toward zero (int64 sums of fixed-point gradients)."""
+
+
+@overload(_term, inline="always")
+def _term_of(value, scale, hist):
+    if isinstance(hist.dtype, types.Integer):
+        return lambda value, scale, hist: np.int64(np.float64(value) * scale)
+    return lambda value, scale, hist: value
 
 
 @njit(cache=True)
@@ -231,7 +218,7 @@ def _subtract(whole, built, rest):
 
 
 @njit(cache=True)
-def _accumulate(column, sample_indices, gradients, start, stop, hist):
+def _accumulate(column, sample_indices, gradients, scale, start, stop, hist):
     _zero(hist)
     # Slices indexed from 0 and unsigned row numbers spare Numba's negative-index wraparound
     # (measured 1.8x); four codes are loaded before their four updates so the loads overlap.
@@ -244,23 +231,23 @@ def _accumulate(column, sample_indices, gradients, start, stop, hist):
         b1 = column[np.uint32(rows[k + 1])]
         b2 = column[np.uint32(rows[k + 2])]
         b3 = column[np.uint32(rows[k + 3])]
-        hist[b0, 0] += values[k]
+        hist[b0, 0] += _term(values[k], scale, hist)
         hist[b0, 1] += 1
-        hist[b1, 0] += values[k + 1]
+        hist[b1, 0] += _term(values[k + 1], scale, hist)
         hist[b1, 1] += 1
-        hist[b2, 0] += values[k + 2]
+        hist[b2, 0] += _term(values[k + 2], scale, hist)
         hist[b2, 1] += 1
-        hist[b3, 0] += values[k + 3]
+        hist[b3, 0] += _term(values[k + 3], scale, hist)
         hist[b3, 1] += 1
         k += 4
     for k in range(k, n):
         b = column[np.uint32(rows[k])]
-        hist[b, 0] += values[k]
+        hist[b, 0] += _term(values[k], scale, hist)
         hist[b, 1] += 1
 
 
 @njit(cache=True)
-def _accumulate_pair(a, b, sample_indices, gradients, start, stop, hist_a, hist_b):
+def _accumulate_pair(a, b, sample_indices, gradients, scale, start, stop, hist_a, hist_b):
     # As _accumulate, for two columns from one read of each (row, gradient). Written out rather
     # than through a shared inline update, which measured 15 % slower on one thread. The two
     # stay apart (measured on 500k rows, best of 60): two _accumulate calls instead of this take
@@ -279,8 +266,8 @@ def _accumulate_pair(a, b, sample_indices, gradients, start, stop, hist_a, hist_
         b0 = b[r0]
         a1 = a[r1]
         b1 = b[r1]
-        v0 = values[k]
-        v1 = values[k + 1]
+        v0 = _term(values[k], scale, hist_a)
+        v1 = _term(values[k + 1], scale, hist_a)
         hist_a[a0, 0] += v0
         hist_a[a0, 1] += 1
         hist_b[b0, 0] += v0
@@ -292,18 +279,19 @@ def _accumulate_pair(a, b, sample_indices, gradients, start, stop, hist_a, hist_
         k += 2
     for k in range(k, n):
         r = np.uint32(rows[k])
-        hist_a[a[r], 0] += values[k]
+        v = _term(values[k], scale, hist_a)
+        hist_a[a[r], 0] += v
         hist_a[a[r], 1] += 1
-        hist_b[b[r], 0] += values[k]
+        hist_b[b[r], 0] += v
         hist_b[b[r], 1] += 1
 
 
 @njit(cache=True)
-def _accumulate_all(column, gradients, hist):
+def _accumulate_all(column, gradients, scale, hist):
     _zero(hist)
     for i in range(column.shape[0]):
         b = column[i]
-        hist[b, 0] += gradients[i]
+        hist[b, 0] += _term(gradients[i], scale, hist)
         hist[b, 1] += 1
 
 
