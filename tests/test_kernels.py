@@ -173,6 +173,13 @@ def test_histograms_by_subtraction_equal_direct_histograms(side, n_threads, d):
     np.testing.assert_allclose(got, direct, atol=1e-9)
 
 
+def test_a_fixed_point_scale_is_finite_for_any_bound():
+    for bound in (5e-324, 1e-300, 2.0**-970, 1e300, 1.7976931348623157e308):
+        scale = fixed_point_scale(bound)
+        assert math.isfinite(scale) and scale > 0 and math.frexp(scale)[0] == 0.5
+        assert bound * scale <= 2.0**FIXED_POINT_BITS
+
+
 @pytest.mark.parametrize("bound", [1.0, 0.75, 0.5, 0.3, 2.0**-20, 6.0])
 def test_fixed_point_gradients_truncate_within_the_bound(bound):
     # A power of two; |q| <= 2^FIXED_POINT_BITS; |q| / s <= |g| (truncation: the bound the

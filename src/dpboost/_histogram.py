@@ -39,7 +39,8 @@ def fixed_point_scale(gradient_bound):
     mantissa, exponent = math.frexp(gradient_bound)  # m 2**e with 0.5 <= m < 1
     if mantissa == 0.5:  # a power of two, 2**(e - 1)
         exponent -= 1
-    return math.ldexp(1.0, FIXED_POINT_BITS - exponent)
+    # At most 2**1000, a float64 (a bound below 2**-970: its gradients stay below 2**30 anyway).
+    return math.ldexp(1.0, min(FIXED_POINT_BITS - exponent, 1000))
 
 
 def build_level_histograms(X_binned, sample_indices, gradients, node_start, parent, side,
