@@ -30,7 +30,7 @@ import math
 import numpy as np
 
 from ._accounting import LedgerEntry, compose, compose_rdp, zcdp_rho
-from ._mechanisms import noise_scale, planned_release
+from ._mechanisms import noise_scale, partition_records, planned_release
 from ._noise import SecureNoise
 from ._records import PART_STREAM
 from ._sensitivities import choice_statistic_sensitivity
@@ -75,13 +75,14 @@ def n_slots(n_records):
 
 
 def part_of(coins):
-    """Each record's part from its coin (uniform in [0, 1)): 0 (A), 1 (B), 2 (V) or 3 (T).
+    """Each record's part from its coin (uniform in [0, 1)): 0 (A), 1 (B), 2 (V) or 3 (T), an
+    independent categorical draw per record (``_mechanisms.partition_records``).
 
     Returns
     -------
     part : ndarray of dtype=int8
     """
-    return np.searchsorted(np.cumsum(PART_FRACTIONS), coins, side="right").astype(np.int8)
+    return partition_records(coins, np.asarray(PART_FRACTIONS)).astype(np.int8)
 
 
 def slot_of(coins, slots):
