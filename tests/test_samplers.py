@@ -270,6 +270,25 @@ def test_lattice_gaps_are_exact(base, offsets, spread, exponent):
     assert lattice_gaps(utilities.reshape(1, -1), step)[0].tolist() == expected
 
 
+def test_lattice_gaps_of_many_rows_are_exact_row_by_row():
+    # Every row against its own largest, whatever the others hold: random rows at magnitudes
+    # from 1e-300 to 1e300 with infinities, NaN and ties, against exact rational arithmetic
+    # (NaN as 0, +-inf as the largest floats, rint's ties to even as Python's round).
+    rng = np.random.default_rng(0)
+    largest = np.finfo(np.float64).max
+    utilities = rng.normal(size=(40, 25)) * 10.0 ** rng.integers(-300, 300, size=(40, 1))
+    utilities[rng.random(utilities.shape) < 0.05] = np.nan
+    utilities[rng.random(utilities.shape) < 0.05] = np.inf
+    utilities[rng.random(utilities.shape) < 0.05] = -np.inf
+    utilities[-1] = [0.5, 1.5, 2.5, -0.5] * 6 + [3.5]
+    step = 2.0**-3
+    gaps = lattice_gaps(utilities, step)
+    for row, got in zip(utilities, gaps):
+        finite = np.nan_to_num(row, nan=0.0, posinf=largest, neginf=-largest)
+        points = [round(Fraction(u) / Fraction(step)) for u in finite]
+        assert got.tolist() == [min(max(points) - p, 2**62) for p in points]
+
+
 def test_lattice_gaps_of_opposite_extremes_are_capped():
     # The largest floats of both signs: the subtraction overflows, the gap is capped.
     utilities = np.array([[np.finfo(np.float64).max, -np.finfo(np.float64).max, 0.0, np.nan]])

@@ -279,8 +279,11 @@ def train(records, inputs, loss, options, n_outputs, n_threads, fit_id=None, pre
                   "interaction_cst_": config.interaction_cst,
                   "feature_bounds_": np.column_stack([forest.binner.lower, forest.binner.upper])}
     # A count whose every regime takes the same plan (every "auto" parameter given) chose nothing.
+    # The plans' ledgers are told apart before their entries get the fit's identifier (the same
+    # distinct ledgers in the same order, without rewriting every entry of every copy).
+    planned = dict.fromkeys(entries for _, option in options for entries in option.ledgers)
     choices = tuple(dict.fromkeys(tuple(replace(e, fit=ledger.fit) for e in entries)
-                                  for _, option in options for entries in option.ledgers))
+                                  for entries in planned))
     chose = count is not None or choice is not None
     choices = choices if chose and len(choices) > 1 else None
     return FitResult(forest, ledger, filtered, charged, choices, attributes)

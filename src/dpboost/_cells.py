@@ -12,7 +12,7 @@ import math
 import numpy as np
 from sklearn.utils.multiclass import check_classification_targets
 
-from ._categories import encode_categorical
+from ._categories import encode_categorical, lookup_cells
 from ._common import float32_at_most
 from ._loss import scale_target
 from ._parameters import check_classes, check_target_bounds, unusable_widths
@@ -106,14 +106,8 @@ def label_codes(y, classes):
     index = {}
     for k, c in enumerate(classes.tolist()):
         index.setdefault(c, k)
-
-    def code(v):
-        try:
-            return index.get(v, -1)
-        except TypeError:  # an unhashable label is not one of the classes
-            return -1
-
-    return np.fromiter((code(v) for v in y.tolist()), dtype=np.int64, count=y.shape[0])
+    # An unhashable label is not one of the classes.
+    return lookup_cells(y.tolist(), index, -1, np.int64)
 
 
 def _schema_dtype(arrow_type):
