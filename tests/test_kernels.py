@@ -26,7 +26,13 @@ from dpboost._loss import (
 from dpboost._predictor import add_tree_scores, partition_leaves, predict_binned
 from dpboost._records import Partition, RecordCoins
 from dpboost._selection import select_rows
-from dpboost._splitting import compute_gains, label_by_range, partition_level, range_sums
+from dpboost._splitting import (
+    child_sums,
+    compute_gains,
+    label_by_range,
+    partition_level,
+    range_sums,
+)
 
 
 def _naive_histograms(X_binned, idx, node, g, n_nodes, n_codes):
@@ -354,6 +360,37 @@ def test_partition_of_nothing():
                     np.zeros(2, np.uint8), np.zeros(2, bool), n_bins, 2,
                     np.empty(0, np.uint8), idx.copy(), g.copy(), g.copy(), child_start)
     assert (child_start == 0).all()
+
+
+@pytest.mark.parametrize("with_hessians", [False, True])
+@pytest.mark.parametrize("n, n_threads", [(400, 1), (200_000, 1), (200_000, 3)])
+def test_child_sums_are_the_partitions_range_sums(n, n_threads, with_hessians):
+    # The last level's leaves without moving a record: the children's gradient sums, Hessian
+    # sums and counts of the stable partition's ranges, to the last bit, and each row's child as
+    # labelled from those ranges; empty nodes, empty children and missing codes included, on
+    # one thread and in parallel chunks of nodes.
+    X_binned, idx, node, g, n_nodes, n_bins = _level_inputs(12, n=n, n_nodes=6)
+    node[node == 2] = 3  # an empty node
+    feat = np.array([0, 2, 1, 2, 0, 1], dtype=np.int32)
+    thr = np.array([3, 0, 15, 8, n_bins - 1, 7], dtype=np.uint8)
+    miss = np.array([True, False, True, False, True, False])  # node 4: everything left
+    start = _node_start(node, n_nodes)
+    h = (np.random.default_rng(0).uniform(0, 0.25, idx.size).astype(np.float32)
+         if with_hessians else np.empty(0, np.float32))
+    out_idx, out_g, out_h = np.empty_like(idx), np.empty_like(g), np.empty_like(h)
+    child_start = np.empty(2 * n_nodes + 1, dtype=np.int64)
+    partition_level(X_binned, idx, g, h, start, feat, thr, miss, n_bins, 1,
+                    np.empty(idx.size, dtype=np.uint8), out_idx, out_g, out_h, child_start)
+    expected_leaf = np.full(n, -1, dtype=np.int16)
+    label_by_range(child_start, out_idx, 0, idx.size, expected_leaf)
+    leaf = np.full(n, -1, dtype=np.int16)
+    sums = child_sums(X_binned, idx, g, h, start, feat, thr, miss, n_bins, n_threads, leaf)
+    assert sums[:, 0].tobytes() == range_sums(out_g, child_start).tobytes()
+    assert sums[:, 1].tobytes() == (range_sums(out_h, child_start).tobytes() if with_hessians
+                                    else np.zeros(2 * n_nodes).tobytes())
+    np.testing.assert_array_equal(sums[:, 2], np.diff(child_start))
+    np.testing.assert_array_equal(leaf, expected_leaf)
+    assert (sums[[4, 5, 9], 2] == 0).all() and (sums[:, 2] > 0).sum() >= 8
 
 
 @pytest.mark.parametrize("n, n_threads", [(400, 1), (400, 3), (200_000, 3), (200_000, 7)])

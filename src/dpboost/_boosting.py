@@ -640,13 +640,13 @@ def filter_counts(partition):
 def add_tree(partition, output, split_feature, split_bin, missing_left, leaf_value, missing_code):
     """The partition with the released tree's predictions added to its scores of ``output``.
 
-    The tree's records (its sample) get their leaf's value by the leaf's range of the grower's
-    partitioned indices; the other records go through prediction
+    The tree's records (its sample) get their leaf's value by the leaf the grower gave them;
+    the other records go through prediction
     (``_predictor.add_tree_scores``, parallel over records). Either way a score gets the same
     float addition, to the last bit. A new partition with new scores: the input is left as it
     was."""
     tree = partition.tree
     raw = add_tree_scores(partition.raw, output, partition.X_binned, tree.selected, tree.indices,
                           tree.node_start, split_feature, split_bin, missing_left, missing_code,
-                          leaf_value, partition.n_threads)
+                          leaf_value, partition.n_threads, leaf=tree.leaf)
     return replace(partition, raw=raw, tree=None)

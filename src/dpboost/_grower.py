@@ -37,7 +37,7 @@ from ._mechanisms import (
     uniform_choice,
 )
 from ._predictor import Tree, partition_leaves
-from ._splitting import compute_gains, partition_level, range_sums
+from ._splitting import child_sums, compute_gains, partition_level, range_sums
 from ._tree_mechanisms import LEAF_RELEASES, SPLIT_SELECTIONS
 
 
@@ -105,6 +105,10 @@ def grow_tree(records, *, budget, n_features, max_depth, n_bins, l2_regularizati
                       else candidates[boundary_feature(candidates, n_bins) == feature])
     feature_weights = None
     selection = SPLIT_SELECTIONS[budget.split_selection]
+    if candidates is not None and selection.reads_records:
+        # The candidates' gain columns (both missing-value sides of each) in a node's row of
+        # the gains, so that every level takes them in one gather.
+        columns = ((2 * (candidates - first))[:, None] + np.arange(2)).ravel()
     if candidates is not None and not selection.reads_records:
         # Random splits pick a feature uniformly, then one of its candidates: a feature's share
         # does not depend on how many candidates it has (categories, sketch).
@@ -127,8 +131,9 @@ def grow_tree(records, *, budget, n_features, max_depth, n_bins, l2_regularizati
             n_columns = hist.shape[0]
             gains = np.empty((n_nodes, n_columns, n_boundaries, 2), dtype=SUM_DTYPE)
             compute_gains(hist, l2_regularization, threads_for(gains.size, n_threads), gains)
-            utilities = (gains.reshape(n_nodes, -1) if candidates is None else
-                         gains.reshape(n_nodes, -1, 2)[:, candidates - first].reshape(n_nodes, -1))
+            utilities = gains.reshape(n_nodes, -1)
+            if candidates is not None:
+                utilities = utilities[:, columns]
             choice = exponential_mechanism(
                 utilities, epsilon=budget.epsilon_level, sensitivity=budget.gain_sensitivity,
                 noise=noise, ledger=ledger, scope=level_scope)
@@ -138,8 +143,11 @@ def grow_tree(records, *, budget, n_features, max_depth, n_bins, l2_regularizati
         nodes = slice(n_nodes - 1, 2 * n_nodes - 1)
         split_feature[nodes], split_bin[nodes] = level_feature, level_bin
         missing_left[nodes] = level_missing_left
-        if selection.reads_records:  # the next level's histograms need the children
-            records.update(split_level, level_feature, level_bin, level_missing_left, n_bins)
+        if selection.reads_records:
+            # The next level's histograms need the children; after the last level, only the
+            # leaves' sums and each record's leaf are read (nothing is moved).
+            records.update(split_level if level + 1 < max_depth else split_leaves,
+                           level_feature, level_bin, level_missing_left, n_bins)
     if not selection.reads_records:
         # Splits drawn without the records: every level's routing in one pass.
         records.update(route_to_leaves, split_feature, split_bin, missing_left, n_bins)
@@ -308,6 +316,20 @@ def split_level(partition, level_feature, level_bin, level_missing_left, n_bins)
                                node_start=child_start)
 
 
+def split_leaves(partition, level_feature, level_bin, level_missing_left, n_bins):
+    """The partition with its tree's leaf sums and each selected row's leaf, by the last
+    level's released splits (``_splitting.child_sums``: what :func:`split_level` and
+    :func:`leaf_statistics` would give, without moving the records)."""
+    tree = partition.tree
+    hess = np.empty(0, dtype=G_H_DTYPE) if tree.hess is None else tree.hess
+    # int16 as the labels add_tree_scores makes (at most 2**15 leaves).
+    leaf = np.empty(partition.X_binned.shape[0], dtype=np.int16)
+    sums = child_sums(partition.X_binned, tree.indices, tree.grads, hess, tree.node_start,
+                      level_feature, level_bin, level_missing_left, n_bins, partition.n_threads,
+                      leaf)
+    return partition.with_tree(leaf=leaf, leaf_sums=sums)
+
+
 def route_to_leaves(partition, split_feature, split_bin, missing_left, n_bins):
     """The partition with its tree's records routed to the leaves of a whole tree at once
     (``_predictor.partition_leaves``): the grouping :func:`split_level` gives level by level."""
@@ -331,16 +353,25 @@ def leaf_statistics(partition, newton):
     statistics : ndarray of shape (n_leaves, 2), dtype=float64
     """
     tree = partition.tree
-    # In order within each leaf, so the sums equal a pass over the samples in row order.
-    leaf_sum = range_sums(tree.grads, tree.node_start, partition.n_threads)
-    leaf_count = np.diff(tree.node_start)
-    n_leaves = leaf_count.size
+    if tree.leaf_sums is not None:  # split_leaves: summed already
+        leaf_sum, hess_sum, leaf_count = tree.leaf_sums.T
+        n_leaves = leaf_count.size
+    else:
+        # In order within each leaf, so the sums equal a pass over the samples in row order.
+        leaf_sum = range_sums(tree.grads, tree.node_start, partition.n_threads)
+        leaf_count = np.diff(tree.node_start)
+        n_leaves = leaf_count.size
+        if newton and tree.hess is not None:
+            hess_sum = range_sums(tree.hess, tree.node_start, partition.n_threads)
     if newton and tree.hess is not None:
-        weight = range_sums(tree.hess, tree.node_start, partition.n_threads)
+        weight = hess_sum
     elif partition.weights is not None:
         # weights[selected[k]] belongs to row selected[k]: find each sample's leaf by its row.
-        leaf_of_row = np.empty(partition.X_binned.shape[0], dtype=NODE_DTYPE)
-        leaf_of_row[tree.indices] = np.repeat(np.arange(n_leaves, dtype=NODE_DTYPE), leaf_count)
+        leaf_of_row = tree.leaf
+        if leaf_of_row is None:
+            leaf_of_row = np.empty(partition.X_binned.shape[0], dtype=NODE_DTYPE)
+            leaf_of_row[tree.indices] = np.repeat(np.arange(n_leaves, dtype=NODE_DTYPE),
+                                                  leaf_count)
         weight = np.bincount(leaf_of_row[tree.selected], minlength=n_leaves,
                              weights=partition.weights[tree.selected])
     else:

@@ -359,7 +359,7 @@ def predict_binned(X_binned, split_feature, split_bin, missing_left, missing_cod
 
 
 def add_tree_scores(raw, output, X_binned, selected, indices, leaf_start, split_feature,
-                    split_bin, missing_left, missing_code, leaf_value, n_threads):
+                    split_bin, missing_left, missing_code, leaf_value, n_threads, leaf=None):
     """A copy of ``raw`` with one tree's predictions added to row ``output`` (parallel over rows).
 
     The score update of a grown tree (``_boosting.add_tree``). The rows of the tree's sample get
@@ -388,6 +388,9 @@ def add_tree_scores(raw, output, X_binned, selected, indices, leaf_start, split_
     n_threads : int
         Chunks of each pass (1, or fewer than :data:`_PARALLEL_ROWS` rows: on the calling
         thread, no parallel region). The result does not depend on it.
+    leaf : ndarray of shape (n,), dtype=int16, or None
+        The sample's leaves by row, where the grower wrote them (``_grower.split_leaves``;
+        ``indices`` and ``leaf_start`` are then not read); None: from the leaves' ranges.
 
     Returns
     -------
@@ -408,16 +411,19 @@ def add_tree_scores(raw, output, X_binned, selected, indices, leaf_start, split_
         else:
             _update_by_code_chunks(*args, n_threads, new_raw)
         return new_raw
-    leaf = np.empty(raw.shape[1], dtype=np.int16)  # the sample's leaves; other rows unwritten
+    labelled = leaf is not None
+    if not labelled:
+        leaf = np.empty(raw.shape[1], dtype=np.int16)  # the sample's leaves; others unwritten
     args = (raw, np.int64(output), codes, row_stride, selected, leaf, node[None], missing_code,
             leaf_value[None])
-    n_sample = indices.shape[0]
     if n_threads == 1 or raw.shape[1] < _PARALLEL_ROWS:
-        label_by_range(leaf_start, indices, 0, n_sample, leaf)
+        if not labelled:
+            label_by_range(leaf_start, indices, 0, indices.shape[0], leaf)
         _update_rows(*args, np.int64(0), np.int64(raw.shape[1]), new_raw)
     else:
         # Two parallel loops (the second reads the labels of any chunk's positions).
-        _label_chunks(leaf_start, indices, n_threads, leaf)
+        if not labelled:
+            _label_chunks(leaf_start, indices, n_threads, leaf)
         _update_chunks(*args, n_threads, new_raw)
     return new_raw
 

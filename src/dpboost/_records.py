@@ -100,6 +100,12 @@ class TreeState:
         The partition's histograms of the current level (``_grower.level_histograms``).
     n_sampled : int
         Rows selected before gradient filtering (the non-private GDF diagnostic).
+    leaf : ndarray of shape (n,), dtype=int16, or None
+        After the last level of a tree with split selection (``_grower.split_leaves``): each
+        selected row's leaf, by row (other rows unwritten); ``indices``, ``grads`` and ``hess``
+        are then still grouped by the last level's nodes.
+    leaf_sums : ndarray of shape (n_leaves, 3), dtype=float64, or None
+        With ``leaf``: per leaf, the gradient sum, the Hessian sum and the number of records.
     """
 
     selected: np.ndarray
@@ -111,6 +117,8 @@ class TreeState:
     hess: object = None
     histograms: object = None
     n_sampled: int = 0
+    leaf: object = None
+    leaf_sums: object = None
 
 
 @dataclass(frozen=True)

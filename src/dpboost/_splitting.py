@@ -309,15 +309,28 @@ def range_sums(values, start, n_threads=1):
     out : ndarray of shape (n_ranges,), dtype=float64
     """
     out = np.zeros(start.shape[0] - 1)
-    n_chunks = sample_chunks(values.shape[0], n_threads)
-    if n_chunks == 1:
-        _range_sums(values, start, np.int64(0), np.int64(out.shape[0]), out)
+    first = _range_chunks(start, values.shape[0], n_threads)
+    if first.size == 2:
+        _range_sums(values, start, first[0], first[1], out)
     else:
-        # Chunk c starts at the first range that starts at or after c / n_chunks of the values.
-        first = np.searchsorted(start[:-1], np.arange(n_chunks + 1) * values.shape[0] // n_chunks)
-        first[-1] = out.shape[0]
         _range_sum_chunks(values, start, first, out)
     return out
+
+
+def _range_chunks(start, n, n_threads):
+    """Contiguous chunks of the ranges ``start[j]:start[j + 1]`` of ``n`` positions, one per
+    thread (``_common.sample_chunks``), each range in one chunk: chunk ``c`` is the ranges
+    ``first[c]:first[c + 1]``, from the first range that starts at or after ``c / n_chunks``
+    of the positions.
+
+    Returns
+    -------
+    first : ndarray of shape (n_chunks + 1,), dtype=int64
+    """
+    n_chunks = sample_chunks(n, n_threads)
+    first = np.searchsorted(start[:-1], np.arange(n_chunks + 1) * n // n_chunks)
+    first[0], first[-1] = 0, start.shape[0] - 1
+    return first.astype(np.int64)
 
 
 @njit(cache=True)
@@ -334,6 +347,91 @@ def _range_sums(values, start, lo, hi, out):
 def _range_sum_chunks(values, start, first, out):
     for c in prange(first.shape[0] - 1):
         _range_sums(values, start, first[c], first[c + 1], out)
+
+
+def child_sums(X_binned, sample_indices, gradients, hessians, node_start, split_feature,
+               split_bin, missing_left, missing_code, n_threads, leaf):
+    """The children's sums of a level's released splits, and each sample's child by its row,
+    without moving the samples: to the last bit what :func:`partition_level` followed by
+    :func:`range_sums` over the children's ranges gives (the last level of a tree: its
+    leaves).
+
+    A child's samples are its node's in position order less those of its sibling, so one pass
+    over each node, adding each sample to its side's sums, adds the same values in the same
+    order as a pass over the child's range of a stable partition.
+
+    Parameters
+    ----------
+    X_binned, sample_indices, gradients, hessians, node_start, split_feature, split_bin,
+    missing_left, missing_code
+        As :func:`partition_level`'s.
+    n_threads : int
+        The nodes in contiguous parallel chunks of about equal positions
+        (``_common.sample_chunks``), each node by one thread in order: the result does not
+        depend on it.
+    leaf : ndarray of shape (n_samples,), dtype=int16
+        Written at the rows of ``sample_indices`` only: the row's child, ``2 j`` (left) or
+        ``2 j + 1`` of its node ``j``.
+
+    Returns
+    -------
+    sums : ndarray of shape (2 * n_nodes, 3), dtype=float64
+        Per child: its gradient sum, Hessian sum (0 without Hessians) and number of samples.
+    """
+    codes = X_binned.ravel(order="F")
+    sums = np.zeros((2 * (node_start.shape[0] - 1), 3))
+    first = _range_chunks(node_start, sample_indices.shape[0], n_threads)
+    arguments = (codes, X_binned.shape[0], sample_indices, gradients, hessians, node_start,
+                 split_feature, split_bin, missing_left, missing_code)
+    if first.size == 2:
+        _child_sums(*arguments, first[0], first[1], leaf, sums)
+    else:
+        _child_sum_chunks(*arguments, first, leaf, sums)
+    return sums
+
+
+@njit(cache=True)
+def _child_sums(codes, n_samples, sample_indices, gradients, hessians, node_start,
+                split_feature, split_bin, missing_left, missing_code, lo, hi, leaf, sums):
+    """Nodes ``lo:hi`` of :func:`child_sums`."""
+    with_hessians = hessians.shape[0] > 0
+    gradient_sum = np.zeros(2)
+    hessian_sum = np.zeros(2)
+    count = np.zeros(2, dtype=np.int64)
+    for j in range(lo, hi):
+        start, stop = node_start[j], node_start[j + 1]
+        column = codes[split_feature[j] * n_samples:(split_feature[j] + 1) * n_samples]
+        threshold = split_bin[j]
+        missing_goes_left = missing_left[j]
+        gradient_sum[:] = 0.0
+        hessian_sum[:] = 0.0
+        count[:] = 0
+        # Slices from 0 and unsigned rows spare Numba's negative-index wraparound.
+        rows = sample_indices[start:stop]
+        values = gradients[start:stop]
+        for k in range(rows.shape[0]):
+            row = np.uint32(rows[k])
+            code = column[row]
+            # As _mark_right: the missing code goes right unless missing goes left.
+            side = np.int64((code > threshold) != (missing_goes_left & (code == missing_code)))
+            leaf[row] = 2 * j + side
+            gradient_sum[side] += values[k]
+            if with_hessians:
+                hessian_sum[side] += hessians[start + k]
+            count[side] += 1
+        for side in range(2):
+            sums[2 * j + side, 0] = gradient_sum[side]
+            sums[2 * j + side, 1] = hessian_sum[side]
+            sums[2 * j + side, 2] = count[side]
+
+
+@njit(parallel=True, cache=True)
+def _child_sum_chunks(codes, n_samples, sample_indices, gradients, hessians, node_start,
+                      split_feature, split_bin, missing_left, missing_code, first, leaf, sums):
+    for c in prange(first.shape[0] - 1):
+        _child_sums(codes, n_samples, sample_indices, gradients, hessians, node_start,
+                    split_feature, split_bin, missing_left, missing_code, first[c],
+                    first[c + 1], leaf, sums)
 
 
 @njit(cache=True)
