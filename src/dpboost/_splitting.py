@@ -395,17 +395,17 @@ def _child_sums(codes, n_samples, sample_indices, gradients, hessians, node_star
                 split_feature, split_bin, missing_left, missing_code, lo, hi, leaf, sums):
     """Nodes ``lo:hi`` of :func:`child_sums`."""
     with_hessians = hessians.shape[0] > 0
-    gradient_sum = np.zeros(2)
-    hessian_sum = np.zeros(2)
-    count = np.zeros(2, dtype=np.int64)
     for j in range(lo, hi):
         start, stop = node_start[j], node_start[j + 1]
         column = codes[split_feature[j] * n_samples:(split_feature[j] + 1) * n_samples]
         threshold = split_bin[j]
         missing_goes_left = missing_left[j]
-        gradient_sum[:] = 0.0
-        hessian_sum[:] = 0.0
-        count[:] = 0
+        # Each side's sums in registers, every sample adding to both: its value to its own
+        # side's, +0.0 to the other's, which leaves a sum unchanged (a sum from +0.0 is never
+        # -0.0), so each side adds its own samples' values in order. Independent chains:
+        # measured 1.2x (1 thread) to 1.6x (2) faster than sums indexed by the side.
+        g_left = g_right = h_left = h_right = 0.0
+        n_right = 0
         # Slices from 0 and unsigned rows spare Numba's negative-index wraparound.
         rows = sample_indices[start:stop]
         values = gradients[start:stop]
@@ -413,16 +413,19 @@ def _child_sums(codes, n_samples, sample_indices, gradients, hessians, node_star
             row = np.uint32(rows[k])
             code = column[row]
             # As _mark_right: the missing code goes right unless missing goes left.
-            side = np.int64((code > threshold) != (missing_goes_left & (code == missing_code)))
-            leaf[row] = 2 * j + side
-            gradient_sum[side] += values[k]
+            right = (code > threshold) != (missing_goes_left & (code == missing_code))
+            leaf[row] = 2 * j + right
+            value = np.float64(values[k])
+            g_left += 0.0 if right else value
+            g_right += value if right else 0.0
             if with_hessians:
-                hessian_sum[side] += hessians[start + k]
-            count[side] += 1
-        for side in range(2):
-            sums[2 * j + side, 0] = gradient_sum[side]
-            sums[2 * j + side, 1] = hessian_sum[side]
-            sums[2 * j + side, 2] = count[side]
+                value = np.float64(hessians[start + k])
+                h_left += 0.0 if right else value
+                h_right += value if right else 0.0
+            n_right += right
+        sums[2 * j, 0], sums[2 * j + 1, 0] = g_left, g_right
+        sums[2 * j, 1], sums[2 * j + 1, 1] = h_left, h_right
+        sums[2 * j, 2], sums[2 * j + 1, 2] = rows.shape[0] - n_right, n_right
 
 
 @njit(parallel=True, cache=True)
