@@ -353,21 +353,21 @@ def leaf_statistics(partition, newton):
     statistics : ndarray of shape (n_leaves, 2), dtype=float64
     """
     tree = partition.tree
-    if tree.leaf_sums is not None:  # split_leaves: summed already
+    if tree.leaf_sums is not None:  # split_leaves: summed already, each row's leaf labelled
         leaf_sum, hess_sum, leaf_count = tree.leaf_sums.T
-        n_leaves = leaf_count.size
+        leaf_of_row = tree.leaf
     else:
         # In order within each leaf, so the sums equal a pass over the samples in row order.
         leaf_sum = range_sums(tree.grads, tree.node_start, partition.n_threads)
+        hess_sum = (None if tree.hess is None or not newton
+                    else range_sums(tree.hess, tree.node_start, partition.n_threads))
         leaf_count = np.diff(tree.node_start)
-        n_leaves = leaf_count.size
-        if newton and tree.hess is not None:
-            hess_sum = range_sums(tree.hess, tree.node_start, partition.n_threads)
+        leaf_of_row = None
+    n_leaves = leaf_count.size
     if newton and tree.hess is not None:
         weight = hess_sum
     elif partition.weights is not None:
         # weights[selected[k]] belongs to row selected[k]: find each sample's leaf by its row.
-        leaf_of_row = tree.leaf
         if leaf_of_row is None:
             leaf_of_row = np.empty(partition.X_binned.shape[0], dtype=NODE_DTYPE)
             leaf_of_row[tree.indices] = np.repeat(np.arange(n_leaves, dtype=NODE_DTYPE),
