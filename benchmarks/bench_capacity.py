@@ -45,7 +45,10 @@ models fitted on T for each cut, to score margins of the choice offline (:func:`
 seeds :data:`MARGIN_SEEDS`: results/capacity_margins.csv); ``--choice``: the library's default
 (its private choice included) against ``additive`` and ``exp d6`` on all the fitting rows
 (:data:`CHOICE_CONFIGS`, seeds :data:`CHOICE_SEEDS`: results/capacity_choice.csv);
-``--report`` prints the table from the CSV.
+``--bounds``: the library's default on the public bounds against the same with
+``feature_bounds="private"`` (the grid on bounds released from the data: does the grid's place
+limit the random splits?) on every set at :data:`BOUNDS_EPSILONS`, seeds :data:`BOUNDS_SEEDS`
+(results/capacity_bounds.csv); ``--report`` prints the table from the CSV.
 """
 
 import itertools
@@ -115,6 +118,10 @@ CHOICE_SEEDS = (30, 31, 32, 33, 34, 35)
 MARGIN_SEEDS = (20, 21, 22, 23, 24, 25)
 MARGINS = (0.0, 0.05, 0.1, 0.2, 0.3, 0.5)
 CHOICE_CONFIGS = ("additive", "auto", "exp d6")
+#: ``--bounds``: the library's default on the public bounds and on released ones.
+BOUNDS_CONFIGS = ("auto", "auto private bounds")
+BOUNDS_EPSILONS = (0.1, 1.0, 4.0)
+BOUNDS_SEEDS = (40, 41)
 SELECT_PARTS = PART_FRACTIONS
 SELECT_CRITERIA = ("brier", "pairs", "buckets")
 
@@ -158,11 +165,12 @@ def model(config, epsilon, seed, bounds):
     followed by " N trees" (``n_estimators=N``; else "auto"); or "auto" (the default
     classifier, its private choice of interactions included) or "additive" (the same with
     ``interaction_cst="no_interactions"``: the default below 8,000 per feature before the
-    choice)."""
-    if config in ("auto", "additive"):
+    choice) or "auto private bounds" ("auto" with ``feature_bounds="private"``)."""
+    if config in ("auto", "additive", "auto private bounds"):
         # The library's default, and today's rule below 8,000 per feature (additive trees)
-        additive = {} if config == "auto" else {"interaction_cst": "no_interactions"}
-        return DPGBClassifier(epsilon=epsilon, delta=DELTA, feature_bounds=bounds,
+        additive = {} if config != "additive" else {"interaction_cst": "no_interactions"}
+        return DPGBClassifier(epsilon=epsilon, delta=DELTA,
+                              feature_bounds="private" if config.endswith("bounds") else bounds,
                               classes=[0, 1], random_state=seed, n_jobs=1, **additive)
     params = dict(_harness.ADDITIVE)  # "default": the additive default these runs measured
     if config.endswith(" trees"):
@@ -414,6 +422,36 @@ def run_choice():
     return Parallel(n_jobs=2, batch_size=2)(delayed(_fit_cell)(*cell) for cell in cells)
 
 
+def run_bounds():
+    """``--bounds``: :data:`BOUNDS_CONFIGS` on every set's tuning split (not synth100k's
+    subsets) at :data:`BOUNDS_EPSILONS`, seeds :data:`BOUNDS_SEEDS`, two fits at a time."""
+    from joblib import Parallel, delayed
+
+    cells = [(name, (X_fit, y_fit, X_val, y_val, bounds), epsilon, config, seed)
+             for name, X_fit, y_fit, X_val, y_val, bounds, _ in tuning_splits(SETS)
+             if "@" not in name
+             for epsilon in BOUNDS_EPSILONS for config in BOUNDS_CONFIGS for seed in BOUNDS_SEEDS]
+    return Parallel(n_jobs=2, batch_size=2)(delayed(_fit_cell)(*cell) for cell in cells)
+
+
+def bounds_table(rows):
+    """The README table of ``--bounds`` (markdown): per set and epsilon, n x epsilon / p, the
+    mean validation ROC AUC on public and on released bounds, and their paired difference."""
+    auc, facts = defaultdict(dict), {}
+    for r in rows:
+        key = (r["dataset"], float(r["epsilon"]))
+        auc[key + (r["config"],)][r["seed"]] = float(r["auc"])
+        facts[key] = (int(r["n_fit"]), int(r["n_features"]), float(r["n_eps"]))
+    lines = ["| set | n | p | eps | n x eps / p | public bounds | released bounds | "
+             "released - public |", "|---" * 8 + "|"]
+    for key, (n_fit, n_features, n_eps) in facts.items():
+        public, released = (auc[key + (c,)] for c in BOUNDS_CONFIGS)
+        lines.append(f"| {key[0]} | {n_fit:,} | {n_features} | {key[1]:g} | "
+                     f"{n_eps / n_features:,.0f} | {np.mean(list(public.values())):.4f} | "
+                     f"{np.mean(list(released.values())):.4f} | {_paired(released, public)} |")
+    return "\n".join(lines)
+
+
 def choice_table(rows):
     """The README table of ``--choice`` (markdown): per cell, n x epsilon / p, the mean
     validation ROC AUC of ``additive`` and ``exp d6``, how many of the seeds ``auto`` took
@@ -544,6 +582,9 @@ def main():
     parser.add_argument("--margins", action="store_true",
                         help="the library's statistic and both models on T, to score margins "
                              "of the choice (results/capacity_margins.csv)")
+    parser.add_argument("--bounds", action="store_true",
+                        help="the default on public and on released feature bounds "
+                             "(results/capacity_bounds.csv)")
     parser.add_argument("--parts", type=float, nargs=3, default=SELECT_PARTS,
                         metavar=("A", "B", "V"), help="--select: the parts' fractions "
                         "(others than the default: results/capacity_select_A_B_V.csv)")
@@ -554,7 +595,8 @@ def main():
                                   "_" + "_".join(f"{f:g}" for f in parts))
     for flag, stem, run_it, table in (("choice", "capacity_choice", run_choice, choice_table),
                                       ("margins", "capacity_margins", run_margins,
-                                       margin_table)):
+                                       margin_table),
+                                      ("bounds", "capacity_bounds", run_bounds, bounds_table)):
         if getattr(args, flag):
             name = _harness.result_name(stem, args)
             if not args.report:
