@@ -532,8 +532,10 @@ def _update_rows(raw, output, codes, row_stride, selected, leaf, node, missing_c
                 m += not inside[r - start]
             for i in range(m):
                 target[outside[i]] = source[outside[i]]
-            _predict_quads(codes, row_stride, outside[:m], node, missing_code, leaf_value, 0,
-                           (m + 3) // 4, target)
+            # np.int64(0), not a literal 0: a literal would compile a specialization of its
+            # own, where prediction's is reused.
+            _predict_quads(codes, row_stride, outside[:m], node, missing_code, leaf_value,
+                           np.int64(0), (m + 3) // 4, target)
         p = q
 
 
