@@ -341,7 +341,7 @@ def test_partition_leaves_is_every_level_partitioned(n_chunks, with_hessians, de
 def test_leaf_sums_count_past_float32(n_threads):
     # 2**24 + 3 records of weight 1 in one leaf: a float32 accumulator stops at 2**24 (the next
     # integers are not float32 values); the float64 sums count every record, as do the int64
-    # leaf ranges of the one-pass routing.
+    # leaf ranges of the one-pass routing and the last level's sums.
     n = 2**24 + 3
     ones = np.ones(n, dtype=np.float32)
     assert range_sums(ones, np.array([0, 1, n], dtype=np.int64), n_threads)[1] == n - 1
@@ -350,6 +350,12 @@ def test_leaf_sums_count_past_float32(n_threads):
         X_binned, np.arange(n, dtype=np.int32), ones, np.empty(0, np.float32),
         np.zeros(1, np.int32), np.zeros(1, np.uint8), np.zeros(1, bool), 32, n_threads)
     assert leaf_start.tolist() == [0, n, n]
+    # The last level's one-pass sums count in int64 and sum in float64 as well.
+    leaf = np.empty(n, dtype=np.int16)
+    sums = child_sums(X_binned, np.arange(n, dtype=np.int32), ones, ones,
+                      np.array([0, n], dtype=np.int64), np.zeros(1, np.int32), np.zeros(1, np.uint8),
+                      np.zeros(1, bool), 32, n_threads, leaf)
+    assert sums[:, 2].tolist() == sums[:, 0].tolist() == sums[:, 1].tolist() == [n, 0]
 
 
 def test_partition_of_nothing():
