@@ -217,13 +217,18 @@ def _fit_cell(name, split, epsilon, config, seed):
             "fit_s": round(fit_s, 3)}
 
 
+def _fit_cells(cells):
+    """:func:`_fit_cell` of every cell (its arguments), two fits at a time."""
+    from joblib import Parallel, delayed
+
+    return Parallel(n_jobs=2, batch_size=2)(delayed(_fit_cell)(*cell) for cell in cells)
+
+
 def run_trees(names):
     """``--trees``: every tuning split at :data:`TREE_EPSILONS` with the additive default at
     each of :data:`TREE_COUNTS` trees, and ``exp d6`` at 200 and 400 trees where n x epsilon /
     p reaches the interaction rule's 8,000 (``_auto.interaction_threshold``, the classifier's own
     test); two fits at a time."""
-    from joblib import Parallel, delayed
-
     cells = []
     for name, X_fit, y_fit, X_val, y_val, bounds, _ in tuning_splits(names):
         split = (X_fit, y_fit, X_val, y_val, bounds)
@@ -233,7 +238,7 @@ def run_trees(names):
                 configs += ["exp d6 200 trees", "exp d6 400 trees"]
             cells += [(name, split, epsilon, config, seed)
                       for config, seed in itertools.product(configs, TREE_SEEDS)]
-    return Parallel(n_jobs=2, batch_size=2)(delayed(_fit_cell)(*cell) for cell in cells)
+    return _fit_cells(cells)
 
 
 def select_cell(name, split, epsilon, seed, parts=SELECT_PARTS):
@@ -415,23 +420,19 @@ def margin_table(rows):
 def run_choice():
     """``--choice``: :data:`CHOICE_CONFIGS` at every cell of :data:`SELECT_CELLS` and seed of
     :data:`CHOICE_SEEDS`, two fits at a time."""
-    from joblib import Parallel, delayed
-
     cells = [(name, split, epsilon, config, seed) for name, split, epsilon in _select_splits()
              for config in CHOICE_CONFIGS for seed in CHOICE_SEEDS]
-    return Parallel(n_jobs=2, batch_size=2)(delayed(_fit_cell)(*cell) for cell in cells)
+    return _fit_cells(cells)
 
 
 def run_bounds():
     """``--bounds``: :data:`BOUNDS_CONFIGS` on every set's tuning split (not synth100k's
     subsets) at :data:`BOUNDS_EPSILONS`, seeds :data:`BOUNDS_SEEDS`, two fits at a time."""
-    from joblib import Parallel, delayed
-
     cells = [(name, (X_fit, y_fit, X_val, y_val, bounds), epsilon, config, seed)
              for name, X_fit, y_fit, X_val, y_val, bounds, _ in tuning_splits(SETS)
              if "@" not in name
              for epsilon in BOUNDS_EPSILONS for config in BOUNDS_CONFIGS for seed in BOUNDS_SEEDS]
-    return Parallel(n_jobs=2, batch_size=2)(delayed(_fit_cell)(*cell) for cell in cells)
+    return _fit_cells(cells)
 
 
 def bounds_table(rows):

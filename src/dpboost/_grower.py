@@ -298,6 +298,11 @@ def tree_histograms(partition, scale):
     return out
 
 
+def _hessians(tree):
+    """The tree's Hessians as the kernels take them: an empty array without (the square loss)."""
+    return np.empty(0, dtype=G_H_DTYPE) if tree.hess is None else tree.hess
+
+
 def split_level(partition, level_feature, level_bin, level_missing_left, n_bins):
     """The partition with its tree's records routed to the children of their nodes by the
     level's released splits (a stable partition, ``_splitting.partition_level``)."""
@@ -305,7 +310,7 @@ def split_level(partition, level_feature, level_bin, level_missing_left, n_bins)
     n_selected = tree.indices.size
     n_chunks = sample_chunks(partition.tree.indices.size, partition.n_threads)
     indices, grads = np.empty_like(tree.indices), np.empty_like(tree.grads)
-    hess = np.empty(0, dtype=G_H_DTYPE) if tree.hess is None else tree.hess
+    hess = _hessians(tree)
     out_hess = np.empty_like(hess)
     child_start = np.empty(2 * (tree.node_start.size - 1) + 1, dtype=np.int64)
     partition_level(partition.X_binned, tree.indices, tree.grads, hess, tree.node_start,
@@ -321,7 +326,7 @@ def split_leaves(partition, level_feature, level_bin, level_missing_left, n_bins
     level's released splits (``_splitting.child_sums``: what :func:`split_level` and
     :func:`leaf_statistics` would give, without moving the records)."""
     tree = partition.tree
-    hess = np.empty(0, dtype=G_H_DTYPE) if tree.hess is None else tree.hess
+    hess = _hessians(tree)
     # int16 as the labels add_tree_scores makes (at most 2**15 leaves).
     leaf = np.empty(partition.X_binned.shape[0], dtype=np.int16)
     sums = child_sums(partition.X_binned, tree.indices, tree.grads, hess, tree.node_start,
@@ -334,7 +339,7 @@ def route_to_leaves(partition, split_feature, split_bin, missing_left, n_bins):
     """The partition with its tree's records routed to the leaves of a whole tree at once
     (``_predictor.partition_leaves``): the grouping :func:`split_level` gives level by level."""
     tree = partition.tree
-    hess = np.empty(0, dtype=G_H_DTYPE) if tree.hess is None else tree.hess
+    hess = _hessians(tree)
     indices, grads, out_hess, leaf_start = partition_leaves(
         partition.X_binned, tree.indices, tree.grads, hess, split_feature, split_bin,
         missing_left, n_bins, sample_chunks(partition.tree.indices.size, partition.n_threads))

@@ -329,7 +329,7 @@ def _range_chunks(start, n, n_threads):
     """
     n_chunks = sample_chunks(n, n_threads)
     first = np.searchsorted(start[:-1], np.arange(n_chunks + 1) * n // n_chunks)
-    first[0], first[-1] = 0, start.shape[0] - 1
+    first[-1] = start.shape[0] - 1
     return first.astype(np.int64)
 
 
