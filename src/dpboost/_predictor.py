@@ -12,7 +12,7 @@ from numba import njit, prange
 
 from ._binning import flat_layout
 from ._common import MAX_BINS, X_BINNED_DTYPE, n_internal_nodes
-from ._splitting import label_by_range
+from ._splitting import goes_right_of, label_by_range
 
 
 @dataclass(frozen=True)
@@ -725,6 +725,6 @@ def _child(packed, codes, row_start, k, missing_code):
 
 @njit(cache=True, inline="always")
 def _goes_right(packed, code, missing_code):
-    """Whether ``code`` goes right at the packed node: the missing code goes right unless
-    missing goes left."""
-    return (code > (packed & 255)) != ((((packed >> 8) & 1) == 1) & (code == missing_code))
+    """Whether ``code`` goes right at the packed node (threshold in bits 0-7, missing goes
+    left in bit 8)."""
+    return goes_right_of(code, packed & 255, ((packed >> 8) & 1) == 1, missing_code)

@@ -216,6 +216,15 @@ def _child_ranges(node_start, right_offset, child_start):
     child_start[2 * n_nodes] = node_start[n_nodes]
 
 
+@njit(cache=True, inline="always")
+def goes_right_of(code, threshold, missing_goes_left, missing_code):
+    """Whether a record of bin ``code`` goes to the right child of a split at ``threshold``:
+    codes above it do, and the missing code (above every threshold) goes right unless missing
+    goes left. The one direction rule of the partitions, the last level's sums and the
+    predictor."""
+    return (code > threshold) != (missing_goes_left & (code == missing_code))
+
+
 @njit(cache=True)
 def _mark_right(codes, n_samples, sample_indices, node_start, split_feature, split_bin,
                 missing_left, missing_code, lo, hi, right, n_right):
@@ -227,7 +236,6 @@ def _mark_right(codes, n_samples, sample_indices, node_start, split_feature, spl
         f = split_feature[j]
         column = codes[f * n_samples:(f + 1) * n_samples]
         threshold = split_bin[j]
-        # The missing code exceeds every threshold: it goes right unless missing goes left.
         missing_goes_left = missing_left[j]
         # Slices from 0 and unsigned rows spare Numba's negative-index wraparound.
         rows = sample_indices[start:stop]
@@ -235,7 +243,7 @@ def _mark_right(codes, n_samples, sample_indices, node_start, split_feature, spl
         total = 0
         for k in range(rows.shape[0]):
             code = column[np.uint32(rows[k])]
-            goes = (code > threshold) != (missing_goes_left & (code == missing_code))
+            goes = goes_right_of(code, threshold, missing_goes_left, missing_code)
             goes_right[k] = goes
             total += goes
         n_right[j] = total
@@ -412,8 +420,7 @@ def _child_sums(codes, n_samples, sample_indices, gradients, hessians, node_star
         for k in range(rows.shape[0]):
             row = np.uint32(rows[k])
             code = column[row]
-            # As _mark_right: the missing code goes right unless missing goes left.
-            right = (code > threshold) != (missing_goes_left & (code == missing_code))
+            right = goes_right_of(code, threshold, missing_goes_left, missing_code)
             leaf[row] = 2 * j + right
             value = np.float64(values[k])
             g_left += 0.0 if right else value
