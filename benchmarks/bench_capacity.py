@@ -48,7 +48,13 @@ seeds :data:`MARGIN_SEEDS`: results/capacity_margins.csv); ``--choice``: the lib
 ``--bounds``: the library's default on the public bounds against the same with
 ``feature_bounds="private"`` (the grid on bounds released from the data: does the grid's place
 limit the random splits?) on every set at :data:`BOUNDS_EPSILONS`, seeds :data:`BOUNDS_SEEDS`
-(results/capacity_bounds.csv); ``--report`` prints the table from the CSV.
+(results/capacity_bounds.csv); ``--candidates``: the library's default on the equal-width grid
+(``split_candidates="uniform"``) against the quantile sketch (``"sketch"``) on every set at
+:data:`CANDIDATES_EPSILONS`, seeds :data:`CANDIDATES_SEEDS` (results/capacity_candidates.csv;
+where the sketch pays: ``_auto.SKETCH_N_EPSILON_PER_FEATURE``), ``--candidates-check``: the grid
+against the default as shipped (its ``"auto"`` rule), fresh seeds
+:data:`CANDIDATES_CHECK_SEEDS` (results/capacity_candidates_check.csv); ``--report`` prints the
+table from the CSV.
 """
 
 import itertools
@@ -122,6 +128,14 @@ CHOICE_CONFIGS = ("additive", "auto", "exp d6")
 BOUNDS_CONFIGS = ("auto", "auto private bounds")
 BOUNDS_EPSILONS = (0.1, 1.0, 4.0)
 BOUNDS_SEEDS = (40, 41)
+#: ``--candidates``: the library's default on the equal-width grid and on the quantile sketch
+#: (the tuning run of ``_auto.SKETCH_N_EPSILON_PER_FEATURE``); ``--candidates-check``: on the
+#: grid and as shipped (the rule), fresh seeds.
+CANDIDATES_CONFIGS = ("auto grid", "auto sketch")
+CANDIDATES_CHECK_CONFIGS = ("auto grid", "auto")
+CANDIDATES_EPSILONS = (0.03, 0.1, 0.3, 1.0, 4.0)
+CANDIDATES_SEEDS = (50, 51, 52, 53, 54, 55)
+CANDIDATES_CHECK_SEEDS = (60, 61, 62, 63)
 SELECT_PARTS = PART_FRACTIONS
 SELECT_CRITERIA = ("brier", "pairs", "buckets")
 
@@ -165,13 +179,18 @@ def model(config, epsilon, seed, bounds):
     followed by " N trees" (``n_estimators=N``; else "auto"); or "auto" (the default
     classifier, its private choice of interactions included) or "additive" (the same with
     ``interaction_cst="no_interactions"``: the default below 8,000 per feature before the
-    choice) or "auto private bounds" ("auto" with ``feature_bounds="private"``)."""
-    if config in ("auto", "additive", "auto private bounds"):
+    choice) or "auto private bounds" ("auto" with ``feature_bounds="private"``) or "auto
+    sketch" / "auto grid" ("auto" with ``split_candidates`` "sketch" / "uniform")."""
+    variants = {"auto": {}, "additive": {"interaction_cst": "no_interactions"},
+                "auto private bounds": {"feature_bounds": "private"},
+                "auto sketch": {"split_candidates": "sketch"},
+                "auto grid": {"split_candidates": "uniform"}}
+    if config in variants:
         # The library's default, and today's rule below 8,000 per feature (additive trees)
-        additive = {} if config != "additive" else {"interaction_cst": "no_interactions"}
-        return DPGBClassifier(epsilon=epsilon, delta=DELTA,
-                              feature_bounds="private" if config.endswith("bounds") else bounds,
-                              classes=[0, 1], random_state=seed, n_jobs=1, **additive)
+        variant = variants[config]
+        return DPGBClassifier(**{"epsilon": epsilon, "delta": DELTA, "feature_bounds": bounds,
+                                 "classes": [0, 1], "random_state": seed, "n_jobs": 1,
+                                 **variant})
     params = dict(_harness.ADDITIVE)  # "default": the additive default these runs measured
     if config.endswith(" trees"):
         config, _, count = config.removesuffix(" trees").rpartition(" ")
@@ -425,32 +444,66 @@ def run_choice():
     return _fit_cells(cells)
 
 
-def run_bounds():
-    """``--bounds``: :data:`BOUNDS_CONFIGS` on every set's tuning split (not synth100k's
-    subsets) at :data:`BOUNDS_EPSILONS`, seeds :data:`BOUNDS_SEEDS`, two fits at a time."""
+def _variant_cells(configs, epsilons, seeds):
+    """Fits of the library's default and a variant (``configs``) on every set's tuning split
+    (not synth100k's subsets) at ``epsilons`` and ``seeds``, two at a time."""
     cells = [(name, (X_fit, y_fit, X_val, y_val, bounds), epsilon, config, seed)
              for name, X_fit, y_fit, X_val, y_val, bounds, _ in tuning_splits(SETS)
              if "@" not in name
-             for epsilon in BOUNDS_EPSILONS for config in BOUNDS_CONFIGS for seed in BOUNDS_SEEDS]
+             for epsilon in epsilons for config in configs for seed in seeds]
     return _fit_cells(cells)
 
 
-def bounds_table(rows):
-    """The README table of ``--bounds`` (markdown): per set and epsilon, n x epsilon / p, the
-    mean validation ROC AUC on public and on released bounds, and their paired difference."""
+def run_bounds():
+    """``--bounds``: :data:`BOUNDS_CONFIGS` at :data:`BOUNDS_EPSILONS`, seeds
+    :data:`BOUNDS_SEEDS`."""
+    return _variant_cells(BOUNDS_CONFIGS, BOUNDS_EPSILONS, BOUNDS_SEEDS)
+
+
+def run_candidates():
+    """``--candidates``: :data:`CANDIDATES_CONFIGS` at :data:`CANDIDATES_EPSILONS`, seeds
+    :data:`CANDIDATES_SEEDS`."""
+    return _variant_cells(CANDIDATES_CONFIGS, CANDIDATES_EPSILONS, CANDIDATES_SEEDS)
+
+
+def run_candidates_check():
+    """``--candidates-check``: :data:`CANDIDATES_CHECK_CONFIGS` at :data:`CANDIDATES_EPSILONS`,
+    seeds :data:`CANDIDATES_CHECK_SEEDS`."""
+    return _variant_cells(CANDIDATES_CHECK_CONFIGS, CANDIDATES_EPSILONS, CANDIDATES_CHECK_SEEDS)
+
+
+def _variant_table(rows, configs, labels):
+    """The README table of a variant stage (markdown): per set and epsilon, n x epsilon / p,
+    the mean validation ROC AUC of the default and of the variant (``configs``, named
+    ``labels`` in the header), and their paired difference."""
     auc, facts = defaultdict(dict), {}
     for r in rows:
         key = (r["dataset"], float(r["epsilon"]))
         auc[key + (r["config"],)][r["seed"]] = float(r["auc"])
         facts[key] = (int(r["n_fit"]), int(r["n_features"]), float(r["n_eps"]))
-    lines = ["| set | n | p | eps | n x eps / p | public bounds | released bounds | "
-             "released - public |", "|---" * 8 + "|"]
+    lines = [f"| set | n | p | eps | n x eps / p | {labels[0]} | {labels[1]} | "
+             f"{labels[1]} - {labels[0]} |", "|---" * 8 + "|"]
     for key, (n_fit, n_features, n_eps) in facts.items():
-        public, released = (auc[key + (c,)] for c in BOUNDS_CONFIGS)
+        default, variant = (auc[key + (c,)] for c in configs)
         lines.append(f"| {key[0]} | {n_fit:,} | {n_features} | {key[1]:g} | "
-                     f"{n_eps / n_features:,.0f} | {np.mean(list(public.values())):.4f} | "
-                     f"{np.mean(list(released.values())):.4f} | {_paired(released, public)} |")
+                     f"{n_eps / n_features:,.0f} | {np.mean(list(default.values())):.4f} | "
+                     f"{np.mean(list(variant.values())):.4f} | {_paired(variant, default)} |")
     return "\n".join(lines)
+
+
+def bounds_table(rows):
+    """The README table of ``--bounds``: public against released bounds."""
+    return _variant_table(rows, BOUNDS_CONFIGS, ("public bounds", "released bounds"))
+
+
+def candidates_table(rows):
+    """The README table of ``--candidates``: the equal-width grid against the sketch."""
+    return _variant_table(rows, CANDIDATES_CONFIGS, ("grid", "sketch"))
+
+
+def candidates_check_table(rows):
+    """The README table of ``--candidates-check``: the equal-width grid against the rule."""
+    return _variant_table(rows, CANDIDATES_CHECK_CONFIGS, ("grid", "as shipped"))
 
 
 def choice_table(rows):
@@ -586,6 +639,12 @@ def main():
     parser.add_argument("--bounds", action="store_true",
                         help="the default on public and on released feature bounds "
                              "(results/capacity_bounds.csv)")
+    parser.add_argument("--candidates", action="store_true",
+                        help="the default on its equal-width grid and on the quantile sketch "
+                             "(results/capacity_candidates.csv)")
+    parser.add_argument("--candidates-check", action="store_true",
+                        help="the default on the grid and as shipped, fresh seeds "
+                             "(results/capacity_candidates_check.csv)")
     parser.add_argument("--parts", type=float, nargs=3, default=SELECT_PARTS,
                         metavar=("A", "B", "V"), help="--select: the parts' fractions "
                         "(others than the default: results/capacity_select_A_B_V.csv)")
@@ -597,7 +656,11 @@ def main():
     for flag, stem, run_it, table in (("choice", "capacity_choice", run_choice, choice_table),
                                       ("margins", "capacity_margins", run_margins,
                                        margin_table),
-                                      ("bounds", "capacity_bounds", run_bounds, bounds_table)):
+                                      ("bounds", "capacity_bounds", run_bounds, bounds_table),
+                                      ("candidates", "capacity_candidates", run_candidates,
+                                       candidates_table),
+                                      ("candidates_check", "capacity_candidates_check",
+                                       run_candidates_check, candidates_check_table)):
         if getattr(args, flag):
             name = _harness.result_name(stem, args)
             if not args.report:

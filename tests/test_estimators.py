@@ -336,7 +336,14 @@ def test_default_estimator_is_the_preset(binary, cls):
                 params["l2_regularization"], params["interaction_cst"],
                 params["gradient_bound"], params["gradient_filtering"],
                 params["n_samples_hint"]) == (
-            "auto", "uniform", "auto", 10.0, "auto", 0.5, False, "private")
+            "auto", "auto", "auto", 10.0, "auto", 0.5, False, "private")
+        # "auto" candidates: the equal-width grid, the quantile sketch from a row count times
+        # epsilon of 700 per feature and without noise (the regressor's: the Hessian sketch)
+        assert [cls(epsilon=e, n_samples_hint=n)._configs(n_features=p)[0].split_candidates
+                for e, n, p in [(2.0, None, 14), (2.0, 4_899, 14), (2.0, 4_900, 14),
+                                (np.inf, None, 14)]] == ["uniform", "uniform", "sketch", "sketch"]
+        assert DPGBRegressor(split_candidates="auto", n_samples_hint=10**9)._configs(
+            n_features=14)[0].split_candidates == "hessian"
         # "auto": additive trees on random splits, unrestricted exponential-split trees without
         # noise or from a public row count of 8,000 per feature per unit of epsilon
         assert [(c.split_selection, c.interaction_cst) for c in (

@@ -77,16 +77,20 @@ def test_a_released_count_leaves_the_constant_regime_a_margin_of_its_noise_late(
     assert [regime(n, 1.0, 1e6, thresholds) for n in (small - 1.0, small + 1.0)] == [0, 2]
 
 
-@pytest.mark.parametrize("released, mechanism", [(1e9, "exponential"), (3000.0, "uniform")])
-def test_the_classifiers_interaction_order_follows_its_released_count(monkeypatch, released,
-                                                                       mechanism):
-    # Three features at epsilon 1: unrestricted exponential-split trees from 24,000 records.
+@pytest.mark.parametrize("released, splits, sketch", [
+    (1e9, "exponential", True), (3000.0, "uniform", True), (1500.0, "uniform", False)])
+def test_the_classifiers_interaction_order_and_candidates_follow_its_released_count(
+        monkeypatch, released, splits, sketch):
+    # Three features at epsilon 1: unrestricted exponential-split trees from 24,000 records,
+    # split candidates from the quantile sketch (a Laplace release) from 2,100.
     _release_as(monkeypatch, released)
     X, y = _data(400)
     model = DPGBClassifier(epsilon=1.0, n_samples_hint="private", feature_bounds=(-1, 1),
                            classes=[False, True], n_estimators=5, random_state=0).fit(X, y > 0)
     assert model.row_count_ == released and model.privacy_spent_ <= 1.0
-    assert {e.mechanism for e in model.privacy_ledger_[1:]} == {mechanism, "gaussian"}
+    assert {e.mechanism for e in model.privacy_ledger_[1:]} == (
+        {splits, "gaussian"} | ({"laplace"} if sketch else set()))
+    assert (model._forest.binner.custom_thresholds is not None) == sketch
 
 
 @pytest.mark.parametrize("delta", [1e-5, 0.0])

@@ -225,6 +225,32 @@ def chooses_interactions(params, n_samples, epsilon, n_features, regression):
             < INTERACTION_N_EPSILON_PER_FEATURE * n_features)
 
 
+#: The classifier's split candidates (``split_candidates="auto"``): the private quantile sketch
+#: (``"sketch"``: DP-XGBoost's, at ``_budget.SKETCH_SHARE`` of epsilon) where the row count
+#: times epsilon per feature is at least this, and without noise; the free equal-width grid
+#: inside the public bounds (``"uniform"``) below. On the ten tuning splits of
+#: ``bench_capacity.py --candidates`` (benchmarks/README.md, "Split candidates against the row
+#: count times epsilon"; 6 seeds a cell) the sketch gained 0.0039 ROC AUC on average over the 24
+#: cells from this n x epsilon / p on (worst -0.0049, give_me_some_credit at 24,000; best
+#: +0.018) and lost 0.0027 on average below it (worst -0.021, bank and credit under 60): where
+#: the records per unit of epsilon are few, its share and its noisy quantiles cost more than
+#: the grid's place.
+SKETCH_N_EPSILON_PER_FEATURE = 700.0
+
+
+def resolve_split_candidates(split_candidates, n_samples, epsilon, n_features, regression):
+    """``split_candidates`` with ``"auto"`` resolved: the regressor's ``"hessian"`` (DP-TR's
+    adaptive sketch); for a classifier ``"sketch"`` where ``n_samples * epsilon / n_features``
+    reaches :data:`SKETCH_N_EPSILON_PER_FEATURE` (``n_samples``: the public hint or a released
+    count; None: never) and without noise, else ``"uniform"``."""
+    if split_candidates != "auto":
+        return split_candidates
+    if regression:
+        return "hessian"
+    threshold = SKETCH_N_EPSILON_PER_FEATURE * n_features if n_features else None
+    return "sketch" if reaches(n_samples, epsilon, threshold) else "uniform"
+
+
 #: A released count leaves the constant regime only from :data:`CONSTANT_N_EPSILON` plus this
 #: many of its noise scales (:func:`regime`): trees grown at a tiny n x epsilon cost far more
 #: than the mean alone costs a little above the threshold. On the tuning splits of the five
@@ -255,9 +281,10 @@ def count_thresholds(regression, n_features):
     choice, increasing, each with the margin (in noise scales of a released count) by which a
     released count must pass it: the regressor's constant regime (:data:`CONSTANT_N_EPSILON`,
     :data:`CONSTANT_COUNT_MARGIN`) and small-data regime (:data:`SMALL_N_EPSILON`); the
-    classifier's number of trees (:data:`MORE_TREES_N_EPSILON`), private choice of
-    interactions (:data:`CHOICE_N_EPSILON_PER_FEATURE`) and interaction order
-    (:func:`interaction_threshold`; neither without a feature count). The regimes between them
+    classifier's split candidates (:data:`SKETCH_N_EPSILON_PER_FEATURE`), number of trees
+    (:data:`MORE_TREES_N_EPSILON`), private choice of interactions
+    (:data:`CHOICE_N_EPSILON_PER_FEATURE`) and interaction order (:func:`interaction_threshold`;
+    those per feature not without a feature count). The regimes between them
     are the configurations a private count chooses among.
 
     Returns
@@ -269,6 +296,7 @@ def count_thresholds(regression, n_features):
     if not n_features:
         return ((MORE_TREES_N_EPSILON, 0.0),)
     return tuple(sorted({(MORE_TREES_N_EPSILON, 0.0),
+                         (SKETCH_N_EPSILON_PER_FEATURE * n_features, 0.0),
                          (CHOICE_N_EPSILON_PER_FEATURE * n_features, 0.0),
                          (interaction_threshold(n_features), 0.0)}))
 
@@ -339,8 +367,8 @@ def resolve_config(params, hessian_bound, regression, sample_weight=None, n_feat
     """A fit's :class:`~dpboost._config.FitConfig`: an estimator's parameters
     (``get_params(deep=False)``) with every ``"auto"`` resolved from the public inputs
     (:func:`resolve_schedule`, :func:`resolve_min_child_weight` with the loss's Hessian bound
-    and the weight bound, :func:`resolve_n_estimators`, and the regressor's small-data regime
-    from the row count, :func:`small_data`; the interaction order,
+    and the weight bound, :func:`resolve_n_estimators`, :func:`resolve_split_candidates`, and
+    the regressor's small-data regime from the row count, :func:`small_data`; the interaction order,
     :func:`resolve_interactions`, or both orders where :func:`chooses_interactions`): what the
     plan and the boosting loop read.
 
@@ -400,7 +428,9 @@ def resolve_config(params, hessian_bound, regression, sample_weight=None, n_feat
         l2_regularization=float(params["l2_regularization"]),
         min_child_weight=min_child_weight, subsample=float(subsample),
         gradient_bound=float(params["gradient_bound"]),
-        split_selection=split_selection, split_candidates=params["split_candidates"],
+        split_selection=split_selection,
+        split_candidates=resolve_split_candidates(params["split_candidates"], n_samples,
+                                                  epsilon, n_features, regression),
         leaf_noise=params["leaf_noise"], budget_allocation=params["budget_allocation"],
         trees_per_ensemble=params["trees_per_ensemble"],
         interaction_cst=interaction_cst, leaf_clipping=params["leaf_clipping"],

@@ -766,10 +766,10 @@ def _plan(*, epsilon, n_estimators, max_depth, learning_rate, l2_regularization,
     if refined != low:
         low, best = refined, None
     elif best is not None:
-        # The plan's epsilon is its ledger's (``compose``: the PLD accountant's or the pure
-        # composition's where smaller).
+        # The plan's epsilon is its ledger's (``compose``: the PLD accountant's, discretised at
+        # the Renyi epsilon, or the pure composition's where smaller).
         entries, repeats = first_tree(*budgets(low))
-        best = tightest(entries, delta, best, repeats, scale=epsilon)
+        best = tightest(entries, delta, best, repeats, scale=best)
     if best is None:
         best = spent(*budgets(low))
     return dataclasses.replace(unpriced(*budgets(low)), epsilon=best)

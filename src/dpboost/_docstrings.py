@@ -96,8 +96,14 @@ PARAMETERS = """
         every tree, and the model, is monotone along each constrained feature (NaN is not
         ordered). Regression and two classes (positive class ``classes[1]``) only; never on a
         categorical feature. ``ValueError`` otherwise, before any budget is spent.
-    split_candidates : {"uniform", "sketch", "hessian"}, default="uniform" (classifier), "hessian" (regressor)
-        Where the ``max_bins - 1`` thresholds of each numeric feature lie. ``"uniform"``: the
+    split_candidates : {"auto", "uniform", "sketch", "hessian"}, default="auto" (classifier), "hessian" (regressor)
+        Where the ``max_bins - 1`` thresholds of each numeric feature lie. ``"auto"``, resolved
+        at each ``fit`` from public inputs: the regressor's ``"hessian"``; for the classifier
+        ``"sketch"`` where its row count (``n_samples_hint``) times epsilon reaches 700 per
+        feature, and without noise, ``"uniform"`` otherwise (the sketch's share and noisy
+        quantiles cost more than they bring on fewer records per unit of epsilon; chosen on
+        tuning splits, ``benchmarks/README.md``, "Split candidates against the row count times
+        epsilon"). ``"uniform"``: the
         equal-width grid inside ``feature_bounds``, free. ``"sketch"``: quantiles of a private
         histogram (DP-XGBoost, Grislain & Gonzalvez 2021): the counts of every numeric feature
         on a grid ``8 * max_bins`` fine are released once with Laplace noise of L1 sensitivity

@@ -456,7 +456,7 @@ class DPGBClassifier(ClassifierMixin, _BaseDPGB):
                  learning_rate="auto", l2_regularization=10.0, max_bins=32, trees_per_ensemble=50,
                  budget_allocation="sequential", gradient_bound=0.5, gradient_filtering=False,
                  renyi_filter=None, leaf_clipping=True, leaf_noise="gaussian", min_child_weight=0.0,
-                 subsample="auto", split_selection="auto", split_candidates="uniform",
+                 subsample="auto", split_selection="auto", split_candidates="auto",
                  interaction_cst="auto", monotonic_cst=None, feature_bounds=None,
                  categorical_features="from_dtype", categories=None, classes=None,
                  class_weight=None, sample_weight_bound=None, init="zero", n_samples_hint="private",

@@ -156,7 +156,8 @@ MEMO_SIZE = 1024
 
 def refine(rho, entries_at, epsilon, delta):
     """The largest per-tree zCDP parameter, from ``rho`` (the Renyi bisection's) up, whose
-    plan the PLD accountant certifies within ``epsilon``, to :data:`PLD_TOLERANCE`: regula
+    plan the PLD accountant certifies within ``epsilon`` (discretised as ``_accounting.compose``
+    discretises the plan's ledger), to :data:`PLD_TOLERANCE`: regula
     falsi on the epsilon against log rho (smooth and increasing), each step clamped inside the
     bracket, 3-5 PLD evaluations; ``rho`` itself where the PLD certifies no more.
 
@@ -171,9 +172,15 @@ def refine(rho, entries_at, epsilon, delta):
     -------
     rho : float
     """
+    from ._accounting import compose_rdp
+
     def excess(r):
+        # Discretised as the ledger's own epsilon is (``_accounting.compose``: at its Renyi
+        # epsilon), so a plan certified here composes within epsilon there too: a PLD
+        # discretised at another scale is another valid bound, which may exceed this one.
         entries, repeats = entries_at(r)
-        return pld_epsilon(entries, delta, repeats, scale=epsilon) - epsilon
+        scale = compose_rdp(entries, delta, repeats)
+        return pld_epsilon(entries, delta, repeats, scale=scale) - epsilon
 
     low, f_low = rho, excess(rho)
     if not f_low <= 0:
