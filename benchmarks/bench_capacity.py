@@ -621,6 +621,22 @@ def report(rows):
         print(f"| {key[0]} | {n_fit:,} | {eps} | {scaled} | " + " | ".join(parts) + " |")
 
 
+#: The stages of one results file and one table: flag -> (help, results stem, run, table).
+STAGES = {
+    "choice": ("the library's private choice against both", "capacity_choice", run_choice,
+               choice_table),
+    "margins": ("the library's statistic and both models on T, to score margins of the choice",
+                "capacity_margins", run_margins, margin_table),
+    "bounds": ("the default on public and on released feature bounds", "capacity_bounds",
+               run_bounds, bounds_table),
+    "candidates": ("the default on its equal-width grid and on the quantile sketch",
+                   "capacity_candidates", run_candidates, candidates_table),
+    "candidates_check": ("the default on the grid and as shipped, fresh seeds",
+                         "capacity_candidates_check", run_candidates_check,
+                         candidates_check_table),
+}
+
+
 def main():
     parser = _harness.parser(__doc__, SETS)
     parser.add_argument("--high", action="store_true",
@@ -630,21 +646,9 @@ def main():
     parser.add_argument("--select", action="store_true",
                         help="a private choice between the two on disjoint parts "
                              "(results/capacity_select.csv)")
-    parser.add_argument("--choice", action="store_true",
-                        help="the library's private choice against both "
-                             "(results/capacity_choice.csv)")
-    parser.add_argument("--margins", action="store_true",
-                        help="the library's statistic and both models on T, to score margins "
-                             "of the choice (results/capacity_margins.csv)")
-    parser.add_argument("--bounds", action="store_true",
-                        help="the default on public and on released feature bounds "
-                             "(results/capacity_bounds.csv)")
-    parser.add_argument("--candidates", action="store_true",
-                        help="the default on its equal-width grid and on the quantile sketch "
-                             "(results/capacity_candidates.csv)")
-    parser.add_argument("--candidates-check", action="store_true",
-                        help="the default on the grid and as shipped, fresh seeds "
-                             "(results/capacity_candidates_check.csv)")
+    for flag, (text, stem, _, _) in STAGES.items():
+        parser.add_argument(f"--{flag.replace('_', '-')}", action="store_true",
+                            help=f"{text} (results/{stem}.csv)")
     parser.add_argument("--parts", type=float, nargs=3, default=SELECT_PARTS,
                         metavar=("A", "B", "V"), help="--select: the parts' fractions "
                         "(others than the default: results/capacity_select_A_B_V.csv)")
@@ -653,14 +657,7 @@ def main():
     parts = tuple(args.parts)
     select = "capacity_select" + ("" if parts == SELECT_PARTS else
                                   "_" + "_".join(f"{f:g}" for f in parts))
-    for flag, stem, run_it, table in (("choice", "capacity_choice", run_choice, choice_table),
-                                      ("margins", "capacity_margins", run_margins,
-                                       margin_table),
-                                      ("bounds", "capacity_bounds", run_bounds, bounds_table),
-                                      ("candidates", "capacity_candidates", run_candidates,
-                                       candidates_table),
-                                      ("candidates_check", "capacity_candidates_check",
-                                       run_candidates_check, candidates_check_table)):
+    for flag, (_, stem, run_it, table) in STAGES.items():
         if getattr(args, flag):
             name = _harness.result_name(stem, args)
             if not args.report:
