@@ -118,7 +118,7 @@ def main(args):
     print("default: DPGBClassifier(epsilon=...) as shipped (Renyi accounting, delta 1e-5, its "
           "row count released first with 1% of epsilon; 200 trees of one feature each, 400 "
           "where the count times epsilon reaches 7,000, on Poisson samples, random splits on "
-          "the grid; unrestricted trees on exponential-mechanism splits where it reaches 8,000 "
+          "the grid (on the quantile sketch's candidates from 700 per feature); unrestricted trees on exponential-mechanism splits where it reaches 8,000 "
           "per feature, a private choice between the two from 3,000 per feature, "
           "on the best splits at epsilon=inf; Gaussian leaves, gradients clipped "
           "to 0.5, lambda 10, logistic loss); paper: "
