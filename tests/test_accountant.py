@@ -140,7 +140,7 @@ def test_a_filter_composes_every_fit_at_its_one_order(data):
         fit = _default(filtered, random_state=seed).fit(X, y)
         _default(fixed, random_state=seed).fit(X, y)
         largest.append(max((_independent_events([plan]) for plan in fit._privacy_choices),
-                           key=lambda events: _epsilon_at_eight(events)))
+                           key=_epsilon_at_eight))
     assert filtered.spent() == pytest.approx(
         _epsilon_at_eight([e for events in largest for e in events]), rel=1e-9)
     assert filtered.spent() > fixed.spent() > 0

@@ -167,10 +167,10 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
     estimator : DPGBClassifier or DPGBRegressor
         The template. Its releases must be zero-concentrated DP: ``delta > 0``,
         ``leaf_noise="gaussian"``, ``subsample=1`` (``"auto"``: the trials run with 1),
-        ``split_candidates`` "uniform", "hessian" or "auto" (the trials run with the
-        regressor's "hessian" or the classifier's "uniform"); ``classes`` or ``target_bounds`` must be
-        public. The trials run silent (``verbose=0``, ``diagnostics=False``): K and the losing
-        trials stay hidden. The warnings a fit of the template gives about its public inputs
+        ``split_candidates`` "uniform", "hessian" or "auto" (a classifier's trials run with
+        "uniform"; the regressor's "auto" is its "hessian"); ``classes`` or ``target_bounds``
+        must be public. The trials run silent (``verbose=0``, ``diagnostics=False``): K and the
+        losing trials stay hidden. The warnings a fit of the template gives about its public inputs
         (bounds or category lists read from the data) are given once, before the trials; with
         ``verbose >= 1`` the search prints one line as it starts and one as it ends.
     param_distributions : dict or list of dict
@@ -353,14 +353,15 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
         self._warn_public(X)
         # What every trial fixes. subsample="auto" trials run on every record: a trial must be
         # a zCDP release, and a Poisson-sampled Gaussian is not one; for the same reason its
-        # plan is the Renyi one (PLD accounting would spend more zCDP). split_candidates="auto"
-        # trials keep to the candidates a trial may release (the quantile sketch is a Laplace
-        # release outside the trials' Renyi plan). The trials run silent.
+        # plan is the Renyi one (PLD accounting would spend more zCDP). A classifier's
+        # split_candidates="auto" trials keep the grid: its "auto" may take the quantile sketch,
+        # a Laplace release outside the trials' Renyi plan (the regressor's is the Hessian
+        # sketch, which a trial may release). The trials run silent.
         fixed = {"epsilon": trial_epsilon, "random_state": noise, "verbose": 0,
                  "diagnostics": False, "accounting": "rdp",
                  **({"subsample": 1.0} if self.estimator.subsample == "auto" else {}),
-                 **({"split_candidates": "uniform" if is_classifier(self.estimator) else "hessian"}
-                    if self.estimator.split_candidates == "auto" else {})}
+                 **({"split_candidates": "uniform"} if is_classifier(self.estimator)
+                    and self.estimator.split_candidates == "auto" else {})}
         sigma = 1.0 / math.sqrt(2.0 * rho_score)  # noise multiplier of a sensitivity-1 release
         # Each record's part by its own coin: a per-record decision.
         coins = noise.coins().uniforms((VALIDATION_STREAM, 0, 0), 0, len(y))
