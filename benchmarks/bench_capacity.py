@@ -53,8 +53,10 @@ limit the random splits?) on every set at :data:`BOUNDS_EPSILONS`, seeds :data:`
 :data:`CANDIDATES_EPSILONS`, seeds :data:`CANDIDATES_SEEDS` (results/capacity_candidates.csv;
 where the sketch pays: ``_auto.SKETCH_N_EPSILON_PER_FEATURE``), ``--candidates-check``: the grid
 against the default as shipped (its ``"auto"`` rule), fresh seeds
-:data:`CANDIDATES_CHECK_SEEDS` (results/capacity_candidates_check.csv); ``--report`` prints the
-table from the CSV.
+:data:`CANDIDATES_CHECK_SEEDS` (results/capacity_candidates_check.csv); ``--atoms``: the sketch's
+thresholds, a value many records share in a bin of its own, against plain quantiles (``--atoms
+--before`` with ``PYTHONPATH`` on a checkout before that rule first; results/capacity_atoms.csv
+and capacity_atoms_before.csv); ``--report`` prints the table from the CSV.
 """
 
 import itertools
@@ -136,6 +138,11 @@ CANDIDATES_CHECK_CONFIGS = ("auto grid", "auto")
 CANDIDATES_EPSILONS = (0.03, 0.1, 0.3, 1.0, 4.0)
 CANDIDATES_SEEDS = (50, 51, 52, 53, 54, 55)
 CANDIDATES_CHECK_SEEDS = (60, 61, 62, 63)
+#: ``--atoms``: the sketch's thresholds with a value many records share given one bin
+#: (``_candidates.sketch_thresholds``) against plain quantiles (``--atoms --before``, run on the
+#: library before that rule): the sketch at :data:`CANDIDATES_EPSILONS` and seeds
+#: :data:`CANDIDATES_SEEDS`, and the default without noise at these seeds.
+ATOMS_INF_SEEDS = (0, 1)
 SELECT_PARTS = PART_FRACTIONS
 SELECT_CRITERIA = ("brier", "pairs", "buckets")
 
@@ -472,6 +479,43 @@ def run_candidates_check():
     return _variant_cells(CANDIDATES_CHECK_CONFIGS, CANDIDATES_EPSILONS, CANDIDATES_CHECK_SEEDS)
 
 
+def run_atoms():
+    """``--atoms``: the sketch (``"auto sketch"``) at :data:`CANDIDATES_EPSILONS`, seeds
+    :data:`CANDIDATES_SEEDS`, and the default (``"auto"``: the sketch's exact quantiles) without
+    noise, seeds :data:`ATOMS_INF_SEEDS`."""
+    return (_variant_cells(("auto sketch",), CANDIDATES_EPSILONS, CANDIDATES_SEEDS)
+            + _variant_cells(("auto",), (math.inf,), ATOMS_INF_SEEDS))
+
+
+def atoms_table(rows):
+    """The README table of ``--atoms`` (markdown): the library's thresholds (``rows``) minus
+    plain quantiles (results/capacity_atoms_before.csv, ``--atoms --before``), validation ROC AUC
+    paired by set, epsilon and seed, by n x epsilon per feature as the candidates' table, then
+    without noise per set."""
+    before = {(r["dataset"], float(r["epsilon"]), r["seed"]): float(r["auc"])
+              for r in _harness.read_results("capacity_atoms_before")}
+    cells, facts = defaultdict(list), {}
+    for r in rows:
+        key = (r["dataset"], float(r["epsilon"]))
+        cells[key].append(float(r["auc"]) - before[key + (r["seed"],)])
+        facts[key] = float(r["n_eps"]) / int(r["n_features"])
+    bands = ((0, 700, "below 700"), (700, 3000, "700-3,000"), (3000, math.inf, "from 3,000"))
+    lines = ["| n x epsilon / p | cells | mean | worst | best | cells gaining |",
+             "|---|---|---|---|---|---|"]
+    for low, high, label in bands:
+        means = {key: np.mean(d) for key, d in cells.items()
+                 if not math.isinf(key[1]) and low <= facts[key] < high}
+        worst, best = min(means, key=means.get), max(means, key=means.get)
+        lines.append(f"| {label} | {len(means)} | {np.mean(list(means.values())):+.4f} | "
+                     f"{means[worst]:+.4f} ({worst[0]}, {worst[1]:g}) | "
+                     f"{means[best]:+.4f} ({best[0]}, {best[1]:g}) | "
+                     f"{sum(m > 0 for m in means.values())} |")
+    lines.append("| without noise | " + ", ".join(
+        f"{key[0]} {np.mean(d):+.4f}" for key, d in cells.items() if math.isinf(key[1]))
+                 + " | | | | |")
+    return "\n".join(lines)
+
+
 def _variant_table(rows, configs, labels):
     """The README table of a variant stage (markdown): per set and epsilon, n x epsilon / p,
     the mean validation ROC AUC of the default and of the variant (``configs``, named
@@ -634,6 +678,9 @@ STAGES = {
     "candidates_check": ("the default on the grid and as shipped, fresh seeds",
                          "capacity_candidates_check", run_candidates_check,
                          candidates_check_table),
+    "atoms": ("the sketch's thresholds against plain quantiles (with --before: the library "
+              "before the rule, results/capacity_atoms_before.csv)", "capacity_atoms",
+              run_atoms, atoms_table),
 }
 
 
@@ -652,6 +699,9 @@ def main():
     parser.add_argument("--parts", type=float, nargs=3, default=SELECT_PARTS,
                         metavar=("A", "B", "V"), help="--select: the parts' fractions "
                         "(others than the default: results/capacity_select_A_B_V.csv)")
+    parser.add_argument("--before", action="store_true",
+                        help="--atoms on a checkout before the rule (PYTHONPATH=<it>/src): "
+                             "results/capacity_atoms_before.csv")
     parser.add_argument("--report", action="store_true", help="print the table from the CSV")
     args = parser.parse_args()
     parts = tuple(args.parts)
@@ -659,11 +709,12 @@ def main():
                                   "_" + "_".join(f"{f:g}" for f in parts))
     for flag, (_, stem, run_it, table) in STAGES.items():
         if getattr(args, flag):
-            name = _harness.result_name(stem, args)
+            name = _harness.result_name(stem + ("_before" if args.before else ""), args)
             if not args.report:
                 _harness.warm_up()
                 _harness.write_results(name, run_it())
-            print(table(_harness.read_results(name)))
+            if not args.before:
+                print(table(_harness.read_results(name)))
             return
     name = _harness.result_name("capacity_high" if args.high else
                                 "capacity_trees" if args.trees else

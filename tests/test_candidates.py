@@ -60,6 +60,65 @@ def test_sketch_of_only_negative_noise_is_the_grid():
     np.testing.assert_allclose(t, BoundsBinner([[2.0, 6.0]], 8).thresholds())
 
 
+def _amounts(n, rng):
+    """Amounts in [0, 1000]: 90 % exactly 0, the rest log-uniform from 10 to 1000."""
+    x = np.exp(rng.uniform(np.log(10.0), np.log(1000.0), n))
+    x[rng.random(n) < 0.9] = 0.0
+    return x
+
+
+def test_a_value_most_records_share_gets_one_threshold_and_the_rest_the_others():
+    rng = np.random.default_rng(6)
+    x = _amounts(200_000, rng)
+    max_bins, n_fine = 32, 256
+    counts = fine_histograms(x[:, None], np.zeros(1), np.array([1000.0]), n_fine)
+    t = sketch_thresholds(counts, np.zeros(1), np.array([1000.0]), max_bins)[0]
+    assert t.shape == (max_bins - 1,) and (np.diff(t) > 0).all() and 0 < t[0] and t[-1] < 1000
+    # the zeros' fine bin [0, 1000 / 256) gets one threshold, on its right edge
+    assert t[0] == 1000.0 / n_fine and t[1] > t[0]
+    # the others are the quantiles of the rest of the (mixed) mass: each of the 31 bins but the
+    # zeros' holds a 30th of the nonzero records' share of it, within the noise of 20,000 draws
+    mixture = _mixture_cdf(counts[0], n_fine)
+    rest = np.diff(np.concatenate([[mixture(t[0])], mixture(t[1:]), [1.0]]))
+    np.testing.assert_allclose(rest, rest.mean(), rtol=0.05)
+    # the records take 30 of the bins; plain quantiles would have left them 4
+    assert np.unique(np.searchsorted(t, x)).size >= 30
+
+
+def _mixture_cdf(counts, n_fine):
+    """The CDF of the released counts mixed with uniform mass (the sketch's), on [0, 1000]."""
+    density = (1 - SKETCH_UNIFORM_SHARE) * counts / counts.sum() + SKETCH_UNIFORM_SHARE / n_fine
+    cdf = np.concatenate([[0.0], np.cumsum(density)])
+    return lambda v: np.interp(np.asarray(v) / 1000.0 * n_fine, np.arange(n_fine + 1.0), cdf)
+
+
+def test_common_integers_each_get_a_bin_of_their_own():
+    # hours worked: 40 for half the records, the rest spread over 1..99 (integers)
+    rng = np.random.default_rng(7)
+    hours = np.where(rng.random(100_000) < 0.5, 40, rng.integers(1, 100, 100_000)).astype(float)
+    counts = fine_histograms(hours[:, None], np.array([1.0]), np.array([99.0]), 256)
+    t = sketch_thresholds(counts, np.array([1.0]), np.array([99.0]), 32)[0]
+    assert (np.diff(t) > 0).all()
+    # one threshold inside 40's fine bin (on its edge): the value is alone in its bin, and no
+    # other threshold is wasted next to it (plain quantiles put 15 there)
+    assert ((t > 39.0) & (t < 41.0)).sum() <= 2
+    assert np.unique(np.searchsorted(t, hours)).size == 32
+
+
+def test_a_dense_stretch_of_heavy_bins_keeps_its_inner_quantiles():
+    # exponential amounts inside bounds 40 times their scale: the first fine bins are each
+    # heavier than a quantile, but neighbours (a continuous stretch, not one shared value), so
+    # the thresholds are the plain quantiles of the released counts
+    edges = np.linspace(0.0, 40.0, 257)
+    counts = np.diff(-np.exp(-edges))[None] * 1e6
+    t = sketch_thresholds(counts, np.zeros(1), np.array([40.0]), 32)[0]
+    mixture = (1 - SKETCH_UNIFORM_SHARE) * counts[0] / counts.sum() + SKETCH_UNIFORM_SHARE / 256
+    cdf = np.concatenate([[0.0], np.cumsum(mixture)])
+    np.testing.assert_allclose(np.interp(t / 40.0 * 256, np.arange(257.0), cdf),
+                               np.arange(1, 32) / 32, atol=1e-12)
+    assert (t < 40.0 / 256).sum() >= 4  # several thresholds inside the first fine bin
+
+
 def _skewed_fits(split_candidates, upper, preset):
     """Amounts packed near 0 inside generous public bounds ``(0, upper)``: the grid wastes almost
     every candidate; a sketch at epsilon 1 should find the signal at x = 0.3. The exponential

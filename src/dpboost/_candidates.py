@@ -103,35 +103,89 @@ def fine_histograms(X, lower, upper, n_fine, weights=None):
                      for f in range(X.shape[1])], dtype=np.float64).reshape(X.shape[1], n_fine)
 
 
-def _quantile_positions(weights, n_quantiles):
-    """Positions, in fine-bin units in ``[0, n_fine]``, of the ``k / (n_quantiles + 1)``
-    quantiles (k = 1 .. n_quantiles) of each row of released fine-grid ``weights``.
-
-    Negative released weights are set to 0, each row is normalised to a density and mixed with the
-    uniform density (share :data:`SKETCH_UNIFORM_SHARE`), so every fine bin keeps a positive
-    weight; a row whose weights are all non-positive is uniform. Post-processing only.
-    """
-    n_features, n_fine = weights.shape
+def _mixed_density(weights):
+    """Each row of released fine-grid ``weights`` as a density mixed with the uniform one:
+    negative weights set to 0, the row normalised (a row whose weights are all non-positive is
+    uniform), then mixed with :data:`SKETCH_UNIFORM_SHARE` of uniform mass, so that every fine
+    bin keeps a positive weight. Post-processing only."""
+    n_fine = weights.shape[1]
     weights = np.maximum(weights, 0.0)
     total = weights.sum(axis=1, keepdims=True)
     density = np.divide(weights, total, out=np.full_like(weights, 1.0 / n_fine), where=total > 0)
-    density = (1.0 - SKETCH_UNIFORM_SHARE) * density + SKETCH_UNIFORM_SHARE / n_fine
-    cdf = np.zeros((n_features, n_fine + 1))
-    np.cumsum(density, axis=1, out=cdf[:, 1:])
-    cdf[:, -1] = 1.0  # rounding: the last boundary is the upper bound
-    quantiles = np.arange(1, n_quantiles + 1) / (n_quantiles + 1)
-    return np.array([np.interp(quantiles, cdf[f], np.arange(n_fine + 1.0))
-                     for f in range(n_features)]).reshape(n_features, n_quantiles)
+    return (1.0 - SKETCH_UNIFORM_SHARE) * density + SKETCH_UNIFORM_SHARE / n_fine
+
+
+def _inverse_cdf(density, levels):
+    """Positions, in fine-bin units in ``[0, n_fine]``, where the CDF of a positive fine-grid
+    ``density`` (one row summing to 1; piecewise uniform inside each bin) reaches ``levels``."""
+    cdf = np.zeros(density.shape[0] + 1)
+    np.cumsum(density, out=cdf[1:])
+    cdf[-1] = 1.0  # rounding: the last boundary is the upper bound
+    return np.interp(levels, cdf, np.arange(density.shape[0] + 1.0))
+
+
+def _quantile_positions(weights, n_quantiles):
+    """Positions, in fine-bin units in ``[0, n_fine]``, of the ``k / (n_quantiles + 1)``
+    quantiles (k = 1 .. n_quantiles) of each row of released fine-grid ``weights``
+    (:func:`_mixed_density`). Post-processing only.
+    """
+    density = _mixed_density(weights)
+    levels = np.arange(1, n_quantiles + 1) / (n_quantiles + 1)
+    return np.array([_inverse_cdf(row, levels) for row in density]).reshape(
+        weights.shape[0], n_quantiles)
+
+
+def _greedy_positions(weights, n_quantiles):
+    """:func:`_quantile_positions` with every isolated fine bin heavier than one quantile given
+    one threshold, on its edge, and the other quantiles spread over the rest of the mass.
+
+    A value that many records share (the zero of an amount, a common integer) fills one fine bin
+    with more than one final bin's mass; plain quantiles would put several thresholds inside it,
+    where they split nothing, and leave the rest of the range few. As LightGBM's bin finder
+    (``GreedyFindBin``: a value of at least the mean bin's count gets a bin of its own), a fine
+    bin whose mass reaches ``m / (n_quantiles + 1 - h)`` (``m`` the mass of the other bins, ``h``
+    the number of such heavy bins, found by iterating) is heavy. A heavy bin whose neighbours
+    are not heavy is taken for such a value: its mass is capped to one quantile's (the share of
+    the uncapped rest), so that about one quantile falls inside it, and a threshold inside it
+    moves to its right edge (its left edge for the last bin) unless that would leave the
+    thresholds not strictly increasing. Adjacent heavy bins are a dense continuous stretch
+    (values packed inside generous bounds), whose inner quantiles still split records: they keep
+    their mass. Where no bin is heavy, this is :func:`_quantile_positions`. Post-processing only.
+    """
+    density = _mixed_density(weights)
+    n_fine = density.shape[1]
+    k = n_quantiles + 1
+    levels = np.arange(1, k) / k
+    positions = np.empty((density.shape[0], n_quantiles))
+    for f, mass in enumerate(density):
+        heavy = np.zeros(n_fine + 2, dtype=bool)  # a false bin on each side
+        inside = heavy[1:-1]
+        while True:
+            new = ~inside & (mass >= mass[~inside].sum() / (k - inside.sum()))
+            if not new.any():
+                break
+            inside |= new
+        atom = inside & ~heavy[:-2] & ~heavy[2:]
+        capped = np.where(atom, np.minimum(mass, mass[~atom].sum() / (k - atom.sum())), mass)
+        position = _inverse_cdf(capped / capped.sum(), levels)
+        fine_bin = np.minimum(position.astype(np.int64), n_fine - 1)
+        edge = np.where(fine_bin == n_fine - 1, fine_bin, fine_bin + 1)
+        moved = np.where(atom[fine_bin] & (position > fine_bin), edge, position)
+        increasing = (np.diff(moved) > 0).all() and moved[0] > 0 and moved[-1] < n_fine
+        positions[f] = moved if increasing else position
+    return positions
 
 
 def sketch_thresholds(noisy_counts, lower, upper, max_bins):
     """Quantile thresholds from released fine histograms (DP-XGBoost's sketch; post-processing).
 
     Grislain & Gonzalvez (2021) feed a Laplace-noised histogram to a quantile sketch
-    (docs/privacy.md, Split-candidate sketches). Threshold ``b`` is the ``(b + 1) / max_bins`` quantile of the
-    released counts mixed with :data:`SKETCH_UNIFORM_SHARE` of uniform mass (piecewise uniform
-    inside each fine bin). A feature whose released counts are all non-positive gets the
-    equal-width grid.
+    (docs/privacy.md, Split-candidate sketches). Threshold ``b`` is the ``(b + 1) / max_bins``
+    quantile of the released counts mixed with :data:`SKETCH_UNIFORM_SHARE` of uniform mass
+    (piecewise uniform inside each fine bin), except that a fine bin heavier than one quantile
+    and without a heavy neighbour (a value many records share) gets one threshold, on its edge,
+    and the others spread over the rest (:func:`_greedy_positions`, after LightGBM's bin
+    finder). A feature whose released counts are all non-positive gets the equal-width grid.
 
     Parameters
     ----------
@@ -145,7 +199,7 @@ def sketch_thresholds(noisy_counts, lower, upper, max_bins):
     thresholds : ndarray of shape (n_features, max_bins - 1), dtype=float64
         Strictly increasing per feature, strictly inside the bounds.
     """
-    position = _quantile_positions(noisy_counts, max_bins - 1)
+    position = _greedy_positions(noisy_counts, max_bins - 1)
     return lower[:, None] + position / noisy_counts.shape[1] * (upper - lower)[:, None]
 
 
