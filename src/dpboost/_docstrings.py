@@ -109,8 +109,10 @@ PARAMETERS = """
         on a grid ``8 * max_bins`` fine are released once with Laplace noise of L1 sensitivity
         ``n_numeric_features`` at 10 % of ``epsilon`` (an entry of ``privacy_ledger_`` with
         tree -1), and the thresholds are their quantiles, mixed with 10 % of uniform mass so
-        they are strictly increasing. Helps features whose mass is far from uniform inside their
-        bounds (skewed amounts, generous bounds). ``"hessian"``: DP-TR's adaptive Hessian
+        they are strictly increasing; a value many records share (a fine bin heavier than one
+        quantile, its neighbours not) gets one threshold on its edge, the rest of the mass the
+        others (LightGBM's bin finder). Helps features whose mass is far from uniform inside
+        their bounds (skewed amounts, generous bounds, common values). ``"hessian"``: DP-TR's adaptive Hessian
         sketch (Maddock et al. 2022): numeric features are binned on a fine equal-width grid of
         255 bins; before 5 evenly spaced trees of each output (1 for the square loss, whose
         Hessians are constant) the Hessian sums of every numeric feature on that grid are
