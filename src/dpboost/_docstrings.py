@@ -112,8 +112,8 @@ PARAMETERS = """
         they are strictly increasing; a value many records share (a fine bin heavier than one
         quantile, its neighbours not) gets one threshold on its edge, the rest of the mass the
         others (LightGBM's bin finder). Helps features whose mass is far from uniform inside
-        their bounds (skewed amounts, generous bounds, common values). ``"hessian"``: DP-TR's adaptive Hessian
-        sketch (Maddock et al. 2022): numeric features are binned on a fine equal-width grid of
+        their bounds (skewed amounts, generous bounds, common values). ``"hessian"``: DP-TR's
+        adaptive Hessian sketch (Maddock et al. 2022): numeric features are binned on a fine equal-width grid of
         255 bins; before 5 evenly spaced trees of each output (1 for the square loss, whose
         Hessians are constant) the Hessian sums of every numeric feature on that grid are
         released (Gaussian noise of L2 sensitivity ``h* sqrt(n_numeric_features)`` with
