@@ -490,8 +490,8 @@ def run_atoms():
 def atoms_table(rows):
     """The README table of ``--atoms`` (markdown): the library's thresholds (``rows``) minus
     plain quantiles (results/capacity_atoms_before.csv, ``--atoms --before``), validation ROC AUC
-    paired by set, epsilon and seed, by n x epsilon per feature as the candidates' table, then
-    without noise per set."""
+    paired by set, epsilon and seed: per band of n x epsilon per feature (as the candidates'
+    table) and without noise, the cells' mean, the worst and best cell, and the cells gaining."""
     before = {(r["dataset"], float(r["epsilon"]), r["seed"]): float(r["auc"])
               for r in _harness.read_results("capacity_atoms_before")}
     cells, facts = defaultdict(list), {}
@@ -499,20 +499,24 @@ def atoms_table(rows):
         key = (r["dataset"], float(r["epsilon"]))
         cells[key].append(float(r["auc"]) - before[key + (r["seed"],)])
         facts[key] = float(r["n_eps"]) / int(r["n_features"])
-    bands = ((0, 700, "below 700"), (700, 3000, "700-3,000"), (3000, math.inf, "from 3,000"))
+
+    def band(key):  # by n x epsilon per feature; the cells without noise apart
+        if math.isinf(key[1]):
+            return "without noise"
+        return ("below 700" if facts[key] < 700 else "700-3,000" if facts[key] < 3000
+                else "from 3,000")
+
+    def where(key):  # the set, and the epsilon where there is noise
+        return f"{key[0]}, {key[1]:g}" if math.isfinite(key[1]) else key[0]
+
     lines = ["| n x epsilon / p | cells | mean | worst | best | cells gaining |",
              "|---|---|---|---|---|---|"]
-    for low, high, label in bands:
-        means = {key: np.mean(d) for key, d in cells.items()
-                 if not math.isinf(key[1]) and low <= facts[key] < high}
+    for label in ("below 700", "700-3,000", "from 3,000", "without noise"):
+        means = {key: np.mean(d) for key, d in cells.items() if band(key) == label}
         worst, best = min(means, key=means.get), max(means, key=means.get)
         lines.append(f"| {label} | {len(means)} | {np.mean(list(means.values())):+.4f} | "
-                     f"{means[worst]:+.4f} ({worst[0]}, {worst[1]:g}) | "
-                     f"{means[best]:+.4f} ({best[0]}, {best[1]:g}) | "
-                     f"{sum(m > 0 for m in means.values())} |")
-    lines.append("| without noise | " + ", ".join(
-        f"{key[0]} {np.mean(d):+.4f}" for key, d in cells.items() if math.isinf(key[1]))
-                 + " | | | | |")
+                     f"{means[worst]:+.4f} ({where(worst)}) | {means[best]:+.4f} ({where(best)}) "
+                     f"| {sum(m > 0 for m in means.values())} |")
     return "\n".join(lines)
 
 
@@ -704,6 +708,8 @@ def main():
                              "results/capacity_atoms_before.csv")
     parser.add_argument("--report", action="store_true", help="print the table from the CSV")
     args = parser.parse_args()
+    if args.before and not args.atoms:
+        parser.error("--before goes with --atoms")
     parts = tuple(args.parts)
     select = "capacity_select" + ("" if parts == SELECT_PARTS else
                                   "_" + "_".join(f"{f:g}" for f in parts))

@@ -632,6 +632,12 @@ def capacity_choice():
     return bench_capacity.choice_table(_results("capacity_choice"))
 
 
+def capacity_atoms():
+    import bench_capacity
+
+    return bench_capacity.atoms_table(_results("capacity_atoms"))
+
+
 #: name -> function returning the markdown of README.md's ``<!-- table:name -->`` block.
 TABLES = {f.__name__: f for f in (
     safe_defaults, fit_time, defaults_max_bins, secure_noise, secure_samplers, error_vs_epsilon,
@@ -639,7 +645,7 @@ TABLES = {f.__name__: f for f in (
     blocks_grid_ranks, multiclass, table1_hessian, fit, compile_startup, compile_floors,
     frontier, speed_goals, frontier_abalone, regression, threads, threads_device,
     threads_device_repeat, capacity_trees, capacity_select, capacity_margins,
-    capacity_choice)}
+    capacity_choice, capacity_atoms)}
 
 _BLOCK = re.compile(r"(<!-- table:(\w+) -->\n)(.*?)(<!-- /table:\2 -->)", re.S)
 

@@ -78,18 +78,20 @@ def test_a_value_most_records_share_gets_one_threshold_and_the_rest_the_others()
     assert t[0] == 1000.0 / n_fine and t[1] > t[0]
     # the others are the quantiles of the rest of the (mixed) mass: each of the 31 bins but the
     # zeros' holds a 30th of the nonzero records' share of it, within the noise of 20,000 draws
-    mixture = _mixture_cdf(counts[0], n_fine)
+    mixture = _mixture_cdf(counts[0], 1000.0)
     rest = np.diff(np.concatenate([[mixture(t[0])], mixture(t[1:]), [1.0]]))
     np.testing.assert_allclose(rest, rest.mean(), rtol=0.05)
     # the records take 30 of the bins; plain quantiles would have left them 4
     assert np.unique(np.searchsorted(t, x)).size >= 30
 
 
-def _mixture_cdf(counts, n_fine):
-    """The CDF of the released counts mixed with uniform mass (the sketch's), on [0, 1000]."""
+def _mixture_cdf(counts, upper):
+    """The CDF of fine-grid counts on [0, upper] mixed with uniform mass (the sketch's),
+    piecewise linear inside each fine bin."""
+    n_fine = counts.size
     density = (1 - SKETCH_UNIFORM_SHARE) * counts / counts.sum() + SKETCH_UNIFORM_SHARE / n_fine
     cdf = np.concatenate([[0.0], np.cumsum(density)])
-    return lambda v: np.interp(np.asarray(v) / 1000.0 * n_fine, np.arange(n_fine + 1.0), cdf)
+    return lambda v: np.interp(np.asarray(v) / upper * n_fine, np.arange(n_fine + 1.0), cdf)
 
 
 def test_common_integers_each_get_a_bin_of_their_own():
@@ -112,10 +114,8 @@ def test_a_dense_stretch_of_heavy_bins_keeps_its_inner_quantiles():
     edges = np.linspace(0.0, 40.0, 257)
     counts = np.diff(-np.exp(-edges))[None] * 1e6
     t = sketch_thresholds(counts, np.zeros(1), np.array([40.0]), 32)[0]
-    mixture = (1 - SKETCH_UNIFORM_SHARE) * counts[0] / counts.sum() + SKETCH_UNIFORM_SHARE / 256
-    cdf = np.concatenate([[0.0], np.cumsum(mixture)])
-    np.testing.assert_allclose(np.interp(t / 40.0 * 256, np.arange(257.0), cdf),
-                               np.arange(1, 32) / 32, atol=1e-12)
+    np.testing.assert_allclose(_mixture_cdf(counts[0], 40.0)(t), np.arange(1, 32) / 32,
+                               atol=1e-12)
     assert (t < 40.0 / 256).sum() >= 4  # several thresholds inside the first fine bin
 
 
