@@ -28,6 +28,14 @@ Stages (``--stage``):
   into its large regime (patched to 0) at the epsilon that puts n x epsilon at each of
   :data:`THRESHOLD_N_EPSILONS`, ``random_state`` 0-11, two processes:
   results/tree_count_threshold.csv.
+- ``small_recipe``: the regression stage's splits, delta 5e-8, the public row count, the
+  default regressor forced into its small-data regime (``_auto.CONSTANT_N_EPSILON`` patched to
+  0, ``SMALL_N_EPSILON`` to inf) as shipped and as before (``SMALL_INITIAL_SHARE`` 0.5,
+  ``SMALL_TREES`` 10, ``SMALL_MIN_CHILD_WEIGHT`` "auto": the rule of larger fits), with
+  ``SMALL_INITIAL_SHARE`` 0.2 and 0.3 and with 30 trees, into the constant regime and into
+  the large regime, at the epsilon that puts n x epsilon at each of
+  :data:`SMALL_RECIPE_N_EPSILONS`, ``random_state`` 0-7, two processes:
+  results/tree_count_small_recipe.csv.
 - ``init_large``: the ``threshold`` stage's cells in the large regime, ``init="zero"`` (its
   default) against ``init="private"`` at ``_budget.INITIAL_SHARE`` 0.1 and 0.25 (patched),
   ``random_state`` 0-9: results/tree_count_init_large.csv.
@@ -83,6 +91,7 @@ from bench_regression import DATASETS, dpboost, tuning_split
 from sklearn.metrics import roc_auc_score
 from sklearn.model_selection import KFold, train_test_split
 
+import dpboost._auto as _auto
 import dpboost._budget as budget
 from dpboost import DPGBClassifier, DPGBRegressor
 
@@ -97,6 +106,26 @@ COUNT_SHARES = (0.01, 0.02, 0.05)
 THRESHOLD_N_EPSILONS = (600, 1000, 1500, 2500, 4000)
 #: label -> ``_auto.SMALL_N_EPSILON`` of the ``threshold`` stage.
 THRESHOLD_SETTINGS = {"small-data regime": math.inf, "large regime": 0.0}
+SMALL_RECIPE_N_EPSILONS = (150, 250, 400, 550, 700, 1000, 1500)
+#: The ``_auto`` values the ``small_recipe`` stage patches, as shipped (read before any patch).
+_SHIPPED_REGIMES = {name: getattr(_auto, name) for name in (
+    "CONSTANT_N_EPSILON", "SMALL_N_EPSILON", "SMALL_INITIAL_SHARE", "SMALL_TREES",
+    "SMALL_MIN_CHILD_WEIGHT")}
+#: label -> ``_auto`` values of the ``small_recipe`` stage (each sets all of them: joblib's
+#: workers keep a patch from one cell to the next).
+SMALL_RECIPE_SETTINGS = {
+    "small-data regime": {**_SHIPPED_REGIMES, "CONSTANT_N_EPSILON": 0.0,
+                          "SMALL_N_EPSILON": math.inf},
+    "small-data regime before": {**_SHIPPED_REGIMES, "CONSTANT_N_EPSILON": 0.0,
+                                 "SMALL_N_EPSILON": math.inf, "SMALL_INITIAL_SHARE": 0.5,
+                                 "SMALL_TREES": 10, "SMALL_MIN_CHILD_WEIGHT": "auto"},
+    **{f"initial share {share:g}": {**_SHIPPED_REGIMES, "CONSTANT_N_EPSILON": 0.0,
+                                    "SMALL_N_EPSILON": math.inf, "SMALL_INITIAL_SHARE": share}
+       for share in (0.2, 0.3)},
+    "30 trees": {**_SHIPPED_REGIMES, "CONSTANT_N_EPSILON": 0.0, "SMALL_N_EPSILON": math.inf,
+                 "SMALL_TREES": 30},
+    "constant": {**_SHIPPED_REGIMES, "CONSTANT_N_EPSILON": math.inf},
+    "large regime": {**_SHIPPED_REGIMES, "CONSTANT_N_EPSILON": 0.0, "SMALL_N_EPSILON": 0.0}}
 #: label -> (init, ``_budget.INITIAL_SHARE``) of the ``init_large`` stage.
 INIT_LARGE_SETTINGS = {"init zero": ("zero", 0.1), "init private 0.1": ("private", 0.1),
                        "init private 0.25": ("private", 0.25)}
@@ -229,6 +258,70 @@ def threshold_stage():
         lambda name, n_eps, label, seed: _tuning_row(
             name, label, seed, _patched("_auto", SMALL_N_EPSILON=THRESHOLD_SETTINGS[label]),
             n_eps=n_eps, public_count=True))
+
+
+def small_recipe_stage():
+    return _in_parallel(
+        itertools.product(_loaders.available(DATASETS), SMALL_RECIPE_N_EPSILONS,
+                          SMALL_RECIPE_SETTINGS, range(8)),
+        lambda name, n_eps, label, seed: _tuning_row(
+            name, label, seed, _patched("_auto", **SMALL_RECIPE_SETTINGS[label]), n_eps=n_eps,
+            public_count=True))
+
+
+def small_recipe_table(rows):
+    """The README table of the ``small_recipe`` stage (markdown): per n x epsilon, each
+    setting's RMSE over the shipped small-data regime's (per set, the ratio of the means over
+    the seeds): its geometric mean over the sets, and its smallest and largest."""
+    means = defaultdict(list)
+    for r in rows:
+        means[(round(float(r["n_eps"])), r["dataset"], r["trees"])].append(float(r["rmse"]))
+    others = [label for label in SMALL_RECIPE_SETTINGS if label != "small-data regime"]
+    lines = ["| n x eps | " + " | ".join(others) + " |", "|---" * (len(others) + 1) + "|"]
+    for n_eps in sorted({key[0] for key in means}):
+        cells = []
+        for label in others:
+            ratios = {name: np.mean(means[(n_eps, name, label)])
+                      / np.mean(means[(n_eps, name, "small-data regime")])
+                      for (e, name, lab) in means if e == n_eps and lab == label}
+            values = list(ratios.values())
+            cells.append(f"{math.exp(np.mean(np.log(values))):.3f} "
+                         f"({min(values):.2f}-{max(values):.2f})")
+        lines.append(f"| {n_eps:,} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def count_margin_table(rows, base="margin 0"):
+    """The README table of the ``count_margin`` stage (markdown): per n x epsilon and set, each
+    other margin's RMSE over ``base``'s, the mean over seeds of the paired ratio with its
+    standard error (none where every seed's fit is the same), and a last row of geometric
+    means over the cells below 225, from 225 to 500 and in all."""
+    rmse = defaultdict(dict)
+    for r in rows:
+        rmse[(round(float(r["n_eps"])), r["dataset"], r["trees"])][r["seed"]] = float(r["rmse"])
+    labels = sorted({key[2] for key in rmse} - {base})
+    names = sorted({key[1] for key in rmse})
+    lines = ["| margin: n x epsilon | " + " | ".join(names) + " |", "|---" * (len(names) + 1) + "|"]
+    means = defaultdict(list)
+    for label in labels:
+        for n_eps in sorted({key[0] for key in rmse}):
+            cells = []
+            for name in names:
+                new, old = rmse[(n_eps, name, label)], rmse[(n_eps, name, base)]
+                ratios = np.array([new[seed] / old[seed] for seed in new])
+                means[(label, "below" if n_eps < 225 else "to 500" if n_eps <= 500 else "above")
+                      ].append(ratios.mean())
+                error = ratios.std(ddof=1) / math.sqrt(ratios.size)
+                cells.append(f"{ratios.mean():.4f}" + (f" ± {error:.4f}" if error > 5e-5 else ""))
+            lines.append(f"| {label}: {n_eps:,} | " + " | ".join(cells) + " |")
+    for label in labels:
+        parts = {band: math.exp(np.mean(np.log(values))) for (lab, band), values in means.items()
+                 if lab == label}
+        every = [v for (lab, _), values in means.items() if lab == label for v in values]
+        lines.append(f"| {label}: geometric mean | below 225: {parts['below']:.4f} | 225-500: "
+                     f"{parts['to 500']:.4f} | all: {math.exp(np.mean(np.log(every))):.4f} | "
+                     f"worst cell: {max(every):.4f} | |")
+    return "\n".join(lines)
 
 
 def init_large_stage():
@@ -392,7 +485,7 @@ def main():
               "count": count_stage, "count_share": count_share_stage,
               "count_margin": count_margin_stage, "gradient_bound": gradient_bound_stage,
               "interactions": interactions_stage,
-              "threshold": threshold_stage,
+              "threshold": threshold_stage, "small_recipe": small_recipe_stage,
               "init_large": init_large_stage, "accounting": accounting_stage}
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--stage", choices=tuple(stages), required=True)
@@ -403,7 +496,11 @@ def main():
     if not args.report:
         _harness.warm_up()
         _harness.write_results(name, stages[args.stage]())
-    report(_harness.read_results(name), metric)
+    rows = _harness.read_results(name)
+    if args.stage in ("small_recipe", "count_margin"):
+        print({"small_recipe": small_recipe_table, "count_margin": count_margin_table}[args.stage](rows))
+        return
+    report(rows, metric)
 
 
 if __name__ == "__main__":

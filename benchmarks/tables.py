@@ -638,6 +638,18 @@ def capacity_atoms():
     return bench_capacity.atoms_table(_results("capacity_atoms"))
 
 
+def small_recipe():
+    import bench_tree_count
+
+    return bench_tree_count.small_recipe_table(_results("tree_count_small_recipe"))
+
+
+def count_margin():
+    import bench_tree_count
+
+    return bench_tree_count.count_margin_table(_results("tree_count_count_margin"))
+
+
 #: name -> function returning the markdown of README.md's ``<!-- table:name -->`` block.
 TABLES = {f.__name__: f for f in (
     safe_defaults, fit_time, defaults_max_bins, secure_noise, secure_samplers, error_vs_epsilon,
@@ -645,7 +657,7 @@ TABLES = {f.__name__: f for f in (
     blocks_grid_ranks, multiclass, table1_hessian, fit, compile_startup, compile_floors,
     frontier, speed_goals, frontier_abalone, regression, threads, threads_device,
     threads_device_repeat, capacity_trees, capacity_select, capacity_margins,
-    capacity_choice, capacity_atoms)}
+    capacity_choice, capacity_atoms, small_recipe, count_margin)}
 
 _BLOCK = re.compile(r"(<!-- table:(\w+) -->\n)(.*?)(<!-- /table:\2 -->)", re.S)
 

@@ -201,19 +201,35 @@ def test_replay_flags_an_understated_initial_sensitivity(monkeypatch):
 
 def test_a_small_hinted_row_count_times_epsilon_releases_the_mean_with_few_trees(regression):
     # The regime is read from public inputs only: the hint and epsilon, not the data's 400 rows.
-    from dpboost._auto import SMALL_INITIAL_SHARE, SMALL_TREES, resolve_config, resolve_configs
+    from dpboost._auto import (
+        SMALL_GIVEN_TREES_SHARE,
+        SMALL_INITIAL_SHARE,
+        SMALL_MIN_CHILD_WEIGHT,
+        SMALL_TREES,
+        resolve_config,
+        resolve_configs,
+        resolve_min_child_weight,
+    )
 
     params = DPGBRegressor(epsilon=0.1, n_samples_hint=6999).get_params(deep=False)
     [small] = resolve_configs(params, 1.0, regression=True, n_features=3)
-    assert (small.init, small.n_estimators, small.initial_share) == ("private", SMALL_TREES,
-                                                                     SMALL_INITIAL_SHARE)
+    assert (small.init, small.n_estimators, small.initial_share, small.min_child_weight) == (
+        "private", SMALL_TREES, SMALL_INITIAL_SHARE, SMALL_MIN_CHILD_WEIGHT)
+    rule = resolve_min_child_weight("auto", "gaussian", 0.1, 1.0)
+    assert rule == 2000.0 != SMALL_MIN_CHILD_WEIGHT
     for hint in (7000, None):  # 700 and above, or no hint: the large-data rules, init "zero"
         [large] = resolve_configs({**params, "n_samples_hint": hint}, 1.0, regression=True,
                                   n_features=3)
-        assert (large.init, large.n_estimators, large.initial_share) == ("zero", 200, None)
-    explicit = resolve_config({**params, "n_estimators": 50, "init": "zero"}, 1.0,
-                              regression=True, n_features=3)
-    assert (explicit.init, explicit.n_estimators) == ("zero", 50)
+        assert (large.init, large.n_estimators, large.initial_share,
+                large.min_child_weight) == ("zero", 200, None, rule)
+    explicit = resolve_config({**params, "n_estimators": 50, "init": "zero",
+                               "min_child_weight": 5.0}, 1.0, regression=True, n_features=3)
+    assert (explicit.init, explicit.n_estimators, explicit.min_child_weight) == ("zero", 50, 5.0)
+    # a number of trees given keeps the weight threshold, and the mean takes the larger share
+    more = resolve_config({**params, "n_estimators": 50}, 1.0, regression=True, n_features=3,
+                          n_samples=6999)
+    assert (more.init, more.n_estimators, more.initial_share, more.min_child_weight) == (
+        "private", 50, SMALL_GIVEN_TREES_SHARE, rule)
     # the classifier has no hint; its "auto" init is "zero"
     classifier = DPGBClassifier(epsilon=0.1, init="auto").get_params(deep=False)
     assert resolve_config(classifier, 0.25, regression=False).init == "zero"
@@ -232,7 +248,13 @@ def test_a_small_hinted_row_count_times_epsilon_releases_the_mean_with_few_trees
 def test_a_tiny_hinted_row_count_times_epsilon_gives_the_private_mean_alone(regression):
     # Below CONSTANT_N_EPSILON, with init and n_estimators "auto", the whole budget goes to the
     # mean target: no tree, one Laplace release of the whole epsilon.
-    from dpboost._auto import CONSTANT_N_EPSILON, SMALL_TREES, resolve_config, resolve_configs
+    from dpboost._auto import (
+        CONSTANT_N_EPSILON,
+        SMALL_INITIAL_SHARE,
+        SMALL_TREES,
+        resolve_config,
+        resolve_configs,
+    )
 
     params = DPGBRegressor(epsilon=0.1, n_samples_hint=2249).get_params(deep=False)
     assert 2249 * 0.1 < CONSTANT_N_EPSILON <= 2250 * 0.1
@@ -240,7 +262,7 @@ def test_a_tiny_hinted_row_count_times_epsilon_gives_the_private_mean_alone(regr
     assert (alone.init, alone.n_estimators, alone.initial_share) == ("private", 0, 1.0)
     [small] = resolve_configs({**params, "n_samples_hint": 2250}, 1.0, regression=True,
                               n_features=3)
-    assert (small.n_estimators, small.initial_share) == (SMALL_TREES, 0.5)
+    assert (small.n_estimators, small.initial_share) == (SMALL_TREES, SMALL_INITIAL_SHARE)
     # an explicit init or n_estimators, or a warm start (which adds trees), keeps the trees
     for changed in ({"init": "private"}, {"init": "zero"}, {"n_estimators": 50}):
         assert resolve_config({**params, **changed}, 1.0, regression=True,

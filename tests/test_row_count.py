@@ -9,7 +9,13 @@ import pytest
 from replay_harness import ROW_COUNT, run_config
 
 from dpboost import DPGBClassifier, DPGBRegressor, PrivacyAccountant
-from dpboost._auto import CONSTANT_COUNT_MARGIN, count_thresholds, regime, regime_counts
+from dpboost._auto import (
+    CONSTANT_COUNT_MARGIN,
+    SMALL_TREES,
+    count_thresholds,
+    regime,
+    regime_counts,
+)
 from dpboost._records import Partition
 from dpboost._row_count import ROW_COUNT_SHARE, count_records, row_count_release
 from dpboost._sensitivities import row_count_sensitivity
@@ -104,12 +110,12 @@ def test_the_count_is_released_first_within_the_budget(delta):
     assert model.privacy_spent_ <= 1.0
     assert math.isfinite(model.row_count_) and model.row_count_ >= 0
     # 400 records at epsilon 1 (n x epsilon ~ 400 < 700): the small-data regime was chosen
-    assert (model.n_estimators_, model.privacy_ledger_[1].level) == (10, -1)
+    assert (model.n_estimators_, model.privacy_ledger_[1].level) == (SMALL_TREES, -1)
 
 
 @pytest.mark.parametrize("released, n_estimators, n_releases", [
     (1e6, 200, None),  # the large regime
-    (400.0, 10, None),  # the small-data regime
+    (400.0, SMALL_TREES, None),  # the small-data regime
     # the constant regime: 275 records at epsilon 1 are past its threshold (225) but within
     # the margin of the count's noise (scale 100 records); one release after the count
     (275.0, 1, 2)])
@@ -186,7 +192,7 @@ def test_a_regime_that_cannot_be_planned_takes_its_neighbours_plan():
 
     configs = _regressor(epsilon=1.0)._configs(n_features=3)
     assert len(configs) == 3 and all(c.private_row_count for c in configs)
-    assert [c.n_estimators for c in configs] == [0, 10, 200]  # constant, small, large
+    assert [c.n_estimators for c in configs] == [0, SMALL_TREES, 200]  # constant, small, large
 
     def refuse(n_estimators):
         def plan(config):
@@ -196,8 +202,9 @@ def test_a_regime_that_cannot_be_planned_takes_its_neighbours_plan():
         return plan
 
     # the nearest regime that can be planned, the larger first
-    assert [plan for _, plan in plan_regimes(configs, refuse(10))] == [0, 200, 200]
-    assert [plan for _, plan in plan_regimes(configs, refuse(0))] == [10, 10, 200]
+    assert [plan for _, plan in plan_regimes(configs, refuse(SMALL_TREES))] == [0, 200, 200]
+    assert [plan for _, plan in plan_regimes(configs, refuse(0))] == [SMALL_TREES, SMALL_TREES,
+                                                                       200]
 
     def refuse_counted(config):
         if config.private_row_count:

@@ -38,7 +38,8 @@ class FitConfig:
         The initial scores: released (``_initial``) or 0.
     initial_share : float or None
         The share of the budget on the initial score's release: 1 in the constant regime
-        (``_auto.constant_model``, no tree), ``_auto.SMALL_INITIAL_SHARE`` where
+        (``_auto.constant_model``, no tree), ``_auto.SMALL_INITIAL_SHARE`` (the regime's own
+        trees) or ``_auto.SMALL_GIVEN_TREES_SHARE`` (``n_estimators`` given) where
         ``n_samples_hint * epsilon`` is small, else None (the planner's ``INITIAL_SHARE``).
     random_state : None, int, Generator, RandomState or NoiseSource
         The source of the fit's noise (``_noise.make_noise``).

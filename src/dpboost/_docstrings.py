@@ -46,7 +46,9 @@ PARAMETERS = """
         ``fit`` from that fit's epsilon (so ``set_params(epsilon=...)`` and searches over epsilon
         stay consistent): the released weight of about 200 / epsilon records (``200 h* /
         epsilon`` with Gaussian leaves, h* the loss's Hessian bound; ``200 / epsilon`` with
-        ``"average"``), 0 with Laplace leaves or ``epsilon=inf``.
+        ``"average"``), 0 with Laplace leaves or ``epsilon=inf``, and 0 in the regressor's
+        small-data regime with ``n_estimators="auto"`` (``n_samples_hint``: there no leaf
+        holds that many records).
     subsample : float or "auto", default="auto" (classifier), 1.0 (regressor)
         Each tree is grown on a Poisson sample of its records, each kept with probability
         ``subsample`` in (0, 1] (XGBoost's name). ``"auto"``, resolved at each ``fit`` from its
@@ -424,12 +426,11 @@ REGRESSOR = ("""Differentially private gradient-boosted trees for regression.
         on the private count). ``"private"``: a count released first, with Laplace noise at 1 %
         of epsilon (sensitivity 1; the rest of the fit is planned with 99 %; docs/privacy.md,
         Private row count), stored as ``row_count_``. Where the count times epsilon is below
-        700 (``_auto.small_data``: trees on so few records per unit of budget are mostly
-        noise) ``init="auto"`` releases the mean target with half of the budget (Laplace) and
-        ``n_estimators="auto"`` is 10; on the tuning splits of the shared regression sets that
-        was at or below the other default in every such cell (benchmarks/README.md, "Trees
-        against the row count times epsilon"; with the private count, RMSE 0.63-1.02x that
-        of no count where it chose the small regime, 1.01x on average elsewhere). Below 225
+        700 (``_auto.small_data``: few records per unit of budget) ``init="auto"`` releases
+        the mean target, and ``n_estimators="auto"`` is 20 with 10 % of the budget on the mean
+        and ``min_child_weight="auto"`` 0 (benchmarks/README.md, "The small-data regime's
+        trees"; with ``n_estimators`` given, half of the budget and the usual threshold).
+        Below 225
         (``_auto.constant_model``), with ``init`` and ``n_estimators`` both "auto", the model
         is the private mean target alone: the whole budget on it, no tree (``n_estimators_``
         is 1, a tree whose leaves all hold the mean; benchmarks/README.md, "The constant
