@@ -111,19 +111,17 @@ SMALL_RECIPE_N_EPSILONS = (150, 250, 400, 550, 700, 1000, 1500)
 _SHIPPED_REGIMES = {name: getattr(_auto, name) for name in (
     "CONSTANT_N_EPSILON", "SMALL_N_EPSILON", "SMALL_INITIAL_SHARE", "SMALL_TREES",
     "SMALL_MIN_CHILD_WEIGHT")}
+#: The shipped values with every fit forced into the small-data regime.
+_FORCED_SMALL = {**_SHIPPED_REGIMES, "CONSTANT_N_EPSILON": 0.0, "SMALL_N_EPSILON": math.inf}
 #: label -> ``_auto`` values of the ``small_recipe`` stage (each sets all of them: joblib's
 #: workers keep a patch from one cell to the next).
 SMALL_RECIPE_SETTINGS = {
-    "small-data regime": {**_SHIPPED_REGIMES, "CONSTANT_N_EPSILON": 0.0,
-                          "SMALL_N_EPSILON": math.inf},
-    "small-data regime before": {**_SHIPPED_REGIMES, "CONSTANT_N_EPSILON": 0.0,
-                                 "SMALL_N_EPSILON": math.inf, "SMALL_INITIAL_SHARE": 0.5,
-                                 "SMALL_TREES": 10, "SMALL_MIN_CHILD_WEIGHT": "auto"},
-    **{f"initial share {share:g}": {**_SHIPPED_REGIMES, "CONSTANT_N_EPSILON": 0.0,
-                                    "SMALL_N_EPSILON": math.inf, "SMALL_INITIAL_SHARE": share}
+    "small-data regime": _FORCED_SMALL,
+    "small-data regime before": {**_FORCED_SMALL, "SMALL_INITIAL_SHARE": 0.5, "SMALL_TREES": 10,
+                                 "SMALL_MIN_CHILD_WEIGHT": "auto"},
+    **{f"initial share {share:g}": {**_FORCED_SMALL, "SMALL_INITIAL_SHARE": share}
        for share in (0.2, 0.3)},
-    "30 trees": {**_SHIPPED_REGIMES, "CONSTANT_N_EPSILON": 0.0, "SMALL_N_EPSILON": math.inf,
-                 "SMALL_TREES": 30},
+    "30 trees": {**_FORCED_SMALL, "SMALL_TREES": 30},
     "constant": {**_SHIPPED_REGIMES, "CONSTANT_N_EPSILON": math.inf},
     "large regime": {**_SHIPPED_REGIMES, "CONSTANT_N_EPSILON": 0.0, "SMALL_N_EPSILON": 0.0}}
 #: label -> (init, ``_budget.INITIAL_SHARE``) of the ``init_large`` stage.
@@ -479,6 +477,10 @@ def report(rows, metric):
               f"{sum(values) / len(values):.4g} (n={len(values)})")
 
 
+#: stage -> its README table (the other stages print :func:`report`).
+STAGE_TABLES = {"small_recipe": small_recipe_table, "count_margin": count_margin_table}
+
+
 def main():
     stages = {"regression": regression_stage, "classification": classification_stage,
               "small": small_stage, "constant": constant_stage, "goals": goals_stage,
@@ -497,10 +499,10 @@ def main():
         _harness.warm_up()
         _harness.write_results(name, stages[args.stage]())
     rows = _harness.read_results(name)
-    if args.stage in ("small_recipe", "count_margin"):
-        print({"small_recipe": small_recipe_table, "count_margin": count_margin_table}[args.stage](rows))
-        return
-    report(rows, metric)
+    if args.stage in STAGE_TABLES:
+        print(STAGE_TABLES[args.stage](rows))
+    else:
+        report(rows, metric)
 
 
 if __name__ == "__main__":
