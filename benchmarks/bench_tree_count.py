@@ -53,6 +53,13 @@ Stages (``--stage``):
   gradient clip, 0.3 of the target's half-range, and a private initial score), epsilon in
   :data:`GRADIENT_BOUND_EPSILONS`, ``random_state`` 0-3, two processes:
   results/tree_count_gradient_bound.csv.
+- ``clip_oracle``: the regression stage's splits, delta 5e-8, the public row count, the
+  default regressor against itself with its gradient bound set to a quantile (each of
+  :data:`CLIP_QUANTILES`) of ``|y - mean(y)|`` over the fitting rows, the target scaled into
+  [-1, 1] by its public bounds (:func:`_oracle_bound`): read from the data without noise, a
+  ceiling on what a private quantile of the residuals could gain; epsilon in
+  :data:`REGRESSION_EPSILONS`, ``random_state`` 0-3, two processes:
+  results/tree_count_clip_oracle.csv.
 - ``interactions``: the regression stage's splits, delta 5e-8, the public row count, the
   default regressor against unrestricted exponential-split trees of depth 4 and 6
   (:data:`INTERACTION_SETTINGS`), epsilon in :data:`INTERACTION_EPSILONS`, ``random_state``
@@ -94,6 +101,7 @@ from sklearn.model_selection import KFold, train_test_split
 import dpboost._auto as _auto
 import dpboost._budget as budget
 from dpboost import DPGBClassifier, DPGBRegressor
+from dpboost._loss import scale_target
 
 TREES = (25, 50, 100, 200, "auto")
 REGRESSION_EPSILONS = (0.03, 0.1, 0.3, 1.0, 4.0)
@@ -140,6 +148,10 @@ GRADIENT_BOUND_SETTINGS = {
     "default": {}, "init private": {"init": "private"}, "gb 0.3": {"gradient_bound": 0.3},
     **{f"init private, gb {bound:g}": {"init": "private", "gradient_bound": bound}
        for bound in (0.5, 0.3, 0.2)}}
+#: Quantiles of the fitting rows' ``|y - mean(y)|`` taken as the gradient bound by the
+#: ``clip_oracle`` stage, and its settings (label -> quantile, None: the default bound).
+CLIP_QUANTILES = (0.8, 0.9, 0.95, 0.99)
+CLIP_SETTINGS = {"default": None, **{f"oracle q{q:g}": q for q in CLIP_QUANTILES}}
 COUNT_MARGIN_N_EPSILONS = (25, 50, 100, 150, 200, 250, 300, 400, 500, 700, 1000)
 #: label -> ``_auto.CONSTANT_N_EPSILON`` of the ``constant`` stage.
 CONSTANT_SETTINGS = {"small-data regime": 0.0, "constant": math.inf}
@@ -267,26 +279,40 @@ def small_recipe_stage():
             public_count=True))
 
 
-def small_recipe_table(rows):
-    """The README table of the ``small_recipe`` stage (markdown): per n x epsilon, each
-    setting's RMSE over the shipped small-data regime's (per set, the ratio of the means over
-    the seeds): its geometric mean over the sets, and its smallest and largest."""
+def _ratio_table(rows, base, labels, group, heading, fmt):
+    """A README table (markdown): per group of rows (``group(row)``, printed by ``fmt``), each
+    setting of ``labels`` other than ``base``, its RMSE over ``base``'s (per set, the ratio of
+    the means over the seeds): its geometric mean over the sets, and its smallest and largest."""
     means = defaultdict(list)
     for r in rows:
-        means[(round(float(r["n_eps"])), r["dataset"], r["trees"])].append(float(r["rmse"]))
-    others = [label for label in SMALL_RECIPE_SETTINGS if label != "small-data regime"]
-    lines = ["| n x eps | " + " | ".join(others) + " |", "|---" * (len(others) + 1) + "|"]
-    for n_eps in sorted({key[0] for key in means}):
+        means[(group(r), r["dataset"], r["trees"])].append(float(r["rmse"]))
+    others = [label for label in labels if label != base]
+    lines = [f"| {heading} | " + " | ".join(others) + " |", "|---" * (len(others) + 1) + "|"]
+    for value in sorted({key[0] for key in means}):
         cells = []
         for label in others:
-            ratios = {name: np.mean(means[(n_eps, name, label)])
-                      / np.mean(means[(n_eps, name, "small-data regime")])
-                      for (e, name, lab) in means if e == n_eps and lab == label}
+            ratios = {name: np.mean(means[(value, name, label)])
+                      / np.mean(means[(value, name, base)])
+                      for (v, name, lab) in means if v == value and lab == label}
             values = list(ratios.values())
             cells.append(f"{math.exp(np.mean(np.log(values))):.3f} "
                          f"({min(values):.2f}-{max(values):.2f})")
-        lines.append(f"| {n_eps:,} | " + " | ".join(cells) + " |")
+        lines.append(f"| {fmt(value)} | " + " | ".join(cells) + " |")
     return "\n".join(lines)
+
+
+def small_recipe_table(rows):
+    """The README table of the ``small_recipe`` stage: per n x epsilon, each setting against
+    the shipped small-data regime (:func:`_ratio_table`)."""
+    return _ratio_table(rows, "small-data regime", SMALL_RECIPE_SETTINGS,
+                        lambda r: round(float(r["n_eps"])), "n x eps", "{:,}".format)
+
+
+def clip_oracle_table(rows):
+    """The README table of the ``clip_oracle`` stage: per epsilon, each oracle bound against
+    the default (:func:`_ratio_table`)."""
+    return _ratio_table(rows, "default", CLIP_SETTINGS, lambda r: float(r["epsilon"]),
+                        "epsilon", "{:g}".format)
 
 
 def count_margin_table(rows, base="margin 0"):
@@ -362,6 +388,24 @@ def _settings_stage(epsilons, settings, seeds):
 
 def gradient_bound_stage():
     return _settings_stage(GRADIENT_BOUND_EPSILONS, GRADIENT_BOUND_SETTINGS, 4)
+
+
+def _oracle_bound(name, quantile):
+    """The ``quantile`` of ``|y - mean(y)|`` over ``name``'s fitting rows, the target scaled into
+    [-1, 1] by its public bounds, at most the default bound 1 (non-private: a diagnostic)."""
+    data = _loaders.load(name)
+    y = scale_target(tuning_split(data)[1], data["target_bounds"])
+    return min(1.0, float(np.quantile(np.abs(y - y.mean()), quantile)))
+
+
+def clip_oracle_stage():
+    return _in_parallel(
+        itertools.product(_loaders.available(DATASETS), REGRESSION_EPSILONS, CLIP_SETTINGS,
+                          range(4)),
+        lambda name, epsilon, label, seed: _tuning_row(
+            name, label, seed, lambda: None, epsilon=epsilon, public_count=True,
+            **({} if CLIP_SETTINGS[label] is None
+               else {"gradient_bound": _oracle_bound(name, CLIP_SETTINGS[label])})))
 
 
 def interactions_stage():
@@ -478,7 +522,8 @@ def report(rows, metric):
 
 
 #: stage -> its README table (the other stages print :func:`report`).
-STAGE_TABLES = {"small_recipe": small_recipe_table, "count_margin": count_margin_table}
+STAGE_TABLES = {"small_recipe": small_recipe_table, "count_margin": count_margin_table,
+                "clip_oracle": clip_oracle_table}
 
 
 def main():
@@ -486,6 +531,7 @@ def main():
               "small": small_stage, "constant": constant_stage, "goals": goals_stage,
               "count": count_stage, "count_share": count_share_stage,
               "count_margin": count_margin_stage, "gradient_bound": gradient_bound_stage,
+              "clip_oracle": clip_oracle_stage,
               "interactions": interactions_stage,
               "threshold": threshold_stage, "small_recipe": small_recipe_stage,
               "init_large": init_large_stage, "accounting": accounting_stage}

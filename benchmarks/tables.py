@@ -650,6 +650,12 @@ def count_margin():
     return bench_tree_count.count_margin_table(_results("tree_count_count_margin"))
 
 
+def clip_oracle():
+    import bench_tree_count
+
+    return bench_tree_count.clip_oracle_table(_results("tree_count_clip_oracle"))
+
+
 #: name -> function returning the markdown of README.md's ``<!-- table:name -->`` block.
 TABLES = {f.__name__: f for f in (
     safe_defaults, fit_time, defaults_max_bins, secure_noise, secure_samplers, error_vs_epsilon,
@@ -657,7 +663,7 @@ TABLES = {f.__name__: f for f in (
     blocks_grid_ranks, multiclass, table1_hessian, fit, compile_startup, compile_floors,
     frontier, speed_goals, frontier_abalone, regression, threads, threads_device,
     threads_device_repeat, capacity_trees, capacity_select, capacity_margins,
-    capacity_choice, capacity_atoms, small_recipe, count_margin)}
+    capacity_choice, capacity_atoms, small_recipe, count_margin, clip_oracle)}
 
 _BLOCK = re.compile(r"(<!-- table:(\w+) -->\n)(.*?)(<!-- /table:\2 -->)", re.S)
 
