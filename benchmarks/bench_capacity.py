@@ -53,7 +53,10 @@ limit the random splits?) on every set at :data:`BOUNDS_EPSILONS`, seeds :data:`
 :data:`CANDIDATES_EPSILONS`, seeds :data:`CANDIDATES_SEEDS` (results/capacity_candidates.csv;
 where the sketch pays: ``_auto.SKETCH_N_EPSILON_PER_FEATURE``), ``--candidates-check``: the grid
 against the default as shipped (its ``"auto"`` rule), fresh seeds
-:data:`CANDIDATES_CHECK_SEEDS` (results/capacity_candidates_check.csv); ``--atoms``: the sketch's
+:data:`CANDIDATES_CHECK_SEEDS` (results/capacity_candidates_check.csv); ``--log-grid``: the
+default on the equal-width grid (``split_candidates="uniform"``) against the log grid
+(``"log"``) on the sets with a feature it spaces, at :data:`CANDIDATES_EPSILONS`, seeds
+:data:`LOG_GRID_SEEDS` (results/capacity_log_grid.csv); ``--atoms``: the sketch's
 thresholds, a value many records share in a bin of its own, against plain quantiles (``--atoms
 --before`` with ``PYTHONPATH`` on a checkout before that rule first; results/capacity_atoms.csv
 and capacity_atoms_before.csv); ``--report`` prints the table from the CSV.
@@ -74,6 +77,7 @@ from sklearn.model_selection import train_test_split
 
 from dpboost import DPGBClassifier
 from dpboost._auto import interaction_threshold, reaches
+from dpboost._candidates import log_grid_features
 from dpboost._interaction_choice import (
     PART_FRACTIONS,
     SLOTS_PER_BUCKET,
@@ -138,6 +142,11 @@ CANDIDATES_CHECK_CONFIGS = ("auto grid", "auto")
 CANDIDATES_EPSILONS = (0.03, 0.1, 0.3, 1.0, 4.0)
 CANDIDATES_SEEDS = (50, 51, 52, 53, 54, 55)
 CANDIDATES_CHECK_SEEDS = (60, 61, 62, 63)
+#: ``--log-grid``: the default on the equal-width grid and on the log grid
+#: (``_candidates.LOG_GRID_SPAN``), on the sets with a feature the log grid changes, at
+#: :data:`CANDIDATES_EPSILONS`.
+LOG_GRID_CONFIGS = ("auto grid", "auto log grid")
+LOG_GRID_SEEDS = (80, 81, 82, 83)
 #: ``--atoms``: the sketch's thresholds with a value many records share given one bin
 #: (``_candidates.sketch_thresholds``) against plain quantiles (``--atoms --before``, run on the
 #: library before that rule): the sketch at :data:`CANDIDATES_EPSILONS` and seeds
@@ -187,11 +196,13 @@ def model(config, epsilon, seed, bounds):
     classifier, its private choice of interactions included) or "additive" (the same with
     ``interaction_cst="no_interactions"``: the default below 8,000 per feature before the
     choice) or "auto private bounds" ("auto" with ``feature_bounds="private"``) or "auto
-    sketch" / "auto grid" ("auto" with ``split_candidates`` "sketch" / "uniform")."""
+    sketch" / "auto grid" / "auto log grid" ("auto" with ``split_candidates`` "sketch" /
+    "uniform" / "log")."""
     variants = {"auto": {}, "additive": {"interaction_cst": "no_interactions"},
                 "auto private bounds": {"feature_bounds": "private"},
                 "auto sketch": {"split_candidates": "sketch"},
-                "auto grid": {"split_candidates": "uniform"}}
+                "auto grid": {"split_candidates": "uniform"},
+                "auto log grid": {"split_candidates": "log"}}
     if config in variants:
         # The library's default, and today's rule below 8,000 per feature (additive trees)
         variant = variants[config]
@@ -451,14 +462,26 @@ def run_choice():
     return _fit_cells(cells)
 
 
-def _variant_cells(configs, epsilons, seeds):
+def _variant_cells(configs, epsilons, seeds, keep=lambda bounds: True):
     """Fits of the library's default and a variant (``configs``) on every set's tuning split
-    (not synth100k's subsets) at ``epsilons`` and ``seeds``, two at a time."""
+    (not synth100k's subsets; only those whose public bounds ``keep`` accepts) at ``epsilons``
+    and ``seeds``, two at a time."""
     cells = [(name, (X_fit, y_fit, X_val, y_val, bounds), epsilon, config, seed)
              for name, X_fit, y_fit, X_val, y_val, bounds, _ in tuning_splits(SETS)
-             if "@" not in name
+             if "@" not in name and keep(bounds)
              for epsilon in epsilons for config in configs for seed in seeds]
     return _fit_cells(cells)
+
+
+def run_log_grid():
+    """``--log-grid``: :data:`LOG_GRID_CONFIGS` at :data:`CANDIDATES_EPSILONS`, seeds
+    :data:`LOG_GRID_SEEDS`, on the sets with a numeric feature the log grid spaces (the others'
+    fits are the same bit for bit)."""
+    def wide(bounds):
+        bounds = np.asarray(bounds, dtype=np.float64)
+        return log_grid_features(bounds, np.arange(bounds.shape[0])).size > 0
+
+    return _variant_cells(LOG_GRID_CONFIGS, CANDIDATES_EPSILONS, LOG_GRID_SEEDS, keep=wide)
 
 
 def run_bounds():
@@ -552,6 +575,11 @@ def candidates_table(rows):
 def candidates_check_table(rows):
     """The README table of ``--candidates-check``: the equal-width grid against the rule."""
     return _variant_table(rows, CANDIDATES_CHECK_CONFIGS, ("grid", "as shipped"))
+
+
+def log_grid_table(rows):
+    """The README table of ``--log-grid``: the equal-width grid against the log grid."""
+    return _variant_table(rows, LOG_GRID_CONFIGS, ("grid", "log grid"))
 
 
 def choice_table(rows):
@@ -682,6 +710,8 @@ STAGES = {
     "candidates_check": ("the default on the grid and as shipped, fresh seeds",
                          "capacity_candidates_check", run_candidates_check,
                          candidates_check_table),
+    "log_grid": ("the default on the equal-width grid and on the log grid, the sets it "
+                 "changes", "capacity_log_grid", run_log_grid, log_grid_table),
     "atoms": ("the sketch's thresholds against plain quantiles (with --before: the library "
               "before the rule, results/capacity_atoms_before.csv)", "capacity_atoms",
               run_atoms, atoms_table),

@@ -891,7 +891,7 @@ AXES = {
     "split_selection": ["exponential", "cyclical", "random"],
     "leaf_noise": ["laplace", "gaussian", "average"],
     "budget_allocation": ["eoe", "sequential", "parallel"],
-    "split_candidates": ["uniform", "sketch", "hessian"],
+    "split_candidates": ["uniform", "sketch", "hessian", "log"],
     "subsample": [1.0, 0.5],
     "delta": [0.0, 1e-5],
     "learning_rate": [0.3, 1.0],
@@ -1120,8 +1120,11 @@ def estimator_factory(config):
         # "monotone": increasing in the first feature, decreasing in the second (one output only)
         monotonic_cst=([1, -1, 0] + [0] * categorical
                        if config.get("monotonic_cst") and n_classes in (None, 2) else None),
+        # "log": the third feature's bounds wide and nonnegative, so that it gets the log grid
         feature_bounds=("private" if config.get("bounds") == "private"
-                        else [(-1.0, 1.0)] * 3 + ([(0.0, 1.0)] if categorical else [])),
+                        else [(-1.0, 1.0)] * 2
+                        + [(0.0, 2000.0) if config["split_candidates"] == "log" else (-1.0, 1.0)]
+                        + ([(0.0, 1.0)] if categorical else [])),
         categorical_features=["colour"] if categorical else None,
         categories={"colour": list(COLOURS)} if categorical else None,
         init=config.get("init", "private"), verbose=1, diagnostics=False, n_jobs=1)

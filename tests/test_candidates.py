@@ -1,6 +1,7 @@
-"""Split candidates, ``_candidates``: the quantile sketch (fine histograms, thresholds from
-released counts), the adaptive Hessian sketch (boundaries from released Hessian sums), the
-categorical features' boundaries, and the candidates a fit starts from."""
+"""Split candidates, ``_candidates``: the log grid of wide nonnegative features, the quantile
+sketch (fine histograms, thresholds from released counts), the adaptive Hessian sketch
+(boundaries from released Hessian sums), the categorical features' boundaries, and the
+candidates a fit starts from."""
 
 import numpy as np
 import pytest
@@ -9,13 +10,83 @@ from dpboost import DPGBClassifier, DPGBRegressor
 from dpboost._binning import BoundsBinner
 from dpboost._candidates import (
     HESSIAN_SKETCH_BINS,
+    LOG_GRID_SPAN,
     SKETCH_UNIFORM_SHARE,
     category_boundaries,
     fine_histograms,
     hessian_sketch_boundaries,
     initial_candidates,
+    log_grid_features,
+    log_grid_thresholds,
     sketch_thresholds,
 )
+
+
+def test_log_grid_takes_the_wide_nonnegative_numeric_features_only():
+    bounds = np.array([[0.0, LOG_GRID_SPAN], [0.0, np.nextafter(LOG_GRID_SPAN, 0.0)],
+                       [-1.0, 5e6], [8.0, 8.0 + LOG_GRID_SPAN], [17.0, 90.0], [0.0, 1e12],
+                       [-0.5, 2000.5]])
+    numeric = np.array([0, 1, 2, 3, 4, 5])  # the last column is categorical
+    np.testing.assert_array_equal(log_grid_features(bounds, numeric), [0, 3, 5])
+    np.testing.assert_array_equal(log_grid_features(bounds, np.array([1, 2, 4], dtype=np.int64)),
+                                  np.array([], dtype=np.int64))
+
+
+@pytest.mark.parametrize("max_bins", [2, 7, 32, 255])
+def test_log_grid_is_the_equal_width_grid_of_log1p_above_the_lower_bound(max_bins):
+    lower = np.array([0.0, 8.0, 0.0, 3.0])
+    upper = np.array([99_999.0, 1_600.0, 2e6, 1e15])
+    thresholds = log_grid_thresholds(lower, upper, max_bins)
+    assert thresholds.shape == (4, max_bins - 1)
+    for f in range(4):  # against the grid computed one threshold at a time
+        width = np.log1p(upper[f] - lower[f]) / max_bins
+        expected = [lower[f] + np.expm1(b * width) for b in range(1, max_bins)]
+        np.testing.assert_allclose(thresholds[f], expected, rtol=1e-14)
+        assert (np.diff(thresholds[f]) > 0).all()
+        assert lower[f] < thresholds[f, 0] and thresholds[f, -1] < upper[f]
+        # equal steps of log1p(x - lower)
+        np.testing.assert_allclose(np.diff(np.log1p(np.r_[0.0, thresholds[f] - lower[f]])),
+                                   width, rtol=1e-9)
+
+
+def _wide_data(n=3_000, seed=0):
+    """An amount crowding the low end of [0, 99,999] (92 % zeros, as Adult's capital gain), a
+    feature in [-1, 1], and a label that only the amount's zero against the rest tells."""
+    rng = np.random.default_rng(seed)
+    amount = np.where(rng.random(n) < 0.92, 0.0, rng.lognormal(8.0, 1.0, n))
+    other = rng.uniform(-1.0, 1.0, n)
+    y = ((amount > 0) ^ (rng.random(n) < 0.1)).astype(int)
+    return np.column_stack([amount, other]), y, [(0.0, 99_999.0), (-1.0, 1.0)]
+
+
+def test_log_grid_fit_bins_the_wide_feature_on_it_and_releases_nothing_more():
+    X, y, bounds = _wide_data()
+    params = {"epsilon": 1.0, "delta": 1e-6, "feature_bounds": bounds, "classes": [0, 1],
+              "n_estimators": 10, "random_state": 0, "n_samples_hint": None}
+    grid = DPGBClassifier(**params, split_candidates="uniform").fit(X, y)
+    log = DPGBClassifier(**params, split_candidates="log").fit(X, y)
+    thresholds = log._forest.binner.thresholds()
+    np.testing.assert_array_equal(thresholds[0], log_grid_thresholds(
+        np.array([0.0]), np.array([99_999.0]), log.max_bins)[0])
+    np.testing.assert_array_equal(thresholds[1], grid._forest.binner.thresholds()[1])
+    assert [(e.mechanism, e.epsilon, e.noise_multiplier) for e in log.privacy_ledger_] == [
+        (e.mechanism, e.epsilon, e.noise_multiplier) for e in grid.privacy_ledger_]
+    # the grid's first bin holds every amount below 3,125; the log grid's first boundary is
+    # below 2, so zero against the rest is a candidate
+    assert thresholds[0, 0] < 2.0 and grid._forest.binner.thresholds()[0, 0] > 3_000.0
+    loaded = DPGBClassifier.from_json(log.to_json())
+    np.testing.assert_array_equal(loaded._forest.binner.thresholds(), thresholds)
+    np.testing.assert_array_equal(loaded.predict_proba(X), log.predict_proba(X))
+
+
+def test_log_grid_without_a_wide_feature_is_the_uniform_fit_bit_for_bit():
+    X, y, _ = _wide_data()
+    params = {"epsilon": 1.0, "delta": 1e-6, "feature_bounds": [(0.0, 999.0), (-1.0, 1.0)],
+              "classes": [0, 1], "n_estimators": 10, "random_state": 0}
+    grid = DPGBClassifier(**params, split_candidates="uniform").fit(X, y)
+    log = DPGBClassifier(**params, split_candidates="log").fit(X, y)
+    assert log._forest.binner.custom_thresholds is None
+    np.testing.assert_array_equal(log.predict_proba(X), grid.predict_proba(X))
 
 
 def test_fine_histograms_match_numpy_and_one_record_moves_one_bin_per_feature():

@@ -337,11 +337,12 @@ def test_default_estimator_is_the_preset(binary, cls):
                 params["gradient_bound"], params["gradient_filtering"],
                 params["n_samples_hint"]) == (
             "auto", "auto", "auto", 10.0, "auto", 0.5, False, "private")
-        # "auto" candidates: the equal-width grid, the quantile sketch from a row count times
-        # epsilon of 700 per feature and without noise (the regressor's: the Hessian sketch)
+        # "auto" candidates: the free grid (log-spaced for wide nonnegative features), the
+        # quantile sketch from a row count times epsilon of 700 per feature and without noise
+        # (the regressor's: the Hessian sketch)
         assert [cls(epsilon=e, n_samples_hint=n)._configs(n_features=p)[0].split_candidates
                 for e, n, p in [(2.0, None, 14), (2.0, 4_899, 14), (2.0, 4_900, 14),
-                                (np.inf, None, 14)]] == ["uniform", "uniform", "sketch", "sketch"]
+                                (np.inf, None, 14)]] == ["log", "log", "sketch", "sketch"]
         assert DPGBRegressor(split_candidates="auto", n_samples_hint=10**9)._configs(
             n_features=14)[0].split_candidates == "hessian"
         # "auto": additive trees on random splits, unrestricted exponential-split trees without

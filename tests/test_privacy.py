@@ -22,12 +22,16 @@ def test_leaf_clipping_bounds_released_leaves(binary, make_clf):
     assert np.abs(clf._forest.leaf_value[0]).max() > 0.2  # the first tree is not clipped to nothing
 
 
-def test_neighbouring_datasets_share_grid_and_candidates(binary, make_clf):
+@pytest.mark.parametrize("grid", [{}, {"split_candidates": "log", "feature_bounds": (0.0, 1e4)}],
+                         ids=["equal-width", "log"])
+def test_neighbouring_datasets_share_grid_and_candidates(binary, make_clf, grid):
     # Rule 1: bin edges and the candidate set depend only on public inputs, not on D vs D'.
     X, y = binary
     extreme = np.array([[1e9, -1e9, 0.5, 0.0, 0.0]])
-    a = make_clf(epsilon=1.0, n_estimators=12).fit(X, y)
-    b = make_clf(epsilon=1.0, n_estimators=12).fit(np.vstack([X, extreme]), np.append(y, 1))
+    a = make_clf(epsilon=1.0, n_estimators=12, **grid).fit(X, y)
+    b = make_clf(epsilon=1.0, n_estimators=12, **grid).fit(np.vstack([X, extreme]),
+                                                           np.append(y, 1))
+    assert (a._forest.binner.custom_thresholds is not None) == bool(grid)
     np.testing.assert_array_equal(a._forest.binner.thresholds(), b._forest.binner.thresholds())
     np.testing.assert_array_equal(a.feature_bounds_, b.feature_bounds_)
     assert [e.sensitivity for e in a.privacy_ledger_] == [e.sensitivity for e in b.privacy_ledger_]

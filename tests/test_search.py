@@ -75,9 +75,10 @@ def test_spend_is_the_repeat_and_select_accounting(data, distribution, shape):
     converted.compose(dp_accounting.ZCDpEvent(fit_rho))
     assert search.trial_epsilon_ == pytest.approx(converted.get_epsilon(1e-5), rel=1e-12)
     assert search.best_estimator_.epsilon == search.trial_epsilon_
-    # split_candidates="auto" trials keep the grid, where a fit alone (about 960 records per
-    # feature and unit of epsilon here) would release the quantile sketch outside the Renyi plan
-    assert search.best_estimator_.split_candidates == "uniform"
+    # split_candidates="auto" trials keep the free grid ("log"; no feature here spans enough
+    # for its log spacing), where a fit alone (about 960 records per feature and unit of
+    # epsilon here) would release the quantile sketch outside the Renyi plan
+    assert search.best_estimator_.split_candidates == "log"
     assert search.best_estimator_._forest.binner.custom_thresholds is None
 
 

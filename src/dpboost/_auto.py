@@ -240,8 +240,9 @@ def chooses_interactions(params, n_samples, epsilon, n_features, regression):
 
 #: The classifier's split candidates (``split_candidates="auto"``): the private quantile sketch
 #: (``"sketch"``: DP-XGBoost's, at ``_budget.SKETCH_SHARE`` of epsilon) where the row count
-#: times epsilon per feature is at least this, and without noise; the free equal-width grid
-#: inside the public bounds (``"uniform"``) below. On the ten tuning splits of
+#: times epsilon per feature is at least this, and without noise; the free grid inside the
+#: public bounds (``"log"``: equal-width, on ``log1p(x - lower)`` for wide nonnegative features)
+#: below. On the ten tuning splits of
 #: ``bench_capacity.py --candidates`` (benchmarks/README.md, "Split candidates against the row
 #: count times epsilon"; 6 seeds a cell) the sketch gained 0.0039 ROC AUC on average over the 24
 #: cells from this n x epsilon / p on (worst -0.0049, give_me_some_credit at 24,000; best
@@ -255,13 +256,13 @@ def resolve_split_candidates(split_candidates, n_samples, epsilon, n_features, r
     """``split_candidates`` with ``"auto"`` resolved: the regressor's ``"hessian"`` (DP-TR's
     adaptive sketch); for a classifier ``"sketch"`` where ``n_samples * epsilon / n_features``
     reaches :data:`SKETCH_N_EPSILON_PER_FEATURE` (``n_samples``: the public hint or a released
-    count; None: never) and without noise, else ``"uniform"``."""
+    count; None: never) and without noise, else ``"log"``."""
     if split_candidates != "auto":
         return split_candidates
     if regression:
         return "hessian"
     threshold = SKETCH_N_EPSILON_PER_FEATURE * n_features if n_features else None
-    return "sketch" if reaches(n_samples, epsilon, threshold) else "uniform"
+    return "sketch" if reaches(n_samples, epsilon, threshold) else "log"
 
 
 #: A released count leaves the constant regime only from :data:`CONSTANT_N_EPSILON` plus this

@@ -16,6 +16,7 @@ from ._candidates import (
     hessian_sketch_candidates,
     initial_binner,
     initial_candidates,
+    log_grid_features,
     private_bounds,
     private_categories,
 )
@@ -236,7 +237,9 @@ def train(records, inputs, loss, options, n_outputs, n_threads, fit_id=None, pre
     scores = (None if plan.initial is None else
               private_initial_scores(records, loss, n_outputs, plan.initial, noise, ledger))
     if previous is None:
-        binner = initial_binner(records, bounds, numeric, config.max_bins, plan, noise, ledger)
+        binner = initial_binner(
+            records, bounds, numeric, config.max_bins, plan, noise, ledger,
+            log_grid_features(bounds, numeric) if config.split_candidates == "log" else None)
     n_features = bounds.shape[0]
     candidates = initial_candidates(binner, n_features, inputs.categories)
     first_stage = 0 if previous is None else previous.n_stages

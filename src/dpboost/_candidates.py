@@ -1,7 +1,8 @@
 """Split candidates: the grid of each feature, both private sketches, categorical boundaries.
 
 Where the ``max_bins - 1`` candidate thresholds of a numeric feature lie (docs/privacy.md,
-Split-candidate sketches): on the equal-width grid inside the public bounds (free), at quantiles
+Split-candidate sketches): on the equal-width grid inside the public bounds (free), on that grid
+in ``log1p(x - lower)`` for a nonnegative feature whose bounds span many units (free), at quantiles
 of a Laplace-noised fine histogram released once before the trees (DP-XGBoost's sketch), or, for
 DP-TR's adaptive Hessian sketch, on a fine 255-bin grid of which each tree may use the boundaries
 chosen from a released Hessian histogram (released before a few evenly spaced trees, from the
@@ -34,6 +35,13 @@ from ._mechanisms import (
 )
 from ._sensitivities import bounds_column_weights
 
+#: ``split_candidates="log"``: a numeric feature whose bounds are nonnegative and at least this
+#: many units apart gets its grid on ``log1p(x - lower)`` (:func:`log_grid_features`). Such a
+#: column is usually an amount, a count or a duration whose records crowd its low end, where an
+#: equal-width grid puts one bin. On the ten classification tuning splits it gained 0.007 ROC
+#: AUC on average below 700 records per unit of epsilon and feature (benchmarks/README.md, "A
+#: log grid for wide amounts").
+LOG_GRID_SPAN = 1000.0
 #: Fine grid of the sketch, in fine bins per final bin: a quantile lands within 1/8 of a grid
 #: bin, while the Laplace noise summed into one quantile's cumulative count stays small.
 SKETCH_RESOLUTION = 8
@@ -588,9 +596,49 @@ def sketch_counts(partition, numeric, lower, upper, n_fine):
     return fine_histograms(partition.X[:, numeric], lower, upper, n_fine, partition.weights)
 
 
-def initial_binner(records, bounds, numeric, max_bins, plan, noise, ledger):
+def log_grid_features(bounds, numeric):
+    """The features ``split_candidates="log"`` grids on ``log1p(x - lower)``: the numeric ones
+    whose bounds are nonnegative and at least :data:`LOG_GRID_SPAN` apart. Public: a function of
+    the bounds (public or released) alone.
+
+    Parameters
+    ----------
+    bounds : ndarray of shape (n_features, 2), dtype=float64
+    numeric : ndarray of int
+        Indices of the numeric features.
+
+    Returns
+    -------
+    features : ndarray of int
+        A subset of ``numeric``, in its order.
+    """
+    lower, upper = bounds[numeric, 0], bounds[numeric, 1]
+    return numeric[(lower >= 0.0) & (upper - lower >= LOG_GRID_SPAN)]
+
+
+def log_grid_thresholds(lower, upper, max_bins):
+    """The equal-width grid of ``max_bins`` bins on ``log1p(x - lower)``, mapped back:
+    ``t_b = lower + expm1(b / max_bins * log1p(upper - lower))``, ``b = 1 .. max_bins - 1``.
+
+    Parameters
+    ----------
+    lower, upper : ndarray of shape (n,), dtype=float64
+        Bounds of each feature, ``0 <= lower < upper``.
+    max_bins : int
+
+    Returns
+    -------
+    thresholds : ndarray of shape (n, max_bins - 1), dtype=float64
+        Strictly increasing within ``(lower, upper)`` per row.
+    """
+    steps = np.arange(1, max_bins) / max_bins
+    return lower[:, None] + np.expm1(steps[None, :] * np.log1p(upper - lower)[:, None])
+
+
+def initial_binner(records, bounds, numeric, max_bins, plan, noise, ledger, log_features=None):
     """The binner of a fit: the equal-width grid (the Hessian sketch's fine grid with
-    ``plan.hessian_sketches``), or with ``plan.sketch`` the quantile sketch's thresholds.
+    ``plan.hessian_sketches``), with ``log_features`` the grid on ``log1p(x - lower)`` for
+    those, or with ``plan.sketch`` the quantile sketch's thresholds.
 
     Parameters
     ----------
@@ -604,6 +652,9 @@ def initial_binner(records, bounds, numeric, max_bins, plan, noise, ledger):
     plan : BudgetPlan
     noise : NoiseSource
     ledger : PrivacyLedger
+    log_features : ndarray of int or None, default=None
+        :func:`log_grid_features` (``split_candidates="log"``); none or empty: the equal-width
+        grid everywhere (the same binner as ``"uniform"``).
 
     Returns
     -------
@@ -611,7 +662,12 @@ def initial_binner(records, bounds, numeric, max_bins, plan, noise, ledger):
     """
     binner = BoundsBinner(bounds, HESSIAN_SKETCH_BINS if plan.hessian_sketches else max_bins)
     if plan.sketch is None:
-        return binner
+        if log_features is None or not log_features.size:
+            return binner
+        thresholds = binner.thresholds()
+        thresholds[log_features] = log_grid_thresholds(
+            bounds[log_features, 0], bounds[log_features, 1], max_bins)
+        return BoundsBinner(bounds, max_bins, thresholds)
     lower, upper = bounds[numeric, 0], bounds[numeric, 1]
     counts = records.reduce(sketch_counts, numeric, lower, upper, SKETCH_RESOLUTION * max_bins)
     released = release_rows(counts, plan.sketch, noise, ledger)

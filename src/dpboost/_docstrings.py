@@ -98,15 +98,19 @@ PARAMETERS = """
         every tree, and the model, is monotone along each constrained feature (NaN is not
         ordered). Regression and two classes (positive class ``classes[1]``) only; never on a
         categorical feature. ``ValueError`` otherwise, before any budget is spent.
-    split_candidates : {"auto", "uniform", "sketch", "hessian"}, default="auto" (classifier), "hessian" (regressor)
+    split_candidates : {"auto", "uniform", "log", "sketch", "hessian"}, default="auto" (classifier), "hessian" (regressor)
         Where the ``max_bins - 1`` thresholds of each numeric feature lie. ``"auto"``, resolved
         at each ``fit`` from public inputs: the regressor's ``"hessian"``; for the classifier
         ``"sketch"`` where its row count (``n_samples_hint``) times epsilon reaches 700 per
-        feature, and without noise, ``"uniform"`` otherwise (the sketch's share and noisy
+        feature, and without noise, ``"log"`` otherwise (the sketch's share and noisy
         quantiles cost more than they bring on fewer records per unit of epsilon; chosen on
         tuning splits, ``benchmarks/README.md``, "Split candidates against the row count times
-        epsilon"). ``"uniform"``: the
-        equal-width grid inside ``feature_bounds``, free. ``"sketch"``: quantiles of a private
+        epsilon" and "A log grid for wide amounts"). ``"uniform"``: the
+        equal-width grid inside ``feature_bounds``, free. ``"log"``: the same, except that a
+        numeric feature whose bounds are nonnegative and at least 1,000 units apart
+        (``_candidates.LOG_GRID_SPAN``: amounts, counts, durations) has its grid on
+        ``log1p(x - lower)``, thresholds ``lower + expm1(b / max_bins * log1p(upper -
+        lower))``; free (the bounds alone decide). ``"sketch"``: quantiles of a private
         histogram (DP-XGBoost, Grislain & Gonzalvez 2021): the counts of every numeric feature
         on a grid ``8 * max_bins`` fine are released once with Laplace noise of L1 sensitivity
         ``n_numeric_features`` at 10 % of ``epsilon`` (an entry of ``privacy_ledger_`` with

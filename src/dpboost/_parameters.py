@@ -28,7 +28,7 @@ PARAMETER_CONSTRAINTS = {
     "interaction_cst": [None, StrOptions({"no_interactions", "auto"})],
     "monotonic_cst": ["array-like", dict, None],
     "gradient_bound": [Interval(Real, 0, None, closed="neither")],
-    "split_candidates": [StrOptions({"auto", "uniform", "sketch", "hessian"})],
+    "split_candidates": [StrOptions({"auto", "uniform", "log", "sketch", "hessian"})],
     "n_estimators": [Interval(Integral, 1, None, closed="left"), StrOptions({"auto"})],
     "max_depth": [Interval(Integral, 1, MAX_DEPTH, closed="both")],
     "learning_rate": [Interval(Real, 0, 1, closed="right"), StrOptions({"auto"})],

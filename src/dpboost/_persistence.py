@@ -93,7 +93,8 @@ def model_to_json(estimator_name, params, fitted, forest, ledger, choices=None):
         # released (gradient sum, weight) of the leaves; Laplace leaves release none (NaN)
         stored["leaf_statistics"] = forest.leaf_statistics.tolist()
     if forest.binner.custom_thresholds is not None:
-        # split_candidates="sketch": thresholds released by the sketch (post-processing)
+        # split_candidates="sketch" (thresholds released by the sketch, post-processing) or
+        # "log" (public thresholds of the bounds)
         stored["bin_thresholds"] = forest.binner.custom_thresholds.tolist()
     return json.dumps({"format": "dpboost", "version": FORMAT_VERSION,
                        "dpboost_version": __version__, "estimator": estimator_name,

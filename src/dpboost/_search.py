@@ -167,8 +167,8 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
     estimator : DPGBClassifier or DPGBRegressor
         The template. Its releases must be zero-concentrated DP: ``delta > 0``,
         ``leaf_noise="gaussian"``, ``subsample=1`` (``"auto"``: the trials run with 1),
-        ``split_candidates`` "uniform", "hessian" or "auto" (a classifier's trials run with
-        "uniform"; the regressor's "auto" is its "hessian"); ``classes`` or ``target_bounds``
+        ``split_candidates`` "uniform", "log", "hessian" or "auto" (a classifier's trials run
+        with "log"; the regressor's "auto" is its "hessian"); ``classes`` or ``target_bounds``
         must be public. The trials run silent (``verbose=0``, ``diagnostics=False``): K and the
         losing trials stay hidden. The warnings a fit of the template gives about its public inputs
         (bounds or category lists read from the data) are given once, before the trials; with
@@ -270,8 +270,8 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
         p = self.estimator.get_params(deep=False)
         rules = {"delta > 0": p["delta"] > 0, "leaf_noise='gaussian'": p["leaf_noise"] == "gaussian",
                  "subsample=1 (or 'auto')": p["subsample"] in (1, "auto"),
-                 "split_candidates 'uniform', 'hessian' or 'auto'":
-                     p["split_candidates"] in ("uniform", "hessian", "auto"),
+                 "split_candidates 'uniform', 'log', 'hessian' or 'auto'":
+                     p["split_candidates"] in ("uniform", "log", "hessian", "auto"),
                  "public classes or target_bounds":
                      _public(p.get("classes", p.get("target_bounds"))),
                  "feature_bounds not 'private'": _public(p["feature_bounds"], missing_ok=True),
@@ -354,13 +354,13 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
         # What every trial fixes. subsample="auto" trials run on every record: a trial must be
         # a zCDP release, and a Poisson-sampled Gaussian is not one; for the same reason its
         # plan is the Renyi one (PLD accounting would spend more zCDP). A classifier's
-        # split_candidates="auto" trials keep the grid: its "auto" may take the quantile sketch,
-        # a Laplace release outside the trials' Renyi plan (the regressor's is the Hessian
-        # sketch, which a trial may release). The trials run silent.
+        # split_candidates="auto" trials keep its free grid ("log"): its "auto" may take the
+        # quantile sketch, a Laplace release outside the trials' Renyi plan (the regressor's is
+        # the Hessian sketch, which a trial may release). The trials run silent.
         fixed = {"epsilon": trial_epsilon, "random_state": noise, "verbose": 0,
                  "diagnostics": False, "accounting": "rdp",
                  **({"subsample": 1.0} if self.estimator.subsample == "auto" else {}),
-                 **({"split_candidates": "uniform"} if is_classifier(self.estimator)
+                 **({"split_candidates": "log"} if is_classifier(self.estimator)
                     and self.estimator.split_candidates == "auto" else {})}
         sigma = 1.0 / math.sqrt(2.0 * rho_score)  # noise multiplier of a sensitivity-1 release
         # Each record's part by its own coin: a per-record decision.
