@@ -72,27 +72,39 @@ ADULT_BEST = {0.01: {"nb_trees": 50, "max_depth": 5, "l2_threshold": 0.5, "sampl
 ADULT_CATEGORICAL = (1, 3, 5, 6, 7, 8, 9, 13)
 
 
+#: S-BDT's arguments that its rerun script fixes for every dataset and epsilon.
+RERUN_FIXED = {
+    "learning_rate": 0.1, "balance_partition": False, "lambda_reg_mode": 1, "reg_delta": 2.0,
+    "min_samples_split": 0, "ignore_split_constraints": True, "max_features": 0,
+    "max_feature_values": 0, "reuse_attr": True, "use_dp": True, "privacy_budget_gain_ratio": 0.0,
+    "numeric_feature_weight": 1.0, "leaf_noise": 1, "use_privacy_filter": False,
+    "approximate_privacy_filter": False, "pf_additional_nb_trees": 0,
+    "pf_subsampling_ratio_factor": 1.0, "additional_nb_trees": 0, "refine_splits_rounds": 0,
+    "num_split_candidates": 32, "gradient_filtering": False, "leaf_clipping": False,
+    "cyclical_feature_interactions": True, "refine_splits": False,
+    "random_splits_from_candidates": True, "refine_splits_subsample": 1.0,
+    "cut_off_leaf_denom": True, "custom_noise_scale": -1.0, "verbosity": 4,
+    "continuous_learning": False, "scale_y": True}
+
+
+def _sbdt_model(sbdt, l2_threshold, hess_l2_threshold, **settings):
+    """``sbdt.S_BDT`` with :data:`RERUN_FIXED`, the clips (the privacy filter's the same) and
+    the dataset's ``settings``."""
+    return sbdt.S_BDT(**RERUN_FIXED, l2_threshold=l2_threshold,
+                      hess_l2_threshold=hess_l2_threshold, pf_l2_threshold=l2_threshold,
+                      pf_hess_l2_threshold=hess_l2_threshold, **settings)
+
+
 def model(sbdt, epsilon, border):
     """S-BDT's regressor at ``epsilon`` with its published setting and its grid on
     ``[0, border]`` (the rerun script's fixed values for the rest)."""
     best = BEST[epsilon]
-    return sbdt.S_BDT(
-        nb_trees=best["nb_trees"], subsampling_ratio=0.1, learning_rate=0.1,
-        max_depth=best["max_depth"], newton_boosting=False, balance_partition=False,
-        lambda_reg_mode=1, l2_lambda=15, reg_delta=2.0, min_samples_split=0,
-        ignore_split_constraints=True, max_features=0, max_feature_values=0, criterion=0,
-        reuse_attr=True, use_dp=True, privacy_budget=epsilon,
-        privacy_budget_init_score_ratio=best["init_share"], privacy_budget_gain_ratio=0.0,
-        leaf_denom_noise_weight=0.3, l2_threshold=best["l2_threshold"], hess_l2_threshold=1.0,
-        init_score_threshold=best["init_threshold"], numeric_feature_weight=1.0, leaf_noise=1,
-        use_privacy_filter=False, approximate_privacy_filter=False, pf_additional_nb_trees=0,
-        pf_l2_threshold=best["l2_threshold"], pf_hess_l2_threshold=1.0,
-        pf_subsampling_ratio_factor=1.0, additional_nb_trees=0, refine_splits_rounds=0,
-        num_split_candidates=32, gradient_filtering=False, leaf_clipping=False,
-        cyclical_feature_interactions=True, refine_splits=False,
-        random_splits_from_candidates=True, refine_splits_subsample=1.0, cut_off_leaf_denom=True,
-        custom_noise_scale=-1.0, verbosity=4, task=b"Regression",
-        feature_val_border=(0.0, border), continuous_learning=False, scale_y=True, cat_idx=[0],
+    return _sbdt_model(
+        sbdt, best["l2_threshold"], 1.0, nb_trees=best["nb_trees"], subsampling_ratio=0.1,
+        max_depth=best["max_depth"], newton_boosting=False, l2_lambda=15, criterion=0,
+        privacy_budget=epsilon, privacy_budget_init_score_ratio=best["init_share"],
+        leaf_denom_noise_weight=0.3, init_score_threshold=best["init_threshold"],
+        task=b"Regression", feature_val_border=(0.0, border), cat_idx=[0],
         num_idx=list(range(1, 8)), cat_values=[[0.0, 1.0, 2.0], [], [], [], [], [], [], []])
 
 
@@ -101,24 +113,13 @@ def adult_model(sbdt, epsilon, n_categories):
     fixed values for the rest); ``n_categories[c]``: the public list size of column ``c``."""
     best = ADULT_BEST[epsilon]
     n_columns = len(n_categories)
-    return sbdt.S_BDT(
-        nb_trees=best["nb_trees"], subsampling_ratio=best["sample"], learning_rate=0.1,
-        max_depth=best["max_depth"], newton_boosting=True, balance_partition=False,
-        lambda_reg_mode=1, l2_lambda=best["l2_lambda"], reg_delta=2.0, min_samples_split=0,
-        ignore_split_constraints=True, max_features=0, max_feature_values=0, criterion=1,
-        reuse_attr=True, use_dp=True, privacy_budget=epsilon,
-        privacy_budget_init_score_ratio=0.0, privacy_budget_gain_ratio=0.0,
-        leaf_denom_noise_weight=0.04, l2_threshold=best["l2_threshold"], hess_l2_threshold=0.1,
-        init_score_threshold=best["init_threshold"], numeric_feature_weight=1.0, leaf_noise=1,
-        use_privacy_filter=False, approximate_privacy_filter=False, pf_additional_nb_trees=0,
-        pf_l2_threshold=best["l2_threshold"], pf_hess_l2_threshold=0.1,
-        pf_subsampling_ratio_factor=1.0, additional_nb_trees=0, refine_splits_rounds=0,
-        num_split_candidates=32, gradient_filtering=False, leaf_clipping=False,
-        cyclical_feature_interactions=True, refine_splits=False,
-        random_splits_from_candidates=True, refine_splits_subsample=1.0, cut_off_leaf_denom=True,
-        custom_noise_scale=-1.0, verbosity=4, task=b"BinaryClassification",
-        feature_val_border=(0.0, 100.0), continuous_learning=False, scale_y=True,
-        cat_idx=list(ADULT_CATEGORICAL),
+    return _sbdt_model(
+        sbdt, best["l2_threshold"], 0.1, nb_trees=best["nb_trees"],
+        subsampling_ratio=best["sample"], max_depth=best["max_depth"], newton_boosting=True,
+        l2_lambda=best["l2_lambda"], criterion=1, privacy_budget=epsilon,
+        privacy_budget_init_score_ratio=0.0, leaf_denom_noise_weight=0.04,
+        init_score_threshold=best["init_threshold"], task=b"BinaryClassification",
+        feature_val_border=(0.0, 100.0), cat_idx=list(ADULT_CATEGORICAL),
         num_idx=[c for c in range(n_columns) if c not in ADULT_CATEGORICAL],
         cat_values=[[float(v) for v in range(n_categories[c])] if c in ADULT_CATEGORICAL else []
                     for c in range(n_columns)])
