@@ -361,7 +361,8 @@ CLASSIFIER = ("""Differentially private gradient-boosted trees for classificatio
     times epsilon reaches 7,000 and the trees are additive), each on its own Poisson sample of
     the records (rate 0.1 below epsilon 0.5, 0.3 from it on; amplification by
     subsampling) and splitting on one feature only, the features in turn (an additive model);
-    data-independent random splits (DP-TR, Maddock et al. 2022) on the equal-width grid, so the
+    data-independent random splits (DP-TR, Maddock et al. 2022) on the grid (log-spaced for
+    wide nonnegative features, ``split_candidates``), so the
     whole budget goes to Gaussian leaf statistics with Newton leaves (DP-XGB); unrestricted
     trees with exponential-mechanism splits instead without noise or where the row count
     times epsilon reaches 8,000 per feature, and a private choice between the two from 3,000
