@@ -56,7 +56,9 @@ against the default as shipped (its ``"auto"`` rule), fresh seeds
 :data:`CANDIDATES_CHECK_SEEDS` (results/capacity_candidates_check.csv); ``--log-grid``: the
 default on the equal-width grid (``split_candidates="uniform"``) against the log grid
 (``"log"``) on the sets with a feature it spaces, at :data:`CANDIDATES_EPSILONS`, seeds
-:data:`LOG_GRID_SEEDS` (results/capacity_log_grid.csv); ``--atoms``: the sketch's
+:data:`LOG_GRID_SEEDS` (results/capacity_log_grid.csv); ``--log-grid-sketch``: the quantile
+sketch (``"sketch"``) against the log grid on those sets from 700 per feature, seeds
+:data:`LOG_GRID_SKETCH_SEEDS` (results/capacity_log_grid_sketch.csv); ``--atoms``: the sketch's
 thresholds, a value many records share in a bin of its own, against plain quantiles (``--atoms
 --before`` with ``PYTHONPATH`` on a checkout before that rule first; results/capacity_atoms.csv
 and capacity_atoms_before.csv); ``--report`` prints the table from the CSV.
@@ -76,7 +78,7 @@ from sklearn.metrics import roc_auc_score
 from sklearn.model_selection import train_test_split
 
 from dpboost import DPGBClassifier
-from dpboost._auto import interaction_threshold, reaches
+from dpboost._auto import SKETCH_N_EPSILON_PER_FEATURE, interaction_threshold, reaches
 from dpboost._candidates import log_grid_features
 from dpboost._interaction_choice import (
     PART_FRACTIONS,
@@ -147,6 +149,12 @@ CANDIDATES_CHECK_SEEDS = (60, 61, 62, 63)
 #: :data:`CANDIDATES_EPSILONS`.
 LOG_GRID_CONFIGS = ("auto grid", "auto log grid")
 LOG_GRID_SEEDS = (80, 81, 82, 83)
+#: ``--log-grid-sketch``: the quantile sketch against the log grid on the same sets, in the
+#: cells of :data:`LOG_GRID_SKETCH_EPSILONS` from 700 per feature (the sketch's regime), fresh
+#: seeds.
+LOG_GRID_SKETCH_CONFIGS = ("auto sketch", "auto log grid")
+LOG_GRID_SKETCH_EPSILONS = (0.3, 1.0, 4.0)
+LOG_GRID_SKETCH_SEEDS = (90, 91, 92, 93, 94, 95)
 #: ``--atoms``: the sketch's thresholds with a value many records share given one bin
 #: (``_candidates.sketch_thresholds``) against plain quantiles (``--atoms --before``, run on the
 #: library before that rule): the sketch at :data:`CANDIDATES_EPSILONS` and seeds
@@ -473,15 +481,31 @@ def _variant_cells(configs, epsilons, seeds, keep=lambda bounds: True):
     return _fit_cells(cells)
 
 
+def _has_wide_feature(bounds):
+    """Whether a set's public bounds give a feature the log grid."""
+    bounds = np.asarray(bounds, dtype=np.float64)
+    return log_grid_features(bounds, np.arange(bounds.shape[0])).size > 0
+
+
 def run_log_grid():
     """``--log-grid``: :data:`LOG_GRID_CONFIGS` at :data:`CANDIDATES_EPSILONS`, seeds
     :data:`LOG_GRID_SEEDS`, on the sets with a numeric feature the log grid spaces (the others'
     fits are the same bit for bit)."""
-    def wide(bounds):
-        bounds = np.asarray(bounds, dtype=np.float64)
-        return log_grid_features(bounds, np.arange(bounds.shape[0])).size > 0
+    return _variant_cells(LOG_GRID_CONFIGS, CANDIDATES_EPSILONS, LOG_GRID_SEEDS,
+                          keep=_has_wide_feature)
 
-    return _variant_cells(LOG_GRID_CONFIGS, CANDIDATES_EPSILONS, LOG_GRID_SEEDS, keep=wide)
+
+def run_log_grid_sketch():
+    """``--log-grid-sketch``: :data:`LOG_GRID_SKETCH_CONFIGS` on the same sets, at the cells of
+    :data:`LOG_GRID_SKETCH_EPSILONS` from ``_auto.SKETCH_N_EPSILON_PER_FEATURE`` on, seeds
+    :data:`LOG_GRID_SKETCH_SEEDS`."""
+    cells = [(name, (X_fit, y_fit, X_val, y_val, bounds), epsilon, config, seed)
+             for name, X_fit, y_fit, X_val, y_val, bounds, _ in tuning_splits(SETS)
+             if "@" not in name and _has_wide_feature(bounds)
+             for epsilon in LOG_GRID_SKETCH_EPSILONS
+             if len(y_fit) * epsilon >= SKETCH_N_EPSILON_PER_FEATURE * X_fit.shape[1]
+             for config in LOG_GRID_SKETCH_CONFIGS for seed in LOG_GRID_SKETCH_SEEDS]
+    return _fit_cells(cells)
 
 
 def run_bounds():
@@ -580,6 +604,11 @@ def candidates_check_table(rows):
 def log_grid_table(rows):
     """The README table of ``--log-grid``: the equal-width grid against the log grid."""
     return _variant_table(rows, LOG_GRID_CONFIGS, ("grid", "log grid"))
+
+
+def log_grid_sketch_table(rows):
+    """The README table of ``--log-grid-sketch``: the sketch against the log grid."""
+    return _variant_table(rows, LOG_GRID_SKETCH_CONFIGS, ("sketch", "log grid"))
 
 
 def choice_table(rows):
@@ -712,6 +741,9 @@ STAGES = {
                          candidates_check_table),
     "log_grid": ("the default on the equal-width grid and on the log grid, the sets it "
                  "changes", "capacity_log_grid", run_log_grid, log_grid_table),
+    "log_grid_sketch": ("the sketch against the log grid from 700 per feature, the sets it "
+                        "changes", "capacity_log_grid_sketch", run_log_grid_sketch,
+                        log_grid_sketch_table),
     "atoms": ("the sketch's thresholds against plain quantiles (with --before: the library "
               "before the rule, results/capacity_atoms_before.csv)", "capacity_atoms",
               run_atoms, atoms_table),

@@ -644,6 +644,12 @@ def capacity_log_grid():
     return bench_capacity.log_grid_table(_results("capacity_log_grid"))
 
 
+def capacity_log_grid_sketch():
+    import bench_capacity
+
+    return bench_capacity.log_grid_sketch_table(_results("capacity_log_grid_sketch"))
+
+
 def small_recipe():
     import bench_tree_count
 
@@ -669,8 +675,8 @@ TABLES = {f.__name__: f for f in (
     blocks_grid_ranks, multiclass, table1_hessian, fit, compile_startup, compile_floors,
     frontier, speed_goals, frontier_abalone, regression, threads, threads_device,
     threads_device_repeat, capacity_trees, capacity_select, capacity_margins,
-    capacity_choice, capacity_atoms, capacity_log_grid, small_recipe, count_margin,
-    clip_oracle)}
+    capacity_choice, capacity_atoms, capacity_log_grid, capacity_log_grid_sketch, small_recipe,
+    count_margin, clip_oracle)}
 
 _BLOCK = re.compile(r"(<!-- table:(\w+) -->\n)(.*?)(<!-- /table:\2 -->)", re.S)
 
