@@ -661,19 +661,21 @@ def initial_binner(records, bounds, numeric, max_bins, plan, noise, ledger, log_
     binner : BoundsBinner
     """
     binner = BoundsBinner(bounds, HESSIAN_SKETCH_BINS if plan.hessian_sketches else max_bins)
-    if plan.sketch is None:
-        if log_features is None or not log_features.size:
-            return binner
-        thresholds = binner.thresholds()
-        thresholds[log_features] = log_grid_thresholds(
-            bounds[log_features, 0], bounds[log_features, 1], max_bins)
-        return BoundsBinner(bounds, max_bins, thresholds)
-    lower, upper = bounds[numeric, 0], bounds[numeric, 1]
-    counts = records.reduce(sketch_counts, numeric, lower, upper, SKETCH_RESOLUTION * max_bins)
-    released = release_rows(counts, plan.sketch, noise, ledger)
+    if plan.sketch is not None:
+        features = numeric
+        lower, upper = bounds[numeric, 0], bounds[numeric, 1]
+        counts = records.reduce(sketch_counts, numeric, lower, upper,
+                                SKETCH_RESOLUTION * max_bins)
+        released = release_rows(counts, plan.sketch, noise, ledger)
+        placed = sketch_thresholds(released, lower, upper, max_bins)
+    elif log_features is not None and log_features.size:
+        features = log_features
+        placed = log_grid_thresholds(bounds[features, 0], bounds[features, 1], max_bins)
+    else:
+        return binner
+    # The features placed above take their thresholds; the others keep the grid's.
     thresholds = binner.thresholds()
-    thresholds[numeric] = sketch_thresholds(released, lower, upper,
-                                            max_bins)
+    thresholds[features] = placed
     return BoundsBinner(bounds, max_bins, thresholds)
 
 
