@@ -14,6 +14,7 @@ results file named beside them (the main job's quote results/demo_*.txt, the out
 """
 
 import argparse
+import importlib
 import math
 import re
 import sys
@@ -608,75 +609,38 @@ def regression():
                     lines)
 
 
-def capacity_trees():
-    import bench_capacity
-
-    return bench_capacity.trees_table(_results("capacity_trees"))
-
-
-def capacity_select():
-    import bench_capacity
-
-    return bench_capacity.select_table(_results("capacity_select"))
-
-
-def capacity_margins():
-    import bench_capacity
-
-    return bench_capacity.margin_table(_results("capacity_margins"))
-
-
-def capacity_choice():
-    import bench_capacity
-
-    return bench_capacity.choice_table(_results("capacity_choice"))
+#: README table -> (benchmark script, its table function, its results): the tables a script
+#: draws itself from its rows, the script imported only when the table is drawn.
+SCRIPT_TABLES = {
+    "capacity_trees": ("bench_capacity", "trees_table", "capacity_trees"),
+    "capacity_select": ("bench_capacity", "select_table", "capacity_select"),
+    "capacity_margins": ("bench_capacity", "margin_table", "capacity_margins"),
+    "capacity_choice": ("bench_capacity", "choice_table", "capacity_choice"),
+    "capacity_atoms": ("bench_capacity", "atoms_table", "capacity_atoms"),
+    "capacity_log_grid": ("bench_capacity", "log_grid_table", "capacity_log_grid"),
+    "capacity_log_grid_sketch": ("bench_capacity", "log_grid_sketch_table",
+                                 "capacity_log_grid_sketch"),
+    "small_recipe": ("bench_tree_count", "small_recipe_table", "tree_count_small_recipe"),
+    "count_margin": ("bench_tree_count", "count_margin_table", "tree_count_count_margin"),
+    "clip_oracle": ("bench_tree_count", "clip_oracle_table", "tree_count_clip_oracle"),
+}
 
 
-def capacity_atoms():
-    import bench_capacity
-
-    return bench_capacity.atoms_table(_results("capacity_atoms"))
-
-
-def capacity_log_grid():
-    import bench_capacity
-
-    return bench_capacity.log_grid_table(_results("capacity_log_grid"))
-
-
-def capacity_log_grid_sketch():
-    import bench_capacity
-
-    return bench_capacity.log_grid_sketch_table(_results("capacity_log_grid_sketch"))
-
-
-def small_recipe():
-    import bench_tree_count
-
-    return bench_tree_count.small_recipe_table(_results("tree_count_small_recipe"))
-
-
-def count_margin():
-    import bench_tree_count
-
-    return bench_tree_count.count_margin_table(_results("tree_count_count_margin"))
-
-
-def clip_oracle():
-    import bench_tree_count
-
-    return bench_tree_count.clip_oracle_table(_results("tree_count_clip_oracle"))
+def _script_table(module, function, stem):
+    """The drawing of a :data:`SCRIPT_TABLES` entry."""
+    def draw():
+        return getattr(importlib.import_module(module), function)(_results(stem))
+    return draw
 
 
 #: name -> function returning the markdown of README.md's ``<!-- table:name -->`` block.
-TABLES = {f.__name__: f for f in (
+TABLES = {**{f.__name__: f for f in (
     safe_defaults, fit_time, defaults_max_bins, secure_noise, secure_samplers, error_vs_epsilon,
     error_vs_epsilon_rmse, convergence, ablation_filtered, ablation_glc, ablation_exact, peers,
     blocks_grid_ranks, multiclass, table1_hessian, fit, compile_startup, compile_floors,
     frontier, speed_goals, frontier_abalone, regression, threads, threads_device,
-    threads_device_repeat, capacity_trees, capacity_select, capacity_margins,
-    capacity_choice, capacity_atoms, capacity_log_grid, capacity_log_grid_sketch, small_recipe,
-    count_margin, clip_oracle)}
+    threads_device_repeat)},
+    **{name: _script_table(*entry) for name, entry in SCRIPT_TABLES.items()}}
 
 _BLOCK = re.compile(r"(<!-- table:(\w+) -->\n)(.*?)(<!-- /table:\2 -->)", re.S)
 
