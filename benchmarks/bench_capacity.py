@@ -470,14 +470,14 @@ def run_choice():
     return _fit_cells(cells)
 
 
-def _variant_cells(configs, epsilons, seeds, keep=lambda bounds: True):
+def _variant_cells(configs, epsilons, seeds, keep=lambda split, epsilon: True):
     """Fits of the library's default and a variant (``configs``) on every set's tuning split
-    (not synth100k's subsets; only those whose public bounds ``keep`` accepts) at ``epsilons``
-    and ``seeds``, two at a time."""
-    cells = [(name, (X_fit, y_fit, X_val, y_val, bounds), epsilon, config, seed)
-             for name, X_fit, y_fit, X_val, y_val, bounds, _ in tuning_splits(SETS)
-             if "@" not in name and keep(bounds)
-             for epsilon in epsilons for config in configs for seed in seeds]
+    (not synth100k's subsets) at ``epsilons`` and ``seeds``, two at a time: the cells
+    ``keep(split, epsilon)`` accepts, ``split`` ``(X_fit, y_fit, X_val, y_val, bounds)``."""
+    cells = [(name, split, epsilon, config, seed)
+             for name, *split, _ in tuning_splits(SETS) if "@" not in name
+             for epsilon in epsilons if keep(split, epsilon)
+             for config in configs for seed in seeds]
     return _fit_cells(cells)
 
 
@@ -492,20 +492,20 @@ def run_log_grid():
     :data:`LOG_GRID_SEEDS`, on the sets with a numeric feature the log grid spaces (the others'
     fits are the same bit for bit)."""
     return _variant_cells(LOG_GRID_CONFIGS, CANDIDATES_EPSILONS, LOG_GRID_SEEDS,
-                          keep=_has_wide_feature)
+                          keep=lambda split, epsilon: _has_wide_feature(split[4]))
 
 
 def run_log_grid_sketch():
     """``--log-grid-sketch``: :data:`LOG_GRID_SKETCH_CONFIGS` on the same sets, at the cells of
     :data:`LOG_GRID_SKETCH_EPSILONS` from ``_auto.SKETCH_N_EPSILON_PER_FEATURE`` on, seeds
     :data:`LOG_GRID_SKETCH_SEEDS`."""
-    cells = [(name, (X_fit, y_fit, X_val, y_val, bounds), epsilon, config, seed)
-             for name, X_fit, y_fit, X_val, y_val, bounds, _ in tuning_splits(SETS)
-             if "@" not in name and _has_wide_feature(bounds)
-             for epsilon in LOG_GRID_SKETCH_EPSILONS
-             if len(y_fit) * epsilon >= SKETCH_N_EPSILON_PER_FEATURE * X_fit.shape[1]
-             for config in LOG_GRID_SKETCH_CONFIGS for seed in LOG_GRID_SKETCH_SEEDS]
-    return _fit_cells(cells)
+    def sketch_regime(split, epsilon):
+        X_fit, y_fit, *_, bounds = split
+        return (_has_wide_feature(bounds) and len(y_fit) * epsilon
+                >= SKETCH_N_EPSILON_PER_FEATURE * X_fit.shape[1])
+
+    return _variant_cells(LOG_GRID_SKETCH_CONFIGS, LOG_GRID_SKETCH_EPSILONS,
+                          LOG_GRID_SKETCH_SEEDS, keep=sketch_regime)
 
 
 def run_bounds():
