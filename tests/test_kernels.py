@@ -15,6 +15,7 @@ from dpboost._histogram import (
     all_rows_histograms,
     build_level_histograms,
     fixed_point_scale,
+    row_blocks,
 )
 from dpboost._loss import (
     logistic_loss_gradients,
@@ -177,6 +178,35 @@ def test_histograms_by_subtraction_equal_direct_histograms(side, n_threads, d):
     got = _build(X_binned, idx, node, g, n_nodes, n_bins, parents, np.array(side, np.uint8),
                  n_threads)
     np.testing.assert_allclose(got, direct, atol=1e-9)
+
+
+@pytest.mark.parametrize("n_threads", [3, 16])
+@pytest.mark.parametrize("d", [1, 3, 20])
+def test_fixed_point_histograms_in_row_blocks_have_the_one_thread_bits(n_threads, d):
+    # Where a level has few (feature pair, node) tasks per thread, integer sums are cut by row
+    # blocks and the blocks added: exact, so the same bits as one task per cell, in every mode
+    # (a root over every row, nodes from their samples, children by subtraction).
+    X_binned, idx, node, g, n_nodes, n_bins = _level_inputs(14, n=3000, n_nodes=4, d=d)
+    scale = fixed_point_scale(1.0)
+    n_pairs = (d + 1) // 2
+    assert row_blocks(np.int64, n_pairs, n_threads) > 1
+    assert row_blocks(np.float64, n_pairs, n_threads) == 1
+    every = np.arange(X_binned.shape[0], dtype=np.int32)
+    root = np.zeros(every.size, dtype=np.int32)
+    g_all = np.random.default_rng(14).uniform(-1, 1, every.size).astype(np.float32)
+    np.testing.assert_array_equal(
+        _build(X_binned, every, root, g_all, 1, n_bins, n_threads=n_threads, scale=scale),
+        _build(X_binned, every, root, g_all, 1, n_bins, n_threads=1, scale=scale))
+    parents = _build(X_binned, idx, node // 2, g, 2, n_bins, n_threads=n_threads, scale=scale)
+    np.testing.assert_array_equal(
+        parents, _build(X_binned, idx, node // 2, g, 2, n_bins, n_threads=1, scale=scale))
+    side = np.array([1, 0], np.uint8)
+    np.testing.assert_array_equal(
+        _build(X_binned, idx, node, g, n_nodes, n_bins, parents, side, n_threads, scale),
+        _build(X_binned, idx, node, g, n_nodes, n_bins, parents, side, 1, scale))
+    np.testing.assert_array_equal(
+        _build(X_binned, idx, node, g, n_nodes, n_bins, parents, side, n_threads, scale),
+        _build(X_binned, idx, node, g, n_nodes, n_bins, n_threads=1, scale=scale))
 
 
 def test_a_fixed_point_scale_is_finite_for_any_bound():
