@@ -471,6 +471,7 @@ def _thread_goals():
         return _fit_seconds(_thread_rows(*names))
 
     quiet, big = seconds("threads_quiet"), seconds("threads_device16_10m")
+    big_default = seconds("threads_device16_10m_default")
     device = seconds(DEVICE_LATEST)
     checks = [
         ("additive trees, 1M × 20: 2 / 1 thread (2 cores)", quiet["dpboost_additive", 2]
@@ -493,6 +494,8 @@ def _thread_goals():
          / device["dpboost_default", 1], 0.1, DEVICE_LATEST),
         ("additive trees, 10M × 20: / HGB, 16 threads", big["dpboost_additive", 16]
          / big["hgb", 16], 0.5, "threads_device16_10m"),
+        ("default as shipped, 10M × 20: / HGB, 16 threads", big_default["dpboost_default", 16]
+         / big_default["hgb", 16], 0.5, "threads_device16_10m_default"),
     ]
     return [_goal(label, f"≤ {limit}×", f"{ratio:.2f}×", ratio <= limit,
                   f"`{name}.csv` (`bench_threads.py`)") for label, ratio, limit, name in checks]
@@ -556,6 +559,20 @@ def threads_device_latest():
     """The latest lent machine: 1 and 16 threads, best of 2 (``--threads 1 16 --repeats 2
     --models dpboost_default dpboost_additive lightgbm --label device16_blocks``)."""
     return _threads_table(_results(DEVICE_LATEST))
+
+
+def row_blocks():
+    """The level histograms' row blocks against their number (``bench_row_blocks.py --label
+    device16``): fit seconds, best and mean of the rounds, per ``TASKS_PER_THREAD``."""
+    rows = _results("row_blocks_device16")
+    settings = list(dict.fromkeys(int(r["tasks_per_thread"]) for r in rows))
+    fits = {t: [float(r["fit_s"]) for r in rows if int(r["tasks_per_thread"]) == t]
+            for t in settings}
+    lines = [[str(t) if t else "0 (whole nodes)", f"{min(fits[t]):.2f}",
+              f"{sum(fits[t]) / len(fits[t]):.2f}", f"{min(fits[t]) / min(fits[0]):.2f}×"]
+             for t in settings]
+    return markdown([f"tasks per thread ({len(fits[0])} rounds)", "best (s)", "mean (s)",
+                     "best / whole nodes"], lines)
 
 
 def _frontier(dataset, metric):
@@ -644,7 +661,7 @@ TABLES = {**{f.__name__: f for f in (
     error_vs_epsilon_rmse, convergence, ablation_filtered, ablation_glc, ablation_exact, peers,
     blocks_grid_ranks, multiclass, table1_hessian, fit, compile_startup, compile_floors,
     frontier, speed_goals, frontier_abalone, regression, threads, threads_device,
-    threads_device_repeat, threads_device_latest)},
+    threads_device_repeat, threads_device_latest, row_blocks)},
     **{name: _script_table(*entry) for name, entry in SCRIPT_TABLES.items()}}
 
 _BLOCK = re.compile(r"(<!-- table:(\w+) -->\n)(.*?)(<!-- /table:\2 -->)", re.S)
