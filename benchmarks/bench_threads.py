@@ -11,8 +11,9 @@ private fit takes, :data:`PUBLIC`), fitted on each of ``--threads`` (1, 2 and
 count picks the trees: at 1M x 20, unrestricted exponential-split trees on every record);
 ``dpboost_paper``, DPBoost's setting with the same trees, depth and bins. The contenders of one
 thread count are timed interleaved (``_harness.best_of``, best of ``--repeats``) after a warm-up
-fit on 20,000 rows (Numba's kernels loaded or compiled apart; the default's warm-up is told the
-row count as a public hint, so that it compiles the kernels of the full fit's trees), with the
+fit on :data:`WARM_UP_ROWS` rows (Numba's kernels loaded or compiled apart; the default's
+warm-up is told the row count as a public hint, so that it compiles the kernels of the full
+fit's trees), with the
 load average before and after each thread count: the machines are shared, so compare ratios
 within one run (``speedup``: the 1-thread time over this one; ``vs_lightgbm``: over LightGBM's
 time at the same threads). ``--models`` keeps some contenders. LightGBM and XGBoost are skipped
@@ -39,6 +40,11 @@ from threadpoolctl import threadpool_limits
 from dpboost import DPGBClassifier
 
 TREES, DEPTH, BINS = 200, 6, 32
+#: Rows of a contender's warm-up fit: at least ``_loss.PARALLEL_ROWS`` and the selection's, so
+#: that the warm-up runs (and compiles) the parallel kernels of the timed fits; with 20,000 rows
+#: the additive trees' gradients and selection ran on one thread there and compiled inside the
+#: first timed fit on 16 threads.
+WARM_UP_ROWS = 100_000
 #: dpboost's public inputs, as a private fit takes them (make_classification's features are
 #: standard-normal mixtures: +-8 is a generous public box, as in bench_capacity.py).
 PUBLIC = {"feature_bounds": (-8.0, 8.0), "classes": [0, 1]}
@@ -58,11 +64,12 @@ def contenders(threads):
 
 
 def warm_up_fit(name, model, X, y, rows):
-    """The warm-up of one contender: a fit on the first 20,000 rows (the default told the full
-    fit's row count, so that its count picks the same trees and compiles their kernels)."""
+    """The warm-up of one contender: a fit on the first :data:`WARM_UP_ROWS` rows (the default
+    told the full fit's row count, so that its count picks the same trees and compiles their
+    kernels)."""
     if name == "dpboost_default":
         model = clone(model).set_params(n_samples_hint=rows)
-    return lambda: model.fit(X[:20_000], y[:20_000])
+    return lambda: model.fit(X[:WARM_UP_ROWS], y[:WARM_UP_ROWS])
 
 
 def main():
