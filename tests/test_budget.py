@@ -455,12 +455,14 @@ def test_plan_with_hessian_sketch(delta):
 # --- Planning time: every public value plans quickly or is refused before any record is read
 
 #: CPU seconds one public value may take to plan or be refused (CPU time, not wall time: other
-#: processes on a shared machine do not count). Each plans in under 0.65 s on a quiet 2-core
-#: machine (benchmarks/README.md, "Planning time"); ten times that keeps a loaded machine from
-#: failing a case by chance (3.05 s was seen under load against a 3 s limit), while the planner
-#: traps this guards against (a bisection that runs all its steps, a cost per step that grows
-#: with the trees) took from 9 s to minutes.
-PLAN_SECONDS = 6.5
+#: processes on a shared machine do not count). Most plan in under 0.65 s on a quiet 2-core
+#: machine (benchmarks/README.md, "Planning time"); the slowest, the classifier at epsilon 0.01
+#: with 10,000 trees (five regimes' plans, each composing its trees), took 4.1-5.1 s alone in
+#: this test on a slow 2-core machine and 6.96 s there within the whole slow suite. 8 s keeps
+#: such a machine from failing it by chance, while the planner traps this guards against (a
+#: bisection that runs all its steps, a cost per step that grows with the trees) took from 9 s
+#: to minutes.
+PLAN_SECONDS = 8.0
 
 #: The public values swept one at a time (benchmarks/bench_plan_time.py).
 EXTREMES = {
