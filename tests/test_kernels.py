@@ -24,7 +24,7 @@ from dpboost._loss import (
     softmax_loss_gradients,
     square_loss_gradients,
 )
-from dpboost._predictor import add_tree_scores, partition_leaves, predict_binned
+from dpboost._predictor import _SCATTER_BLOCK, add_tree_scores, partition_leaves, predict_binned
 from dpboost._records import Partition, RecordCoins
 from dpboost._selection import select_rows
 from dpboost._splitting import (
@@ -340,7 +340,9 @@ def test_partition_leaves_is_every_level_partitioned(n_chunks, with_hessians, de
     # level-by-level stable partition gives (the grower's routing of splits that read records),
     # bit for bit, empty leaves included.
     rng = np.random.default_rng(depth)
-    X_binned, idx, _, g, _, n_bins = _level_inputs(9, n=3000, d=4)
+    # Samples for each of 3 chunks to scatter two whole blocks and part of a third.
+    n_selected = 3 * (2 * _SCATTER_BLOCK + 77)
+    X_binned, idx, _, g, _, n_bins = _level_inputs(9, n=2 * n_selected, d=4)
     n_internal = 2**depth - 1
     feat = (rng.integers(0, 4, n_internal) if features == "mixed"
             else np.full(n_internal, 2)).astype(np.int32)

