@@ -268,13 +268,13 @@ def _scatter(sample_indices, gradients, hessians, node_start, child_start, right
         # One loop for each case rather than a test inside one loop: measured 1.25x faster
         # with Hessians (1M samples, one thread).
         if hessians.shape[0] > 0:
-            weights = hessians[start:stop]
+            node_hessians = hessians[start:stop]
             for k in range(rows.shape[0]):
                 goes = goes_right[k]
                 destination = right_position if goes else left_position
                 out_indices[destination] = rows[k]
                 out_gradients[destination] = values[k]
-                out_hessians[destination] = weights[k]
+                out_hessians[destination] = node_hessians[k]
                 right_position += goes
                 left_position += 1 - goes
             continue
