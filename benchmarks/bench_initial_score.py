@@ -14,6 +14,13 @@ Stages (``--stage``):
   ``--seeds`` (default 4) seeds at every epsilon; Adult the same at epsilon <= 0.03 and 5 folds
   x 1 seed above; the training mean's RMSE is recorded per fold as ``mean (non-private)``:
   results/initial_score.csv.
+- ``sampled``: the one-off releases (a Gaussian initial score, the regressor's Hessian sketch)
+  next to Poisson-sampled trees: S-BDT's Abalone recipe (50 additive trees of depth 2 on random
+  splits, ``subsample=0.1``, lambda 15, gradients clipped at 0.3 of the target's half-range,
+  ``min_child_weight=0``) with ``init`` zero / private x ``split_candidates`` uniform / hessian,
+  epsilon 0.1 / 0.3 / 1, on the ``share`` stage's tuning splits, 4 seeds a fold; the RMSE and
+  the planned noise multipliers (the leaves', the one-off releases'):
+  results/initial_score_sampled_<label>.csv (``--label``: the checkout measured).
 
 Abalone's public inputs: rings in [1, 29]; the sex code's bounds from ``_loaders``, each
 measurement in [0, 3]. Run: ``python benchmarks/bench_initial_score.py --stage share`` and
@@ -87,6 +94,36 @@ def share_stage():
     return rows
 
 
+#: S-BDT's Abalone recipe (bench_sbdt_reference.py) in dpboost's terms.
+SAMPLED_RECIPE = {"n_estimators": 50, "max_depth": 2, "subsample": 0.1, "learning_rate": 0.1,
+                  "l2_regularization": 15.0, "gradient_bound": 0.3, "min_child_weight": 0.0,
+                  "interaction_cst": "no_interactions", "split_selection": "random",
+                  "n_samples_hint": None}
+
+
+def sampled_stage():
+    X, y, public = _abalone()
+    rows = []
+    folds = list(KFold(5, shuffle=True, random_state=0).split(X))
+    for epsilon, init, candidates in itertools.product((0.1, 0.3, 1.0), ("zero", "private"),
+                                                       ("uniform", "hessian")):
+        for (fold, (train, _)), seed in itertools.product(enumerate(folds), range(4)):
+            fit, val = train_test_split(train, test_size=0.2, random_state=fold)
+            model = _fit(DPGBRegressor(epsilon=epsilon, delta=DELTA, init=init,
+                                       split_candidates=candidates, n_jobs=1,
+                                       random_state=10 * fold + seed, **SAMPLED_RECIPE,
+                                       **public), X[fit], y[fit])
+            ledger = model.privacy_ledger_
+            once = [e.noise_multiplier for e in ledger if e.tree == -1 and e.noise_multiplier]
+            rows.append({"epsilon": epsilon, "init": init, "split_candidates": candidates,
+                         "fold": fold, "seed": seed, "rmse": _rmse(y[val], model.predict(X[val])),
+                         "leaf_noise_multiplier": ledger[-1].noise_multiplier,
+                         "once_noise_multiplier": min(once) if once else math.nan,
+                         "spent": float(model.privacy_spent_)})
+        print(epsilon, init, candidates, flush=True)
+    return rows
+
+
 def frontier_stage(seeds):
     rows = []
     for name, load in (("abalone", _abalone), ("adult", _adult)):
@@ -121,14 +158,18 @@ def frontier_stage(seeds):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--stage", choices=("share", "frontier"), required=True)
+    parser.add_argument("--stage", choices=("share", "frontier", "sampled"), required=True)
     parser.add_argument("--seeds", type=int, default=4)
+    parser.add_argument("--label", default="after")
     args = parser.parse_args()
     _harness.warm_up()
     start = time.perf_counter()
     if args.stage == "share":
         rows, name = share_stage(), "initial_score_share"
         keys, metric = ["share", "n_estimators", "epsilon"], "rmse"
+    elif args.stage == "sampled":
+        rows, name = sampled_stage(), f"initial_score_sampled_{args.label}"
+        keys, metric = ["epsilon", "init", "split_candidates"], "rmse"
     else:
         rows, name = frontier_stage(args.seeds), "initial_score"
         keys, metric = ["dataset", "method", "epsilon"], None

@@ -340,15 +340,25 @@ def test_initial_candidates_restrict_categorical_features_only():
     np.testing.assert_array_equal(by_feature[2], np.arange(7))
 
 
-def test_a_wide_hessian_sketch_at_a_tiny_epsilon_fits(seeded_os_words):
-    # 300 features at epsilon 3e-4: the exact samplers' rounding allowance of a sketch row grew
-    # with the square root of all its 300 x 255 cells, so the integer noise scale passed the
-    # samplers' limit and fit raised in its middle, after records were read. One record moves
-    # one cell per feature: the allowance counts 300 coordinates. The default path (the exact
-    # samplers) on seeded bytes: a deterministic verdict.
+def test_a_wide_hessian_sketch_at_a_tiny_epsilon_fits_or_is_refused_first(seeded_os_words,
+                                                                          monkeypatch):
+    # 300 features at a tiny epsilon: the exact samplers' rounding allowance of a sketch row
+    # grew with the square root of all its 300 x 255 cells, so the integer noise scale passed
+    # the samplers' limit and fit raised in its middle, after records were read. One record
+    # moves one cell per feature: the allowance counts 300 coordinates. The default path (the
+    # exact samplers) on seeded bytes: a deterministic verdict.
     rng = np.random.default_rng(0)
     X = rng.uniform(-1, 1, (300, 300))
-    reg = DPGBRegressor(epsilon=3e-4, delta=1e-5, n_estimators=50, max_depth=2,
-                        split_candidates="hessian", feature_bounds=(-1, 1),
-                        target_bounds=(-1, 1)).fit(X, X[:, 0])
+    params = dict(delta=1e-5, n_estimators=50, max_depth=2, split_candidates="hessian",
+                  feature_bounds=(-1, 1), target_bounds=(-1, 1))
+    reg = DPGBRegressor(epsilon=6e-4, **params).fit(X, X[:, 0])
     assert np.isfinite(reg.predict(X[:5])).all()
+    # At 3e-4 (delta 1e-5: the accountant's epsilon jumps from 0 past the budget) the trees'
+    # 90 % leaves the sketch a noise beyond the samplers: refused before any record is read.
+
+    def read(*args, **kwargs):
+        raise AssertionError("a record was read")
+
+    monkeypatch.setattr(DPGBRegressor, "_records", read)
+    with pytest.raises(ValueError, match="too large for the exact samplers"):
+        DPGBRegressor(epsilon=3e-4, **params).fit(X, X[:, 0])

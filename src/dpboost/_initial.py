@@ -126,7 +126,8 @@ def initial_release(epsilon, delta, sample_weight_bound=None, share=None, laplac
     """The ledger entry of the private initial score (``init="private"``), composed with the
     trees: Laplace at ``share * epsilon`` under pure DP (the trees share the rest; ``share``
     None: :data:`INITIAL_SHARE`); under Renyi accounting a Gaussian whose noise multiplier
-    :func:`_plan`'s bisection sets with the trees' (``share`` of the zCDP budget), so the
+    :func:`_plan` sets after the trees' (they are planned within ``(1 - share) epsilon``, the
+    release gets the least noise that keeps the plan within epsilon), so the
     release fits any epsilon the trees fit (a multiplier fixed from epsilon, the pure share's
     zCDP equivalent ``1 / (INITIAL_SHARE * epsilon)``, alone spent 39 % of epsilon = 0.01 at
     delta = 5e-8, and more than all of it at a share of 0.3); with ``laplace`` (the planner's
