@@ -741,11 +741,12 @@ def _plan(*, epsilon, n_estimators, max_depth, learning_rate, l2_regularization,
                 1.0 / math.sqrt(2.0 * rho_leaf) if gaussian else 0.0,
                 math.inf, sketch_multiplier, initial_multiplier)
 
-    def search(entries_at, target, refined=accounting == "auto", least=1e-12):
+    def search(entries_at, target, refined=accounting == "auto", least=1e-12, of="per tree"):
         """The largest zCDP parameter from ``least`` up whose plan ``entries_at`` composes
         within ``target``: bisection in log(rho) (the accountant's epsilon increases with rho),
         then, if ``refined``, the PLD refinement. Returns it and the plan's epsilon where the
-        bisection settled it exactly (None: to be composed)."""
+        bisection settled it exactly (None: to be composed). ``of``: what the parameter is the
+        zCDP of, for the error message."""
         tolerance = min(1.0, target) * PLAN_TOLERANCE
 
         def settled(rho):
@@ -763,7 +764,7 @@ def _plan(*, epsilon, n_estimators, max_depth, learning_rate, l2_regularization,
         lower, upper = settled(low)
         if lower > target:
             raise ValueError(f"epsilon={epsilon} is too small to plan with delta={delta}: the "
-                             f"least budget planned (rho={least:g} zCDP per tree) already "
+                             f"least budget planned (rho={least:g} zCDP {of}) already "
                              f"spends {lower:.3g} or more.")
         best = upper if lower == upper else None
         for _ in range(200):
@@ -800,7 +801,7 @@ def _plan(*, epsilon, n_estimators, max_depth, learning_rate, l2_regularization,
         # Where the trees' share leaves the one-off releases less than the trees' floor, their
         # noise grows until the exact samplers refuse it (``BudgetPlan.check_scales``).
         rho_once, best = search(lambda r: first_tree(*budgets(rho, r)), epsilon, refined=False,
-                                least=1e-40)
+                                least=1e-40, of="for the one-off releases")
         scale = (refine(1.0, lambda k: first_tree(*budgets(k * rho, k * rho_once)), epsilon,
                         delta) if accounting == "auto" else 1.0)
         if scale != 1.0:
