@@ -744,9 +744,9 @@ def _plan(*, epsilon, n_estimators, max_depth, learning_rate, l2_regularization,
     def search(entries_at, target, refined=accounting == "auto", least=1e-12, of="per tree"):
         """The largest zCDP parameter from ``least`` up whose plan ``entries_at`` composes
         within ``target``: bisection in log(rho) (the accountant's epsilon increases with rho),
-        then, if ``refined``, the PLD refinement. Returns it and the plan's epsilon where the
-        bisection settled it exactly (None: to be composed). ``of``: what the parameter is the
-        zCDP of, for the error message."""
+        then, if ``refined``, the PLD refinement. Returns it and the plan's Renyi epsilon where
+        the bisection settled it exactly and the refinement did not raise it (None: to be
+        composed). ``of``: what the parameter is the zCDP of, for the error message."""
         tolerance = min(1.0, target) * PLAN_TOLERANCE
 
         def settled(rho):
@@ -783,14 +783,7 @@ def _plan(*, epsilon, n_estimators, max_depth, learning_rate, l2_regularization,
             if high / low < 1.0 + RHO_PRECISION:
                 break
         raised = refine(low, entries_at, target, delta) if refined else low
-        if raised != low:
-            return raised, None
-        if best is not None:
-            # The plan's epsilon is its ledger's (``compose``: the PLD accountant's, discretised
-            # at the Renyi epsilon, or the pure composition's where smaller).
-            entries, repeats = entries_at(low)
-            best = tightest(entries, delta, best, repeats, scale=best)
-        return low, best
+        return (raised, None) if raised != low else (low, best)
 
     if once_total:
         # Both by the Renyi bisection, then the PLD refinement raises both together: the
@@ -810,6 +803,10 @@ def _plan(*, epsilon, n_estimators, max_depth, learning_rate, l2_regularization,
     else:
         rho, best = search(lambda r: first_tree(*budgets(r)), epsilon)
         final = budgets(rho)
-    if best is None:
-        best = spent(*final)
+    # The plan's epsilon is its ledger's (``compose``: the PLD accountant's, discretised at the
+    # Renyi epsilon, or the pure composition's where smaller), from the Renyi epsilon the
+    # search settled where it did.
+    entries, repeats = first_tree(*final)
+    best = (compose(entries, delta, repeats) if best is None else
+            tightest(entries, delta, best, repeats, scale=best))
     return dataclasses.replace(unpriced(*final), epsilon=best)
