@@ -154,6 +154,18 @@ def seeded_os_words(monkeypatch):
 
 
 @pytest.fixture
+def records_unread(monkeypatch):
+    """For tests of a refusal that must come before any record is read: the regressor's
+    ``_records`` (where a fit first reads the data) raises AssertionError."""
+    from dpboost import DPGBRegressor
+
+    def read(*args, **kwargs):
+        raise AssertionError("a record was read")
+
+    monkeypatch.setattr(DPGBRegressor, "_records", read)
+
+
+@pytest.fixture
 def fresh_plans():
     """For tests that patch the planner's internals: ``plan_budget`` is memoised, so its cache is
     emptied before the test (a cached plan would hide the patch) and after it (a patched plan

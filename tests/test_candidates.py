@@ -341,7 +341,7 @@ def test_initial_candidates_restrict_categorical_features_only():
 
 
 def test_a_wide_hessian_sketch_at_a_tiny_epsilon_fits_or_is_refused_first(seeded_os_words,
-                                                                          monkeypatch):
+                                                                          request):
     # 300 features at a tiny epsilon: the exact samplers' rounding allowance of a sketch row
     # grew with the square root of all its 300 x 255 cells, so the integer noise scale passed
     # the samplers' limit and fit raised in its middle, after records were read. One record
@@ -355,10 +355,6 @@ def test_a_wide_hessian_sketch_at_a_tiny_epsilon_fits_or_is_refused_first(seeded
     assert np.isfinite(reg.predict(X[:5])).all()
     # At 3e-4 (delta 1e-5: the accountant's epsilon jumps from 0 past the budget) the trees'
     # 90 % leaves the sketch a noise beyond the samplers: refused before any record is read.
-
-    def read(*args, **kwargs):
-        raise AssertionError("a record was read")
-
-    monkeypatch.setattr(DPGBRegressor, "_records", read)
+    request.getfixturevalue("records_unread")
     with pytest.raises(ValueError, match="too large for the exact samplers"):
         DPGBRegressor(epsilon=3e-4, **params).fit(X, X[:, 0])

@@ -238,8 +238,8 @@ default="from_dtype"
         with half of the budget), else ``"zero"``. ``"private"``: the constant that fits the
         data, released once before the grid and the trees (the class counts, or the target's
         sums, with Laplace noise at ``INITIAL_SHARE`` = 10 % of epsilon when ``delta = 0``,
-        else Gaussian noise whose share of epsilon the trees give up; Laplace at any delta from half the
-        budget on; sensitivity W; the regressor's mean
+        else Gaussian noise whose share of epsilon the trees give up; Laplace at any delta
+        from half the budget on; sensitivity W; the regressor's mean
         target, the classifier's log-odds of the class shares); stored in the leaves of the
         first boosting stage. ``"zero"``: 0 (DPBoost's ``F0 = 0``), spending nothing; what
         ``"auto"`` is elsewhere, as with the shipped numbers of trees the release did not pay
