@@ -12,6 +12,7 @@ from dpboost._coins import MAX_ROWS, chacha20_block, uniforms
 from dpboost._common import float32_at_most
 from dpboost._histogram import (
     FIXED_POINT_BITS,
+    PACKED_ROWS,
     all_rows_histograms,
     build_level_histograms,
     fixed_point_scale,
@@ -266,6 +267,44 @@ def test_fixed_point_histograms_by_subtraction_have_the_direct_bits(side, n_thre
                        np.array(side, np.uint8), n_threads)
     float_direct = _build(X_binned, idx, node, g, n_nodes, n_bins, n_threads=n_threads)
     assert (float_got != float_direct).any()
+
+
+@pytest.mark.parametrize("n_threads", [1, 2, 16])
+def test_fixed_point_histograms_past_a_packed_block_are_exact(n_threads):
+    # Integer sums go through packed (sum, count) accumulators unpacked every PACKED_ROWS rows:
+    # nodes of several blocks, gradients at the bound (the largest terms), few bins (the
+    # largest sums in a cell) must still give the exact sums, in every mode.
+    rng = np.random.default_rng(15)
+    n, n_bins = 3 * PACKED_ROWS + 123, 2
+    X_binned = np.asfortranarray(rng.choice([0, 0, 0, 1, 2], size=(n, 3)).astype(np.uint8))
+    scale = fixed_point_scale(1.0)
+    top = float32_at_most(1.0)
+    g = np.where(rng.random(n) < 0.9, top, -top).astype(np.float32)
+    q = _fixed_point_terms(g[:50], scale, 1)
+    assert (np.abs(q) == 2**FIXED_POINT_BITS).all()  # the largest term there is
+
+    def exact(idx, node, n_nodes):
+        out = np.zeros((3, n_nodes, n_bins + 1, 2), dtype=np.int64)
+        terms = np.where(g[: idx.size] > 0, 2**FIXED_POINT_BITS, -(2**FIXED_POINT_BITS))
+        for f in range(3):
+            np.add.at(out[f, :, :, 0], (node, X_binned[idx, f]), terms)
+            np.add.at(out[f, :, :, 1], (node, X_binned[idx, f]), 1)
+        return out
+
+    every = np.arange(n, dtype=np.int32)
+    root = np.zeros(n, dtype=np.int32)
+    np.testing.assert_array_equal(
+        _build(X_binned, every, root, g, 1, n_bins, n_threads=n_threads, scale=scale),
+        exact(every, root, 1))
+    idx = every[: n - 1000]
+    sizes = [PACKED_ROWS + 7, 2, idx.size - PACKED_ROWS - 14, 5]
+    node = np.repeat(np.arange(4, dtype=np.int32), sizes)
+    parents = _build(X_binned, idx, node // 2, g[: idx.size], 2, n_bins, n_threads=n_threads,
+                     scale=scale)
+    np.testing.assert_array_equal(parents, exact(idx, node // 2, 2))
+    got = _build(X_binned, idx, node, g[: idx.size], 4, n_bins, parents,
+                 np.array([0, 1], np.uint8), n_threads, scale)
+    np.testing.assert_array_equal(got, exact(idx, node, 4))
 
 
 @pytest.mark.parametrize("n_threads", [1, 2])

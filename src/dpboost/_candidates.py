@@ -593,7 +593,11 @@ def private_categories(records, observed, release, noise, ledger):
 def sketch_counts(partition, numeric, lower, upper, n_fine):
     """A partition's :func:`fine_histograms` of the numeric features ``numeric`` (weighted by
     the records' weights, if any: a weighted quantile sketch)."""
-    return fine_histograms(partition.X[:, numeric], lower, upper, n_fine, partition.weights)
+    X = partition.X
+    # Every column numeric: the records as they are, not a copy of them (0.2-0.4 s on one core
+    # at 1M x 20, before the parallel binning).
+    columns = X if np.array_equal(numeric, np.arange(X.shape[1])) else X[:, numeric]
+    return fine_histograms(columns, lower, upper, n_fine, partition.weights)
 
 
 def log_grid_features(bounds, numeric):
