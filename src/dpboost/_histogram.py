@@ -268,8 +268,9 @@ def _strided_all_rows(codes, n_samples, gradients, first, step, out):
 #: there were two, and every :data:`PACKED_ROWS` rows the accumulator is unpacked into the
 #: histogram's (sum, count) and cleared. Exact: a block's count is below ``2**COUNT_BITS``, and
 #: its packed sum stays within int64 even for terms twice :data:`FIXED_POINT_BITS`'s bound
-#: (:func:`fixed_point_scale`). Measured 0.72x the time of the (sum, count) updates
-#: on one thread (1M x 20, 32 bins, nodes of 25-100 % of the rows).
+#: (:func:`fixed_point_scale`). Measured (benchmarks/README.md, "Thread scaling"): 0.72x the
+#: time of the (sum, count) updates on uniform codes (1M x 20, 32 bins, one thread); the default
+#: classifier's level histograms at 1M x 20, 0.83x on 2 threads (no change resolved on one).
 COUNT_BITS = 16
 PACKED_ROWS = 1 << 15
 assert (PACKED_ROWS < 2**COUNT_BITS
@@ -343,17 +344,22 @@ def _subtract(whole, built, rest):
 
 
 @njit(cache=True)
+def _block(first, second, lo, stop):
+    """Positions ``lo:min(lo + PACKED_ROWS, stop)`` of two per-position arrays, as slices
+    indexed from 0: they spare Numba's negative-index wraparound (measured 1.8x)."""
+    hi = min(lo + PACKED_ROWS, stop)
+    return first[lo:hi], second[lo:hi]
+
+
+@njit(cache=True)
 def _accumulate(column, sample_indices, gradients, scale, start, stop, hist, packed):
     _zero(hist)
     for lo in range(start, stop, PACKED_ROWS):
-        # Slices indexed from 0 and unsigned row numbers spare Numba's negative-index
-        # wraparound (measured 1.8x); four codes are loaded before their four updates so the
-        # loads overlap.
-        rows = sample_indices[lo:min(lo + PACKED_ROWS, stop)]
-        values = gradients[lo:min(lo + PACKED_ROWS, stop)]
-        n = rows.shape[0]
+        rows, values = _block(sample_indices, gradients, lo, stop)
+        # Unsigned row numbers spare Numba's negative-index wraparound; four codes are loaded
+        # before their four updates so the loads overlap.
         k = 0
-        while k + 4 <= n:
+        while k + 4 <= rows.shape[0]:
             b0 = column[np.uint32(rows[k])]
             b1 = column[np.uint32(rows[k + 1])]
             b2 = column[np.uint32(rows[k + 2])]
@@ -363,7 +369,7 @@ def _accumulate(column, sample_indices, gradients, scale, start, stop, hist, pac
             _add(packed, hist, b2, _term(values[k + 2], scale, hist))
             _add(packed, hist, b3, _term(values[k + 3], scale, hist))
             k += 4
-        for k in range(k, n):
+        for k in range(k, rows.shape[0]):
             _add(packed, hist, column[np.uint32(rows[k])], _term(values[k], scale, hist))
         _unpack(packed, hist)
 
@@ -379,11 +385,9 @@ def _accumulate_pair(a, b, sample_indices, gradients, scale, start, stop, hist_a
     _zero(hist_a)
     _zero(hist_b)
     for lo in range(start, stop, PACKED_ROWS):
-        rows = sample_indices[lo:min(lo + PACKED_ROWS, stop)]
-        values = gradients[lo:min(lo + PACKED_ROWS, stop)]
-        n = rows.shape[0]
+        rows, values = _block(sample_indices, gradients, lo, stop)
         k = 0
-        while k + 2 <= n:
+        while k + 2 <= rows.shape[0]:
             r0 = np.uint32(rows[k])
             r1 = np.uint32(rows[k + 1])
             a0 = a[r0]
@@ -397,7 +401,7 @@ def _accumulate_pair(a, b, sample_indices, gradients, scale, start, stop, hist_a
             _add(packed_a, hist_a, a1, v1)
             _add(packed_b, hist_b, b1, v1)
             k += 2
-        for k in range(k, n):
+        for k in range(k, rows.shape[0]):
             r = np.uint32(rows[k])
             v = _term(values[k], scale, hist_a)
             _add(packed_a, hist_a, a[r], v)
@@ -410,9 +414,7 @@ def _accumulate_pair(a, b, sample_indices, gradients, scale, start, stop, hist_a
 def _accumulate_all(column, gradients, scale, hist, packed):
     _zero(hist)
     for lo in range(0, column.shape[0], PACKED_ROWS):
-        # Slices indexed from 0 (as in _accumulate).
-        codes = column[lo:lo + PACKED_ROWS]
-        values = gradients[lo:lo + PACKED_ROWS]
+        codes, values = _block(column, gradients, lo, column.shape[0])
         for i in range(codes.shape[0]):
             _add(packed, hist, codes[i], _term(values[i], scale, hist))
         _unpack(packed, hist)
