@@ -34,6 +34,7 @@ from dpboost._splitting import (
     label_by_range,
     partition_level,
     range_sums,
+    scatter_rows,
 )
 
 
@@ -340,27 +341,22 @@ def _naive_partition(X_binned, idx, node, g, feat, thr, miss, missing_code):
     return idx[order], g[order], start
 
 
-@pytest.mark.parametrize("with_hessians", [False, True])
 @pytest.mark.parametrize("n_chunks", [1, 2, 3, 7])
-def test_partition_level_matches_naive(n_chunks, with_hessians):
+def test_partition_level_matches_naive(n_chunks):
     X_binned, idx, node, g, n_nodes, n_bins = _level_inputs(4, n_nodes=5)
     node[node == 3] = 4  # an empty node in the middle
     feat = np.array([0, 2, 1, 2, 0], dtype=np.int32)
     thr = np.array([3, 0, 15, 8, 14], dtype=np.uint8)
     miss = np.array([True, False, True, False, True])
     start = _node_start(node, n_nodes)
-    # Hessians travel with their gradients: distinct values (the gradients' rows) show the pairing.
-    h = idx.astype(np.float32) if with_hessians else np.empty(0, np.float32)
-    out_idx, out_g, out_h = np.empty_like(idx), np.empty_like(g), np.empty_like(h)
+    out_idx, out_g = np.empty_like(idx), np.empty_like(g)
     child_start = np.empty(2 * n_nodes + 1, dtype=np.int64)
-    partition_level(X_binned, idx, g, h, start, feat, thr, miss, n_bins, n_chunks,
-                    np.empty(idx.size, dtype=np.uint8), out_idx, out_g, out_h, child_start)
+    partition_level(X_binned, idx, g, start, feat, thr, miss, n_bins, n_chunks,
+                    np.empty(idx.size, dtype=np.uint8), out_idx, out_g, child_start)
     ref_idx, ref_g, ref_start = _naive_partition(X_binned, idx, node, g, feat, thr, miss, n_bins)
     np.testing.assert_array_equal(child_start, ref_start)
     np.testing.assert_array_equal(out_idx, ref_idx)
     np.testing.assert_array_equal(out_g, ref_g)
-    if with_hessians:
-        np.testing.assert_array_equal(out_h, ref_idx.astype(np.float32))
     # A boundary at the last bin with missing left sends everything left: empty children are legal.
     assert child_start[5] == child_start[6]
     # Missing codes followed their node's side: node 0 (feature 0, missing left) sends them to
@@ -388,17 +384,19 @@ def test_partition_leaves_is_every_level_partitioned(n_chunks, with_hessians, de
     thr = rng.integers(0, n_bins, n_internal).astype(np.uint8)
     miss = rng.random(n_internal) < 0.5
     thr[:1], miss[:1] = n_bins - 1, True  # all left at the root: half the leaves are empty
+    # Hessians travel with their gradients: distinct values (the samples' rows) show the pairing.
     h = idx.astype(np.float32) if with_hessians else np.empty(0, np.float32)
-    ref_idx, ref_g, ref_h = idx, g, h
+    ref_idx, ref_g = idx, g
     ref_start = np.array([0, idx.size], dtype=np.int64)
     for level in range(depth):
         nodes = slice(2**level - 1, 2**(level + 1) - 1)
-        out_idx, out_g, out_h = np.empty_like(idx), np.empty_like(g), np.empty_like(h)
+        out_idx, out_g = np.empty_like(idx), np.empty_like(g)
         child_start = np.empty(2**(level + 1) + 1, dtype=np.int64)
-        partition_level(X_binned, ref_idx, ref_g, ref_h, ref_start, feat[nodes], thr[nodes],
+        partition_level(X_binned, ref_idx, ref_g, ref_start, feat[nodes], thr[nodes],
                         miss[nodes], n_bins, 1, np.empty(idx.size, np.uint8), out_idx, out_g,
-                        out_h, child_start)
-        ref_idx, ref_g, ref_h, ref_start = out_idx, out_g, out_h, child_start
+                        child_start)
+        ref_idx, ref_g, ref_start = out_idx, out_g, child_start
+    ref_h = ref_idx.astype(np.float32) if with_hessians else h
     out_idx, out_g, out_h, leaf_start = partition_leaves(X_binned, idx, g, h, feat, thr, miss,
                                                          n_bins, n_chunks)
     np.testing.assert_array_equal(leaf_start, ref_start)
@@ -433,9 +431,9 @@ def test_partition_of_nothing():
     X_binned, _, _, _, _, n_bins = _level_inputs(5)
     idx, g = np.empty(0, dtype=np.int32), np.empty(0, dtype=np.float32)
     child_start = np.full(5, -1, dtype=np.int64)
-    partition_level(X_binned, idx, g, g, np.zeros(3, dtype=np.int64), np.zeros(2, np.int32),
+    partition_level(X_binned, idx, g, np.zeros(3, dtype=np.int64), np.zeros(2, np.int32),
                     np.zeros(2, np.uint8), np.zeros(2, bool), n_bins, 2,
-                    np.empty(0, np.uint8), idx.copy(), g.copy(), g.copy(), child_start)
+                    np.empty(0, np.uint8), idx.copy(), g.copy(), child_start)
     assert (child_start == 0).all()
 
 
@@ -443,9 +441,9 @@ def test_partition_of_nothing():
 @pytest.mark.parametrize("n, n_threads", [(400, 1), (200_000, 1), (200_000, 3)])
 def test_child_sums_are_the_partitions_range_sums(n, n_threads, with_hessians):
     # The last level's leaves without moving a record: the children's gradient sums, Hessian
-    # sums and counts of the stable partition's ranges, to the last bit, and each row's child as
-    # labelled from those ranges; empty nodes, empty children and missing codes included, on
-    # one thread and in parallel chunks of nodes.
+    # sums (read by row) and counts of the stable partition's ranges, to the last bit, and each
+    # row's child as labelled from those ranges; empty nodes, empty children and missing codes
+    # included, on one thread and in parallel chunks of nodes.
     X_binned, idx, node, g, n_nodes, n_bins = _level_inputs(12, n=n, n_nodes=6)
     node[node == 2] = 3  # an empty node
     feat = np.array([0, 2, 1, 2, 0, 1], dtype=np.int32)
@@ -454,20 +452,32 @@ def test_child_sums_are_the_partitions_range_sums(n, n_threads, with_hessians):
     start = _node_start(node, n_nodes)
     h = (np.random.default_rng(0).uniform(0, 0.25, idx.size).astype(np.float32)
          if with_hessians else np.empty(0, np.float32))
-    out_idx, out_g, out_h = np.empty_like(idx), np.empty_like(g), np.empty_like(h)
+    h_of_row = scatter_rows(h, idx, n, n_threads) if with_hessians else h
+    out_idx, out_g = np.empty_like(idx), np.empty_like(g)
     child_start = np.empty(2 * n_nodes + 1, dtype=np.int64)
-    partition_level(X_binned, idx, g, h, start, feat, thr, miss, n_bins, 1,
-                    np.empty(idx.size, dtype=np.uint8), out_idx, out_g, out_h, child_start)
+    partition_level(X_binned, idx, g, start, feat, thr, miss, n_bins, 1,
+                    np.empty(idx.size, dtype=np.uint8), out_idx, out_g, child_start)
     expected_leaf = np.full(n, -1, dtype=np.int16)
     label_by_range(child_start, out_idx, 0, idx.size, expected_leaf)
     leaf = np.full(n, -1, dtype=np.int16)
-    sums = child_sums(X_binned, idx, g, h, start, feat, thr, miss, n_bins, n_threads, leaf)
+    sums = child_sums(X_binned, idx, g, h_of_row, start, feat, thr, miss, n_bins, n_threads,
+                      leaf)
     assert sums[:, 0].tobytes() == range_sums(out_g, child_start).tobytes()
-    assert sums[:, 1].tobytes() == (range_sums(out_h, child_start).tobytes() if with_hessians
+    # The Hessians a partition would have moved with their rows.
+    moved_h = h_of_row[out_idx] if with_hessians else h
+    assert sums[:, 1].tobytes() == (range_sums(moved_h, child_start).tobytes() if with_hessians
                                     else np.zeros(2 * n_nodes).tobytes())
     np.testing.assert_array_equal(sums[:, 2], np.diff(child_start))
     np.testing.assert_array_equal(leaf, expected_leaf)
     assert (sums[[4, 5, 9], 2] == 0).all() and (sums[:, 2] > 0).sum() >= 8
+
+
+@pytest.mark.parametrize("n_threads", [1, 3])
+def test_scatter_rows_writes_each_value_at_its_row(n_threads):
+    _, idx, _, g, _, _ = _level_inputs(16, n=300_000)
+    out = scatter_rows(g, idx, 300_000, n_threads)
+    assert out.dtype == g.dtype and out.shape == (300_000,)
+    assert out[idx].tobytes() == g.tobytes()
 
 
 @pytest.mark.parametrize("n, n_threads", [(400, 1), (400, 3), (200_000, 3), (200_000, 7)])

@@ -37,7 +37,7 @@ from ._mechanisms import (
     uniform_choice,
 )
 from ._predictor import Tree, partition_leaves
-from ._splitting import child_sums, compute_gains, partition_level, range_sums
+from ._splitting import child_sums, compute_gains, partition_level, range_sums, scatter_rows
 from ._tree_mechanisms import LEAF_RELEASES, SPLIT_SELECTIONS
 
 
@@ -310,15 +310,13 @@ def split_level(partition, level_feature, level_bin, level_missing_left, n_bins)
     n_selected = tree.indices.size
     n_chunks = sample_chunks(partition.tree.indices.size, partition.n_threads)
     indices, grads = np.empty_like(tree.indices), np.empty_like(tree.grads)
-    hess = _hessians(tree)
-    out_hess = np.empty_like(hess)
     child_start = np.empty(2 * (tree.node_start.size - 1) + 1, dtype=np.int64)
-    partition_level(partition.X_binned, tree.indices, tree.grads, hess, tree.node_start,
+    partition_level(partition.X_binned, tree.indices, tree.grads, tree.node_start,
                     level_feature, level_bin, level_missing_left, n_bins, n_chunks,
-                    np.empty(n_selected, dtype=np.uint8), indices, grads, out_hess, child_start)
-    return partition.with_tree(indices=indices, grads=grads,
-                               hess=None if tree.hess is None else out_hess,
-                               node_start=child_start)
+                    np.empty(n_selected, dtype=np.uint8), indices, grads, child_start)
+    # The Hessians stay in the selection's order (``hess`` is ``hessians``): only the last
+    # level's sums read them, by row (split_leaves).
+    return partition.with_tree(indices=indices, grads=grads, node_start=child_start)
 
 
 def split_leaves(partition, level_feature, level_bin, level_missing_left, n_bins):
@@ -326,9 +324,12 @@ def split_leaves(partition, level_feature, level_bin, level_missing_left, n_bins
     level's released splits (``_splitting.child_sums``: what :func:`split_level` and
     :func:`leaf_statistics` would give, without moving the records)."""
     tree = partition.tree
-    hess = _hessians(tree)
+    n_rows = partition.X_binned.shape[0]
+    # The selection's Hessians by row (split_level did not move them).
+    hess = (np.empty(0, dtype=G_H_DTYPE) if tree.hessians is None
+            else scatter_rows(tree.hessians, tree.selected, n_rows, partition.n_threads))
     # int16 as the labels add_tree_scores makes (at most 2**15 leaves).
-    leaf = np.empty(partition.X_binned.shape[0], dtype=np.int16)
+    leaf = np.empty(n_rows, dtype=np.int16)
     sums = child_sums(partition.X_binned, tree.indices, tree.grads, hess, tree.node_start,
                       level_feature, level_bin, level_missing_left, n_bins, partition.n_threads,
                       leaf)

@@ -93,7 +93,9 @@ class TreeState:
         Theirs, bounded by the tree's ``g*``; ``hessians`` None for the square loss.
     indices, grads, hess : ndarray of shape (n_selected,)
         The same rows, gradients and Hessians (None without) grouped by node of the current
-        level, ascending within a node (``_splitting.partition_level``).
+        level, ascending within a node (``_splitting.partition_level``). ``hess`` is grouped
+        only by ``_grower.route_to_leaves``: the levels of a tree with split selection leave it
+        in the selection's order (``hessians``), as only its last level's sums read it.
     node_start : ndarray of shape (n_nodes + 1,), dtype=int64
         Node ``j`` holds positions ``node_start[j]:node_start[j + 1]``.
     histograms : ndarray or None
