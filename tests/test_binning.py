@@ -1,9 +1,12 @@
 """Binning, ``_binning``: the equal-width grid inside public bounds (against a naive reference),
 binning on given thresholds, and codes that do not depend on the data."""
 
+import warnings
+
 import numpy as np
 import pytest
 
+from dpboost import DPGBClassifier, PrivacyLeakWarning, _binning
 from dpboost._binning import BoundsBinner, finite_ranges
 
 
@@ -104,12 +107,16 @@ def test_codes_do_not_depend_on_layout_or_size(thresholds):
                  np.hstack([X, X])[:, :3], read_only):
         for order in "FC":
             np.testing.assert_array_equal(binner.transform(data, order=order), expected)
-    np.testing.assert_array_equal(binner.transform(X[:1000]), expected[:1000])  # one chunk
+    # Any thread count: 3 chunks on 1, 2, 3 threads, and 16 threads of which most get no rows.
+    for threads in (1, 2, 3, 16):
+        np.testing.assert_array_equal(binner.transform(X, n_threads=threads), expected)
+    np.testing.assert_array_equal(binner.transform(X[:1000], n_threads=2), expected[:1000])
 
 
 @pytest.mark.parametrize("order", ["C", "F"])
 @pytest.mark.parametrize("n", [5, 10_001])
-def test_finite_ranges_are_the_least_and_greatest_finite_values(order, n):
+@pytest.mark.parametrize("n_threads", [1, 3])
+def test_finite_ranges_are_the_least_and_greatest_finite_values(order, n, n_threads):
     # The data-derived bounds' one pass: what NumPy's nanmin / nanmax give over the finite
     # cells, NaN for a column with none (all missing or infinite), over chunks of any size.
     rng = np.random.default_rng(n)
@@ -117,7 +124,7 @@ def test_finite_ranges_are_the_least_and_greatest_finite_values(order, n):
     X[rng.random(X.shape) < 0.2] = np.nan
     X[0, 0], X[-1, 1] = np.inf, -np.inf
     X[:, 3] = rng.choice([np.nan, np.inf, -np.inf], size=n)
-    lower, upper = finite_ranges(np.asarray(X, order=order))
+    lower, upper = finite_ranges(np.asarray(X, order=order), n_threads)
     finite = np.where(np.isfinite(X[:, :3]), X[:, :3], np.nan)
     np.testing.assert_array_equal(lower[:3], np.nanmin(finite, axis=0))
     np.testing.assert_array_equal(upper[:3], np.nanmax(finite, axis=0))
@@ -125,3 +132,26 @@ def test_finite_ranges_are_the_least_and_greatest_finite_values(order, n):
     strided = finite_ranges(X[::2, ::2])  # neither layout: copied
     np.testing.assert_array_equal(strided[0], np.nanmin(np.where(np.isfinite(X[::2, ::2]),
                                                                  X[::2, ::2], np.nan), axis=0))
+
+
+@pytest.mark.parametrize("feature_bounds", [None, "public"])
+def test_one_job_bins_on_the_calling_thread(monkeypatch, feature_bounds):
+    # n_jobs=1 is one thread (a joblib-parallel search runs one fit per core): no parallel
+    # binning kernel runs in fit or predict, on more rows than one chunk, whether the bounds are
+    # read from X (a PrivacyLeakWarning) or public, the grid equal-width or the quantile sketch's.
+    def parallel(*args):
+        raise AssertionError("a parallel binning kernel ran with n_jobs=1")
+
+    for name in ("_bin_chunks", "_bin_chunks_by_thresholds", "_range_chunks"):
+        monkeypatch.setattr(_binning, name, parallel)
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(5000, 3))
+    y = (X[:, 0] > 0).astype(int)
+    bounds = None if feature_bounds is None else [(-4.0, 4.0)] * 3
+    for hint in (None, 10**6):  # the grid, then the sketch (n x epsilon past its threshold)
+        model = DPGBClassifier(n_estimators=2, n_jobs=1, feature_bounds=bounds, classes=[0, 1],
+                               n_samples_hint=hint, random_state=0)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", PrivacyLeakWarning)
+            model.fit(X, y)
+        model.predict_proba(X)

@@ -14,7 +14,8 @@ from ._common import X_BINNED_DTYPE
 #: Rows per chunk of the binning kernels: the chunk's rows of ``X`` (2048 x 8 bytes per feature)
 #: stay in cache while every feature is binned, so ``X`` is read from memory once whatever its
 #: layout (measured 2-3x faster than one pass per feature on a C-order 1M x 20). A job of one
-#: chunk runs on the calling thread, a larger one in parallel over its chunks.
+#: chunk, or of one thread, runs on the calling thread; a larger one in ``n_threads``
+#: contiguous ranges of rows, one per thread (``n_jobs``: never more threads than asked for).
 _BIN_CHUNK = 2048
 
 
@@ -32,13 +33,15 @@ def flat_layout(a):
     raise ValueError("a C- or Fortran-contiguous array is needed")
 
 
-def finite_ranges(X):
-    """Per column, the least and the greatest finite value of ``X``: one parallel pass over
-    chunks of :data:`_BIN_CHUNK` rows (the data-derived bounds, ``feature_bounds=None``).
+def finite_ranges(X, n_threads=1):
+    """Per column, the least and the greatest finite value of ``X``: one pass over chunks of
+    :data:`_BIN_CHUNK` rows, in parallel (the data-derived bounds, ``feature_bounds=None``).
 
     Parameters
     ----------
     X : ndarray of shape (n_samples, n_features), dtype=float64
+    n_threads : int, default=1
+        Threads (:data:`_BIN_CHUNK`). The result does not depend on it.
 
     Returns
     -------
@@ -52,7 +55,10 @@ def finite_ranges(X):
     n_chunks = max(1, (n_samples + _BIN_CHUNK - 1) // _BIN_CHUNK)
     lower = np.full((n_chunks, n_features), np.inf)
     upper = np.full((n_chunks, n_features), -np.inf)
-    _range_chunks(x, x_row, x_column, n_samples, lower, upper)
+    if n_threads == 1 or n_chunks == 1:
+        _range_of_chunks(x, x_row, x_column, n_samples, 0, n_chunks, lower, upper)
+    else:
+        _range_chunks(x, x_row, x_column, n_samples, min(n_threads, n_chunks), lower, upper)
     lower, upper = lower.min(axis=0), upper.max(axis=0)
     none = lower > upper  # still (inf, -inf): no finite value
     lower[none], upper[none] = np.nan, np.nan
@@ -60,10 +66,21 @@ def finite_ranges(X):
 
 
 @njit(parallel=True, cache=True)
-def _range_chunks(x, x_row, x_column, n_samples, lower, upper):
-    """Chunk c's least and greatest finite value per feature into ``lower[c]``, ``upper[c]``."""
-    for c in prange(lower.shape[0]):
-        start = np.int64(c) * _BIN_CHUNK
+def _range_chunks(x, x_row, x_column, n_samples, n_threads, lower, upper):
+    """:func:`_range_of_chunks` of every chunk, thread t taking the chunks from
+    ``t * n_chunks // n_threads`` up to the next thread's."""
+    n_chunks = lower.shape[0]
+    for t in prange(n_threads):
+        _range_of_chunks(x, x_row, x_column, n_samples, np.int64(t) * n_chunks // n_threads,
+                         (np.int64(t) + 1) * n_chunks // n_threads, lower, upper)
+
+
+@njit(cache=True)
+def _range_of_chunks(x, x_row, x_column, n_samples, first, stop, lower, upper):
+    """Chunk c's least and greatest finite value per feature into ``lower[c]``, ``upper[c]``,
+    for the chunks ``first:stop``."""
+    for c in range(first, stop):
+        start = c * _BIN_CHUNK
         for f in range(lower.shape[1]):
             lo, hi = lower[c, f], upper[c, f]
             for i in range(start, min(start + _BIN_CHUNK, n_samples)):
@@ -74,7 +91,7 @@ def _range_chunks(x, x_row, x_column, n_samples, lower, upper):
             lower[c, f], upper[c, f] = lo, hi
 
 
-def bin_columns(X, lower, scale, max_bins, out):
+def bin_columns(X, lower, scale, max_bins, out, n_threads=1):
     """Equal-width codes: ``out[i, f] = int((X[i, f] - lower[f]) * scale[f])``, clipped.
 
     Clipping happens here, by construction of the code: a value below the lower bound (-inf
@@ -91,15 +108,17 @@ def bin_columns(X, lower, scale, max_bins, out):
         Number of bins (at most 255 into uint8 codes, 65535 into uint16).
     out : ndarray of shape (n_samples, n_features), dtype=uint8 or uint16
         C or Fortran order; overwritten with the codes.
+    n_threads : int, default=1
+        Threads (:data:`_BIN_CHUNK`). The codes do not depend on it.
     """
     x, out_flat = flat_layout(X), flat_layout(out)
-    if X.shape[0] <= _BIN_CHUNK:
+    if n_threads == 1 or X.shape[0] <= _BIN_CHUNK:
         _bin_rows(*x, X.shape[1], lower, scale, max_bins, 0, X.shape[0], *out_flat)
     else:
-        _bin_chunks(*x, X.shape[0], X.shape[1], lower, scale, max_bins, *out_flat)
+        _bin_chunks(*x, X.shape[0], X.shape[1], lower, scale, max_bins, n_threads, *out_flat)
 
 
-def bin_by_thresholds(X, thresholds, max_bins, out):
+def bin_by_thresholds(X, thresholds, max_bins, out, n_threads=1):
     """Codes on given thresholds: ``out[i, f]`` is the number of ``thresholds[f]`` ``<= X[i, f]``.
 
     Bin ``b`` holds ``thresholds[f, b - 1] <= x < thresholds[f, b]``; infinities land in the
@@ -114,12 +133,14 @@ def bin_by_thresholds(X, thresholds, max_bins, out):
     max_bins : int
     out : ndarray of shape (n_samples, n_features), dtype=uint8
         C or Fortran order; overwritten with the codes.
+    n_threads : int, default=1
+        As :func:`bin_columns`.
     """
     x, out_flat = flat_layout(X), flat_layout(out)
-    if X.shape[0] <= _BIN_CHUNK:
+    if n_threads == 1 or X.shape[0] <= _BIN_CHUNK:
         _bin_rows_by_thresholds(*x, thresholds, max_bins, 0, X.shape[0], *out_flat)
     else:
-        _bin_chunks_by_thresholds(*x, X.shape[0], thresholds, max_bins, *out_flat)
+        _bin_chunks_by_thresholds(*x, X.shape[0], thresholds, max_bins, n_threads, *out_flat)
 
 
 # Each kernel is a serial worker over a range of rows and a parallel loop whose body is one call
@@ -152,13 +173,22 @@ def _bin_rows(x, x_row, x_column, n_features, lower, scale, max_bins, start, sto
                     out[k] = int(t)
 
 
+@njit(cache=True)
+def _thread_rows(t, n_threads, n_samples):
+    """Thread ``t``'s rows ``start, stop`` of ``n_samples``: whole chunks of :data:`_BIN_CHUNK`
+    rows, as many for every thread as can be."""
+    n_chunks = (n_samples + _BIN_CHUNK - 1) // _BIN_CHUNK
+    return (t * n_chunks // n_threads * _BIN_CHUNK,
+            min((t + 1) * n_chunks // n_threads * _BIN_CHUNK, n_samples))
+
+
 @njit(parallel=True, cache=True)
-def _bin_chunks(x, x_row, x_column, n_samples, n_features, lower, scale, max_bins, out, out_row,
-                out_column):
-    for c in prange((n_samples + _BIN_CHUNK - 1) // _BIN_CHUNK):
-        start = np.int64(c) * _BIN_CHUNK
-        _bin_rows(x, x_row, x_column, n_features, lower, scale, max_bins, start,
-                  min(start + _BIN_CHUNK, n_samples), out, out_row, out_column)
+def _bin_chunks(x, x_row, x_column, n_samples, n_features, lower, scale, max_bins, n_threads,
+                out, out_row, out_column):
+    for t in prange(n_threads):
+        start, stop = _thread_rows(np.int64(t), n_threads, n_samples)
+        _bin_rows(x, x_row, x_column, n_features, lower, scale, max_bins, start, stop, out,
+                  out_row, out_column)
 
 
 @njit(cache=True)
@@ -179,12 +209,12 @@ def _bin_rows_by_thresholds(x, x_row, x_column, thresholds, max_bins, start, sto
 
 
 @njit(parallel=True, cache=True)
-def _bin_chunks_by_thresholds(x, x_row, x_column, n_samples, thresholds, max_bins, out, out_row,
-                              out_column):
-    for c in prange((n_samples + _BIN_CHUNK - 1) // _BIN_CHUNK):
-        start = np.int64(c) * _BIN_CHUNK
-        _bin_rows_by_thresholds(x, x_row, x_column, thresholds, max_bins, start,
-                                min(start + _BIN_CHUNK, n_samples), out, out_row, out_column)
+def _bin_chunks_by_thresholds(x, x_row, x_column, n_samples, thresholds, max_bins, n_threads,
+                              out, out_row, out_column):
+    for t in prange(n_threads):
+        start, stop = _thread_rows(np.int64(t), n_threads, n_samples)
+        _bin_rows_by_thresholds(x, x_row, x_column, thresholds, max_bins, start, stop, out,
+                                out_row, out_column)
 
 
 class BoundsBinner:
@@ -218,7 +248,7 @@ class BoundsBinner:
         self.custom_thresholds = (None if thresholds is None
                                   else np.array(thresholds, dtype=np.float64, order="C"))
 
-    def transform(self, X, order="F"):
+    def transform(self, X, order="F", n_threads=1):
         """Bin ``X``.
 
         Parameters
@@ -228,6 +258,8 @@ class BoundsBinner:
         order : {"F", "C"}, default="F"
             Memory layout of the result: feature-major ``"F"`` for histogram building, row-major
             ``"C"`` for prediction.
+        n_threads : int, default=1
+            Threads (``n_jobs``). The codes do not depend on it.
 
         Returns
         -------
@@ -240,9 +272,9 @@ class BoundsBinner:
             X = np.ascontiguousarray(X)
         out = np.empty(X.shape, dtype=X_BINNED_DTYPE, order=order)
         if self.custom_thresholds is None:
-            bin_columns(X, self.lower, self.scale, self.max_bins, out)
+            bin_columns(X, self.lower, self.scale, self.max_bins, out, n_threads)
         else:
-            bin_by_thresholds(X, self.custom_thresholds, self.max_bins, out)
+            bin_by_thresholds(X, self.custom_thresholds, self.max_bins, out, n_threads)
         return out
 
     def thresholds(self):

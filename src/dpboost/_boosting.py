@@ -506,7 +506,8 @@ def bin_records(partition, binner, n_outputs, has_hessians):
     """The partition binned on the fit's grid (its float records dropped), with scores 0 and
     room for its gradients."""
     n = partition.X.shape[0]
-    return replace(partition, X=None, X_binned=binner.transform(partition.X, order="F"),
+    X_binned = binner.transform(partition.X, order="F", n_threads=partition.n_threads)
+    return replace(partition, X=None, X_binned=X_binned,
                    raw=np.zeros((n_outputs, n)),
                    gradients=np.zeros((n_outputs, n), dtype=G_H_DTYPE),
                    hessians=np.zeros((n_outputs, n), dtype=G_H_DTYPE) if has_hessians else None)

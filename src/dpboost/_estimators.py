@@ -428,7 +428,7 @@ class _BaseDPGB(BaseEstimator):
     def _binned(self, X):
         """``X`` checked against the fit and binned on its grid (row-major)."""
         X = self._numbers(X)  # first: it raises NotFittedError before _forest is read
-        return self._forest.binner.transform(X, order="C")
+        return self._forest.binner.transform(X, order="C", n_threads=n_threads(self.n_jobs))
 
     def _raw_predict(self, X, iteration_range=None):
         """Scores of every output, shape (n_samples, n_outputs)."""

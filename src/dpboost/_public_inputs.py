@@ -29,7 +29,13 @@ from ._cells import (
     record_weights,
 )
 from ._domain import domain_counts, domain_layout
-from ._parameters import check_class_weight, check_classes, check_feature_bounds, unusable_widths
+from ._parameters import (
+    check_class_weight,
+    check_classes,
+    check_feature_bounds,
+    n_threads,
+    unusable_widths,
+)
 from ._warnings import data_dependent, warn_diagnostics, warn_reproducible_noise
 
 
@@ -82,7 +88,7 @@ def public_categories(X, categorical_features, categories, feature_bounds=None):
     return lists, tuple(f"categories[{c}]" for c in from_data)
 
 
-def resolve_feature_bounds(X, feature_bounds, categories, names=None):
+def resolve_feature_bounds(X, feature_bounds, categories, names=None, n_threads=1):
     """The bounds of a fit: ``feature_bounds`` checked (an array, or a dict by column name or
     index), or read from ``X`` with a PrivacyLeakWarning (if any feature is numeric), or NaN for
     the numeric rows with ``"private"`` (the fit releases them); categorical rows set from the
@@ -92,6 +98,8 @@ def resolve_feature_bounds(X, feature_bounds, categories, names=None):
     ----------
     names : ndarray of str or None, default=None
         The columns' names (``feature_names_in_``), for a dict's keys.
+    n_threads : int, default=1
+        Threads of the pass that reads the bounds from ``X`` (``feature_bounds=None``).
 
     Returns
     -------
@@ -119,7 +127,7 @@ def resolve_feature_bounds(X, feature_bounds, categories, names=None):
         if X.shape[0] == 0:  # (a non-private path: it reads the data anyway)
             raise ValueError("feature_bounds cannot be read from an X without rows; pass "
                              "public feature_bounds.")
-        lower, upper = finite_ranges(X)
+        lower, upper = finite_ranges(X, n_threads)
         # A constant column still needs a non-empty interval (and an all-missing one, any).
         lower = np.nan_to_num(lower)
         upper = np.where(upper > lower, upper, lower + np.maximum(1.0, 1e-6 * np.abs(lower)))
@@ -349,7 +357,7 @@ def fit_inputs(estimator, X, y, sample_weight=None, weight_bound=None, previous=
         bounds, from_X = resolve_feature_bounds(
             X, estimator.feature_bounds, {j: placeholder if j in observed else v
                                           for j, v in lists.items()},
-            getattr(estimator, "feature_names_in_", None))
+            getattr(estimator, "feature_names_in_", None), n_threads(estimator.n_jobs))
     else:
         bounds, from_X = previous.feature_bounds, ()
     if estimator.diagnostics:
