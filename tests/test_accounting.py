@@ -320,3 +320,18 @@ def test_plans_that_share_their_events_convert_them_once(fresh_plans):
     afresh = plan(5)
     assert recalled.epsilon == afresh.epsilon
     assert recalled.trees[0].leaf_noise_multiplier == afresh.trees[0].leaf_noise_multiplier
+
+
+def test_an_entry_of_a_fit_is_the_entry_with_that_identifier():
+    # LedgerEntry.of_fit stamps a fit's planned entries: every field as dataclasses.replace
+    # gives it, the original untouched, a LedgerEntry still (frozen, hashable, equal).
+    entry = LedgerEntry(mechanism="gaussian", epsilon=0.1, sensitivity=0.5, group=2, tree=7,
+                        level=-1, n_nodes=64, noise_multiplier=3.0, sampling_rate=0.1,
+                        fit="plan", threshold=1.5, delta=1e-9, filtered=True, filter_trees=3,
+                        held_out=True, part="B")
+    stamped = entry.of_fit("abc")
+    assert type(stamped) is LedgerEntry and stamped.fit == "abc" and entry.fit == "plan"
+    assert dataclasses.asdict(stamped) == dataclasses.asdict(dataclasses.replace(entry, fit="abc"))
+    assert stamped == entry and hash(stamped) == hash(entry)  # fit is not compared
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        stamped.fit = "x"

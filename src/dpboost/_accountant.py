@@ -13,7 +13,6 @@ import math
 import os
 import threading
 import uuid
-from dataclasses import replace
 from numbers import Integral
 
 import numpy as np
@@ -194,7 +193,7 @@ class PrivacyAccountant:
                 "file shared by every process), or run the fits with n_jobs=1 or inside "
                 "joblib.parallel_backend('threading').")
         fit_id = uuid.uuid4().hex
-        ledgers = [tuple(replace(e, fit=fit_id) for e in ledger)
+        ledgers = [tuple(e.of_fit(fit_id) for e in ledger)
                    for ledger in (entries, *alternatives)]
         planned = ledgers[0] if len(ledgers) == 1 else Alternatives(ledgers)
         if self.delta == 0 and (event is not None or not all(

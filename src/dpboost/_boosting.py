@@ -275,7 +275,7 @@ def train(records, inputs, loss, options, n_outputs, n_threads, fit_id=None, pre
         released["validation_score_"] = np.array(stopping.scores)
         filtered = first_stages(forest, stopping.n_iter, filtered)
         forest = first_stages(forest, stopping.n_iter)
-        charged = [replace(e, fit=ledger.fit) for e in plan.entries]
+        charged = [e.of_fit(ledger.fit) for e in plan.entries]
     if previous is not None:
         forest = previous.extended(forest)
     attributes = {**inputs.target, "categories_": inputs.categories, **released,
@@ -285,7 +285,7 @@ def train(records, inputs, loss, options, n_outputs, n_threads, fit_id=None, pre
     # The plans' ledgers are told apart before their entries get the fit's identifier (the same
     # distinct ledgers in the same order, without rewriting every entry of every copy).
     planned = dict.fromkeys(entries for _, option in options for entries in option.ledgers)
-    choices = tuple(dict.fromkeys(tuple(replace(e, fit=ledger.fit) for e in entries)
+    choices = tuple(dict.fromkeys(tuple(e.of_fit(ledger.fit) for e in entries)
                                   for entries in planned))
     chose = count is not None or choice is not None
     choices = choices if chose and len(choices) > 1 else None
