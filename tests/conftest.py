@@ -169,11 +169,13 @@ def records_unread(monkeypatch):
 def fresh_plans():
     """For tests that patch the planner's internals: ``plan_budget`` is memoised, so its cache is
     emptied before the test (a cached plan would hide the patch) and after it (a patched plan
-    must not reach later tests); so is a choice of interactions' statistic release."""
+    must not reach later tests); so are a choice of interactions' statistic release and
+    ``plan_fit``'s fresh plans."""
+    from dpboost._boosting import _fresh_plan
     from dpboost._budget import plan_budget
     from dpboost._interaction_choice import statistic_release
-    for memoised in (plan_budget, statistic_release):
+    for memoised in (plan_budget, statistic_release, _fresh_plan):
         memoised.cache_clear()
     yield
-    for memoised in (plan_budget, statistic_release):
+    for memoised in (plan_budget, statistic_release, _fresh_plan):
         memoised.cache_clear()

@@ -705,7 +705,9 @@ def plan_spy():
 
     The plan is pure, so a call whose arguments equal an earlier call's reuses its plan (the
     second fit of a replay: the RDP bisection takes seconds); arguments that differ would be a
-    plan that depends on the data, and are planned afresh and reported.
+    plan that depends on the data, and are planned afresh and reported. ``plan_fit``'s own
+    memo of fresh plans (``_boosting._fresh_plan``) is bypassed, so that every fit plans and
+    is seen planning.
 
     Yields
     ------
@@ -754,7 +756,8 @@ def plan_spy():
         return spy
 
     with (_wrapped("plan_budget", wrap), _wrapped("plan_validation", wrap_validation),
-          _wrapped("choose_plan", wrap_choice), _wrapped("plan_choice", wrap_interactions)):
+          _wrapped("choose_plan", wrap_choice), _wrapped("plan_choice", wrap_interactions),
+          _wrapped("_fresh_plan", lambda memoised: memoised.__wrapped__)):
         yield captured
 
 

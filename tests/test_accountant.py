@@ -128,6 +128,28 @@ def test_fits_whose_count_chose_their_plans_compose_their_choices(data):
         assert compose(fit.privacy_ledger_, 1e-5) <= fit.privacy_spent_ <= 1.0
 
 
+def test_a_fits_spend_is_the_composition_of_its_choices_memoised_by_plan(data, monkeypatch):
+    # A fresh fit's privacy_spent_ comes from its choices as planned (FitResult.planned),
+    # memoised by the plans' identity: the same bits as fit_epsilon of the stamped choices,
+    # every choice carrying the fit's identifier. A second fit of the setting shares the plans
+    # (plan_fit is memoised) and reuses the composition; another epsilon does not.
+    import dpboost._accountant as accountant_module
+
+    memo = {}
+    monkeypatch.setattr(accountant_module, "_CHOICES_EPSILON", memo)
+    X, y = data
+    fits = [_default(None, epsilon=eps, random_state=seed).fit(X, y)
+            for eps, seed in ((0.7, 0), (0.7, 1), (0.9, 0))]
+    for fit in fits:
+        assert fit._privacy_choices is not None and len(fit._privacy_choices) > 1
+        assert fit.privacy_spent_ == accountant_module.fit_epsilon(
+            fit.privacy_ledger_, fit._privacy_choices, fit.delta, fit.epsilon)
+        fit_ids = {e.fit for ledger in fit._privacy_choices for e in ledger}
+        assert fit_ids == {fit.privacy_ledger_[0].fit}
+    assert fits[0].privacy_spent_ == fits[1].privacy_spent_ != fits[2].privacy_spent_
+    assert [key[1:] for key in memo] == [(1e-5, 0.7), (1e-5, 0.9)]  # the second fit of epsilon 0.7 (another seed) found the first's
+
+
 def test_a_filter_composes_every_fit_at_its_one_order(data):
     # order=8: the fits' Renyi curves at order 8 alone, summed and converted there (a Renyi
     # filter); never below the composition at the best order or by the PLD.
@@ -482,3 +504,23 @@ def test_a_filter_charges_even_one_counted_fit_at_its_order(data):
     choice = [(Alternatives(fit._privacy_choices), None)]
     assert accountant.spent() == compose_fits(choice, 1e-5, order=12, scale=10.0)
     assert accountant.spent() > fit.privacy_spent_
+
+
+def test_distinct_ledgers_are_those_dict_fromkeys_keeps():
+    # _boosting._distinct tells a fit's plans apart without hashing their entries: the same
+    # ledgers in the same order as dict.fromkeys (equal ones by value, not only by identity).
+    from dpboost._accounting import LedgerEntry
+    from dpboost._boosting import _distinct
+
+    def entry(epsilon, tree=0):
+        return LedgerEntry(mechanism="gaussian", epsilon=epsilon, sensitivity=1.0, group=0,
+                           tree=tree, level=1, n_nodes=2)
+
+    a = (entry(0.1), entry(0.2))
+    b = (entry(0.1), entry(0.2))  # equal to a, another object
+    c = (entry(0.1), entry(0.3))
+    d = (entry(0.1),)
+    e = (entry(0.1, tree=1), entry(0.2))
+    ledgers = [a, c, a, b, d, e, c, d]
+    assert _distinct(ledgers) == tuple(dict.fromkeys(ledgers))
+    assert [id(x) for x in _distinct(ledgers)] == [id(a), id(c), id(d), id(e)]

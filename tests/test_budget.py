@@ -163,7 +163,8 @@ def test_planner_reads_no_data(binary, monkeypatch):
     # The plan is a function of public inputs: fits on two datasets of one schema (other
     # records, another size, one observed class) call the planner with the same arguments,
     # each a scalar (no array could carry a record), and each fit's ledger is that plan. The
-    # spy sits where the boosting module looks the planner up.
+    # spy sits where the boosting module looks the planner up; plan_fit's memo of fresh plans
+    # is bypassed, so that both fits plan.
     calls = []
     real = boosting_module.plan_budget
 
@@ -172,6 +173,7 @@ def test_planner_reads_no_data(binary, monkeypatch):
         return calls[-1][1]
 
     monkeypatch.setattr(boosting_module, "plan_budget", spy)
+    monkeypatch.setattr(boosting_module, "_fresh_plan", boosting_module._fresh_plan.__wrapped__)
     X, y = binary
     rng = np.random.default_rng(1)
     other = rng.normal(0, 3, size=(500, X.shape[1]))
@@ -588,6 +590,7 @@ def _plan_or_refusal(setting, params, monkeypatch):
     monkeypatch.setattr(type(model), "_records", read)
     monkeypatch.setattr(estimators_module, "plan_fit", spy)
     plan_budget.cache_clear()
+    boosting_module._fresh_plan.cache_clear()
     start = time.process_time()
     try:
         with warnings.catch_warnings():

@@ -460,6 +460,35 @@ class Alternatives(tuple):
         return (Alternatives, (tuple(self),))
 
 
+#: :func:`choices_epsilon`'s results by (the ledgers' identities, delta, scale), each with its
+#: ledgers (kept alive: no identity is reused while its entry is here); cleared past
+#: :data:`CHOICES_EPSILON_SIZE` entries.
+_CHOICES_EPSILON = {}
+CHOICES_EPSILON_SIZE = 64
+
+
+def choices_epsilon(planned, delta, scale):
+    """:func:`fit_epsilon` of a fit without an earlier one whose row count chose among the
+    ledgers ``planned`` (``FitResult.planned``: its choices as planned, before their entries
+    got the fit's identifier, which the composition of one fit's ledgers does not read), the
+    same number to the last bit, memoised by the ledgers' identity: ``_boosting.plan_fit``
+    memoises the plans, so every fit of a setting in a process passes the same objects, and its
+    composition (0.07 s on 2,000 rows, a fifth of the fit) runs once.
+
+    Returns
+    -------
+    epsilon : float
+    """
+    key = (tuple(map(id, planned)), delta, scale)
+    kept = _CHOICES_EPSILON.get(key)
+    if kept is None:
+        if len(_CHOICES_EPSILON) >= CHOICES_EPSILON_SIZE:
+            _CHOICES_EPSILON.clear()
+        kept = _CHOICES_EPSILON[key] = (tuple(planned), compose_fits(
+            [(Alternatives(planned), None)], delta, scale=scale))
+    return kept[1]
+
+
 def fit_epsilon(ledger, choices, delta, scale):
     """A model's ``privacy_spent_``: the composition of its fits (``ledger``: every release,
     each entry with its fit's identifier, a warm start's after its first fit's) where the

@@ -17,7 +17,7 @@ from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin, _fit_co
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from ._accountant import Reservation, fit_epsilon
+from ._accountant import Reservation, choices_epsilon, fit_epsilon
 from ._auto import resolve_configs
 from ._boosting import plan_fit, train
 from ._categories import released_category_columns
@@ -140,8 +140,11 @@ class _BaseDPGB(BaseEstimator):
                                 + result.charged)
         if previous is None:
             self._privacy_choices = result.choices
-        self.privacy_spent_ = fit_epsilon(self.privacy_ledger_, self._privacy_choices,
-                                          float(self.delta), self.epsilon)
+        self.privacy_spent_ = (
+            choices_epsilon(result.planned, float(self.delta), self.epsilon)
+            if previous is None and result.planned is not None
+            else fit_epsilon(self.privacy_ledger_, self._privacy_choices, float(self.delta),
+                             self.epsilon))
         self._warm_start_params = warm_start_params(self)
         if self.diagnostics:
             prior = [] if previous is None else getattr(self, "filtered_fraction_", [])

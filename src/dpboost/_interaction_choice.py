@@ -174,12 +174,13 @@ class ChoicePlan:
         """The row count's release (``_row_count``), the plans' own; None: none."""
         return self.additive.count
 
-    @property
+    @functools.cached_property
     def ledgers(self):
         """What one record may be read by, by its part: the additive plan's ledger (A, or T),
         the unrestricted plan's (B, or T), and the releases over every record followed by the
         statistic's (V). The fit is charged the largest (docs/privacy.md, Private choice of
-        interactions)."""
+        interactions). Built once per plan: a memoised plan gives every fit the same
+        ledgers."""
         additive, = self.additive.ledgers
         before = tuple(e for e in additive if e.tree < 0)
         return (additive, *self.unrestricted.ledgers, (*before, self.release))
