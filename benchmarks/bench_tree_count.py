@@ -36,6 +36,13 @@ Stages (``--stage``):
   the large regime, at the epsilon that puts n x epsilon at each of
   :data:`SMALL_RECIPE_N_EPSILONS`, ``random_state`` 0-7, two processes:
   results/tree_count_small_recipe.csv.
+- ``small_sbdt``: the ``small_recipe`` stage's splits and public row count, the default
+  regressor forced into its small-data regime as shipped against S-BDT's Abalone trees there
+  (50 trees of depth 2 on a 0.1 Poisson sample, lambda 15, gradients clipped at 0.5 of the
+  target's half-range: ``_auto.SMALL_TREES`` patched to 50, the rest as parameters) and that
+  recipe with one part changed at a time (:data:`SMALL_SBDT_SETTINGS`), and the large regime, at
+  the epsilon that puts n x epsilon at each of :data:`SMALL_SBDT_N_EPSILONS`, ``random_state``
+  0-5, two processes: results/tree_count_small_sbdt.csv.
 - ``init_large``: the ``threshold`` stage's cells in the large regime, ``init="zero"`` (its
   default) against ``init="private"`` at ``_budget.INITIAL_SHARE`` 0.1 and 0.25 (patched),
   ``random_state`` 0-9: results/tree_count_init_large.csv.
@@ -132,6 +139,24 @@ SMALL_RECIPE_SETTINGS = {
     "30 trees": {**_FORCED_SMALL, "SMALL_TREES": 30},
     "constant": {**_SHIPPED_REGIMES, "CONSTANT_N_EPSILON": math.inf},
     "large regime": {**_SHIPPED_REGIMES, "CONSTANT_N_EPSILON": 0.0, "SMALL_N_EPSILON": 0.0}}
+SMALL_SBDT_N_EPSILONS = (250, 400, 550, 700, 1000)
+#: S-BDT's Abalone trees (kirschte/sbdt, its best published setting) as the regressor's
+#: parameters; with ``SMALL_TREES`` 50 in the small-data regime.
+_SBDT_TREES = {"max_depth": 2, "subsample": 0.1, "l2_regularization": 15.0,
+               "gradient_bound": 0.5}
+_SBDT_REGIME = {**_FORCED_SMALL, "SMALL_TREES": 50}
+#: label -> (``_auto`` values, regressor parameters) of the ``small_sbdt`` stage.
+SMALL_SBDT_SETTINGS = {
+    "small-data regime": (_FORCED_SMALL, {}),
+    "S-BDT trees": (_SBDT_REGIME, _SBDT_TREES),
+    **{f"gb {bound:g}": (_SBDT_REGIME, {**_SBDT_TREES, "gradient_bound": bound})
+       for bound in (0.3, 0.7, 1.0)},
+    "subsample 1": (_SBDT_REGIME, {**_SBDT_TREES, "subsample": 1.0}),
+    "lambda 5": (_SBDT_REGIME, {**_SBDT_TREES, "l2_regularization": 5.0}),
+    "depth 3": (_SBDT_REGIME, {**_SBDT_TREES, "max_depth": 3}),
+    "100 trees": ({**_SBDT_REGIME, "SMALL_TREES": 100}, _SBDT_TREES),
+    "large regime": ({**_SHIPPED_REGIMES, "CONSTANT_N_EPSILON": 0.0, "SMALL_N_EPSILON": 0.0},
+                     {})}
 #: label -> (init, ``_budget.INITIAL_SHARE``) of the ``init_large`` stage.
 INIT_LARGE_SETTINGS = {"init zero": ("zero", 0.1), "init private 0.1": ("private", 0.1),
                        "init private 0.25": ("private", 0.25)}
@@ -279,6 +304,15 @@ def small_recipe_stage():
             public_count=True))
 
 
+def small_sbdt_stage():
+    return _in_parallel(
+        itertools.product(_loaders.available(DATASETS), SMALL_SBDT_N_EPSILONS,
+                          SMALL_SBDT_SETTINGS, range(6)),
+        lambda name, n_eps, label, seed: _tuning_row(
+            name, label, seed, _patched("_auto", **SMALL_SBDT_SETTINGS[label][0]), n_eps=n_eps,
+            public_count=True, **SMALL_SBDT_SETTINGS[label][1]))
+
+
 def _ratio_table(rows, base, labels, group, heading, fmt):
     """A README table (markdown): per group of rows (``group(row)``, printed by ``fmt``), each
     setting of ``labels`` other than ``base``, its RMSE over ``base``'s (per set, the ratio of
@@ -305,6 +339,13 @@ def small_recipe_table(rows):
     """The README table of the ``small_recipe`` stage: per n x epsilon, each setting against
     the shipped small-data regime (:func:`_ratio_table`)."""
     return _ratio_table(rows, "small-data regime", SMALL_RECIPE_SETTINGS,
+                        lambda r: round(float(r["n_eps"])), "n x eps", "{:,}".format)
+
+
+def small_sbdt_table(rows):
+    """The README table of the ``small_sbdt`` stage: per n x epsilon, each setting against the
+    shipped small-data regime (:func:`_ratio_table`)."""
+    return _ratio_table(rows, "small-data regime", SMALL_SBDT_SETTINGS,
                         lambda r: round(float(r["n_eps"])), "n x eps", "{:,}".format)
 
 
@@ -523,7 +564,7 @@ def report(rows, metric):
 
 #: stage -> its README table (the other stages print :func:`report`).
 STAGE_TABLES = {"small_recipe": small_recipe_table, "count_margin": count_margin_table,
-                "clip_oracle": clip_oracle_table}
+                "clip_oracle": clip_oracle_table, "small_sbdt": small_sbdt_table}
 
 
 def main():
@@ -534,6 +575,7 @@ def main():
               "clip_oracle": clip_oracle_stage,
               "interactions": interactions_stage,
               "threshold": threshold_stage, "small_recipe": small_recipe_stage,
+              "small_sbdt": small_sbdt_stage,
               "init_large": init_large_stage, "accounting": accounting_stage}
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--stage", choices=tuple(stages), required=True)

@@ -645,6 +645,7 @@ SCRIPT_TABLES = {
     "small_recipe": ("bench_tree_count", "small_recipe_table", "tree_count_small_recipe"),
     "count_margin": ("bench_tree_count", "count_margin_table", "tree_count_count_margin"),
     "clip_oracle": ("bench_tree_count", "clip_oracle_table", "tree_count_clip_oracle"),
+    "small_sbdt": ("bench_tree_count", "small_sbdt_table", "tree_count_small_sbdt"),
 }
 
 

@@ -3,6 +3,8 @@ sketch (fine histograms, thresholds from released counts), the adaptive Hessian 
 (boundaries from released Hessian sums), the categorical features' boundaries, and the
 candidates a fit starts from."""
 
+from types import SimpleNamespace
+
 import numpy as np
 import pytest
 
@@ -18,6 +20,7 @@ from dpboost._candidates import (
     initial_candidates,
     log_grid_features,
     log_grid_thresholds,
+    sketch_counts,
     sketch_thresholds,
 )
 
@@ -105,6 +108,22 @@ def test_fine_histograms_match_numpy_and_one_record_moves_one_bin_per_feature():
     added = fine_histograms(np.vstack([X, [[0.5, 10.0, -np.inf]]]), lower, upper, 40)
     assert np.abs(added - counts).sum() == 3
     assert (np.abs(added - counts).sum(axis=1) == 1).all()
+
+
+def test_sketch_counts_bin_every_column_and_count_the_numeric_ones():
+    # A categorical column between numeric ones: the counts are those of the numeric columns
+    # alone, with and without record weights, on one and on three threads.
+    rng = np.random.default_rng(1)
+    X = np.column_stack([rng.normal(size=5000), rng.integers(0, 4, 5000).astype(float),
+                         rng.uniform(-2.0, 9.0, 5000)])
+    bounds = np.array([[-3.0, 3.0], [-0.5, 3.5], [-1.0, 8.0]])
+    numeric = np.array([0, 2])
+    for weights in (None, rng.uniform(0.0, 2.0, 5000).astype(np.float32)):
+        expected = fine_histograms(np.ascontiguousarray(X[:, numeric]), bounds[numeric, 0],
+                                   bounds[numeric, 1], 64, weights)
+        for n_threads in (1, 3):
+            partition = SimpleNamespace(X=X, weights=weights, n_threads=n_threads)
+            np.testing.assert_array_equal(sketch_counts(partition, numeric, bounds, 64), expected)
 
 
 def test_sketch_thresholds_follow_the_quantiles_of_the_released_counts():

@@ -67,12 +67,10 @@ def finite_ranges(X, n_threads=1):
 
 @njit(parallel=True, cache=True)
 def _range_chunks(x, x_row, x_column, n_samples, n_threads, lower, upper):
-    """:func:`_range_of_chunks` of every chunk, thread t taking the chunks from
-    ``t * n_chunks // n_threads`` up to the next thread's."""
-    n_chunks = lower.shape[0]
+    """:func:`_range_of_chunks` of every chunk, thread t taking :func:`_thread_chunks`."""
     for t in prange(n_threads):
-        _range_of_chunks(x, x_row, x_column, n_samples, np.int64(t) * n_chunks // n_threads,
-                         (np.int64(t) + 1) * n_chunks // n_threads, lower, upper)
+        first, stop = _thread_chunks(np.int64(t), n_threads, lower.shape[0])
+        _range_of_chunks(x, x_row, x_column, n_samples, first, stop, lower, upper)
 
 
 @njit(cache=True)
@@ -174,12 +172,18 @@ def _bin_rows(x, x_row, x_column, n_features, lower, scale, max_bins, start, sto
 
 
 @njit(cache=True)
+def _thread_chunks(t, n_threads, n_chunks):
+    """Thread ``t``'s chunks ``first, stop`` of ``n_chunks``: a contiguous range, as many for
+    every thread as can be."""
+    return t * n_chunks // n_threads, (t + 1) * n_chunks // n_threads
+
+
+@njit(cache=True)
 def _thread_rows(t, n_threads, n_samples):
-    """Thread ``t``'s rows ``start, stop`` of ``n_samples``: whole chunks of :data:`_BIN_CHUNK`
-    rows, as many for every thread as can be."""
-    n_chunks = (n_samples + _BIN_CHUNK - 1) // _BIN_CHUNK
-    return (t * n_chunks // n_threads * _BIN_CHUNK,
-            min((t + 1) * n_chunks // n_threads * _BIN_CHUNK, n_samples))
+    """Thread ``t``'s rows ``start, stop`` of ``n_samples``: its :func:`_thread_chunks` of
+    :data:`_BIN_CHUNK` rows."""
+    first, stop = _thread_chunks(t, n_threads, (n_samples + _BIN_CHUNK - 1) // _BIN_CHUNK)
+    return first * _BIN_CHUNK, min(stop * _BIN_CHUNK, n_samples)
 
 
 @njit(parallel=True, cache=True)

@@ -81,7 +81,7 @@ def release_rows(statistics, entry, noise, ledger):
     return released.reshape(statistics.shape)
 
 
-def fine_histograms(X, lower, upper, n_fine, weights=None, n_threads=1):
+def fine_histograms(X, lower, upper, n_fine, weights=None, n_threads=1, features=None):
     """Exact counts of every feature on a fine equal-width grid: the sketch's input.
 
     Sensitive: the estimator releases them only through the Laplace mechanism. One record adds 1
@@ -101,17 +101,21 @@ def fine_histograms(X, lower, upper, n_fine, weights=None, n_threads=1):
         The records' weights (None: each counts 1).
     n_threads : int, default=1
         Threads of the binning. The counts do not depend on it.
+    features : ndarray of int or None, default=None
+        The columns counted, in this order (every column is binned); None: all.
 
     Returns
     -------
-    counts : ndarray of shape (n_features, n_fine), dtype=float64
+    counts : ndarray of shape (n_counted, n_fine), dtype=float64
+        One row per counted column.
     """
     X = np.asarray(X, dtype=np.float64)
     codes = np.empty(X.shape, dtype=np.uint16, order="F")
-    bin_columns(X, np.ascontiguousarray(lower), n_fine / (upper - lower), n_fine, codes,
-                n_threads)
+    bin_columns(X, np.ascontiguousarray(lower, dtype=np.float64), n_fine / (upper - lower),
+                n_fine, codes, n_threads)
+    features = range(X.shape[1]) if features is None else features
     return np.array([np.bincount(codes[:, f], weights=weights, minlength=n_fine + 1)[:n_fine]
-                     for f in range(X.shape[1])], dtype=np.float64).reshape(X.shape[1], n_fine)
+                     for f in features], dtype=np.float64).reshape(len(features), n_fine)
 
 
 def _mixed_density(weights):
@@ -593,14 +597,13 @@ def private_categories(records, observed, release, noise, ledger):
     return lists
 
 
-def sketch_counts(partition, numeric, lower, upper, n_fine):
+def sketch_counts(partition, numeric, bounds, n_fine):
     """A partition's :func:`fine_histograms` of the numeric features ``numeric`` (weighted by
-    the records' weights, if any: a weighted quantile sketch)."""
-    X = partition.X
-    # Every column numeric: the records as they are, not a copy of them (0.2-0.4 s on one core
-    # at 1M x 20, before the parallel binning).
-    columns = X if np.array_equal(numeric, np.arange(X.shape[1])) else X[:, numeric]
-    return fine_histograms(columns, lower, upper, n_fine, partition.weights, partition.n_threads)
+    the records' weights, if any: a weighted quantile sketch). Every column is binned on its
+    ``bounds`` and only the numeric ones counted: the records as they are, not a copy of their
+    numeric columns (0.3-0.6 s on one core at 1M x 20)."""
+    return fine_histograms(partition.X, bounds[:, 0], bounds[:, 1], n_fine, partition.weights,
+                           partition.n_threads, features=numeric)
 
 
 def log_grid_features(bounds, numeric):
@@ -671,8 +674,7 @@ def initial_binner(records, bounds, numeric, max_bins, plan, noise, ledger, log_
     if plan.sketch is not None:
         features = numeric
         lower, upper = bounds[numeric, 0], bounds[numeric, 1]
-        counts = records.reduce(sketch_counts, numeric, lower, upper,
-                                SKETCH_RESOLUTION * max_bins)
+        counts = records.reduce(sketch_counts, numeric, bounds, SKETCH_RESOLUTION * max_bins)
         released = release_rows(counts, plan.sketch, noise, ledger)
         placed = sketch_thresholds(released, lower, upper, max_bins)
     elif log_features is not None and log_features.size:

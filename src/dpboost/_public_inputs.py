@@ -33,9 +33,9 @@ from ._parameters import (
     check_class_weight,
     check_classes,
     check_feature_bounds,
-    n_threads,
     unusable_widths,
 )
+from ._parameters import n_threads as job_threads
 from ._warnings import data_dependent, warn_diagnostics, warn_reproducible_noise
 
 
@@ -357,7 +357,7 @@ def fit_inputs(estimator, X, y, sample_weight=None, weight_bound=None, previous=
         bounds, from_X = resolve_feature_bounds(
             X, estimator.feature_bounds, {j: placeholder if j in observed else v
                                           for j, v in lists.items()},
-            getattr(estimator, "feature_names_in_", None), n_threads(estimator.n_jobs))
+            getattr(estimator, "feature_names_in_", None), job_threads(estimator.n_jobs))
     else:
         bounds, from_X = previous.feature_bounds, ()
     if estimator.diagnostics:
