@@ -128,6 +128,8 @@ _SHIPPED_REGIMES = {name: getattr(_auto, name) for name in (
     "SMALL_MIN_CHILD_WEIGHT")}
 #: The shipped values with every fit forced into the small-data regime.
 _FORCED_SMALL = {**_SHIPPED_REGIMES, "CONSTANT_N_EPSILON": 0.0, "SMALL_N_EPSILON": math.inf}
+#: The shipped values with every fit in the large regime.
+_LARGE_REGIME = {**_SHIPPED_REGIMES, "CONSTANT_N_EPSILON": 0.0, "SMALL_N_EPSILON": 0.0}
 #: label -> ``_auto`` values of the ``small_recipe`` stage (each sets all of them: joblib's
 #: workers keep a patch from one cell to the next).
 SMALL_RECIPE_SETTINGS = {
@@ -138,7 +140,7 @@ SMALL_RECIPE_SETTINGS = {
        for share in (0.2, 0.3)},
     "30 trees": {**_FORCED_SMALL, "SMALL_TREES": 30},
     "constant": {**_SHIPPED_REGIMES, "CONSTANT_N_EPSILON": math.inf},
-    "large regime": {**_SHIPPED_REGIMES, "CONSTANT_N_EPSILON": 0.0, "SMALL_N_EPSILON": 0.0}}
+    "large regime": _LARGE_REGIME}
 SMALL_SBDT_N_EPSILONS = (250, 400, 550, 700, 1000)
 #: S-BDT's Abalone trees (kirschte/sbdt, its best published setting) as the regressor's
 #: parameters; with ``SMALL_TREES`` 50 in the small-data regime.
@@ -155,8 +157,7 @@ SMALL_SBDT_SETTINGS = {
     "lambda 5": (_SBDT_REGIME, {**_SBDT_TREES, "l2_regularization": 5.0}),
     "depth 3": (_SBDT_REGIME, {**_SBDT_TREES, "max_depth": 3}),
     "100 trees": ({**_SBDT_REGIME, "SMALL_TREES": 100}, _SBDT_TREES),
-    "large regime": ({**_SHIPPED_REGIMES, "CONSTANT_N_EPSILON": 0.0, "SMALL_N_EPSILON": 0.0},
-                     {})}
+    "large regime": (_LARGE_REGIME, {})}
 #: label -> (init, ``_budget.INITIAL_SHARE``) of the ``init_large`` stage.
 INIT_LARGE_SETTINGS = {"init zero": ("zero", 0.1), "init private 0.1": ("private", 0.1),
                        "init private 0.25": ("private", 0.25)}
@@ -335,18 +336,21 @@ def _ratio_table(rows, base, labels, group, heading, fmt):
     return "\n".join(lines)
 
 
-def small_recipe_table(rows):
-    """The README table of the ``small_recipe`` stage: per n x epsilon, each setting against
-    the shipped small-data regime (:func:`_ratio_table`)."""
-    return _ratio_table(rows, "small-data regime", SMALL_RECIPE_SETTINGS,
+def _small_regime_table(rows, labels):
+    """Per n x epsilon, each setting of ``labels`` against the shipped small-data regime
+    (:func:`_ratio_table`)."""
+    return _ratio_table(rows, "small-data regime", labels,
                         lambda r: round(float(r["n_eps"])), "n x eps", "{:,}".format)
+
+
+def small_recipe_table(rows):
+    """The README table of the ``small_recipe`` stage (:func:`_small_regime_table`)."""
+    return _small_regime_table(rows, SMALL_RECIPE_SETTINGS)
 
 
 def small_sbdt_table(rows):
-    """The README table of the ``small_sbdt`` stage: per n x epsilon, each setting against the
-    shipped small-data regime (:func:`_ratio_table`)."""
-    return _ratio_table(rows, "small-data regime", SMALL_SBDT_SETTINGS,
-                        lambda r: round(float(r["n_eps"])), "n x eps", "{:,}".format)
+    """The README table of the ``small_sbdt`` stage (:func:`_small_regime_table`)."""
+    return _small_regime_table(rows, SMALL_SBDT_SETTINGS)
 
 
 def clip_oracle_table(rows):
