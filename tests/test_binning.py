@@ -114,6 +114,22 @@ def test_codes_do_not_depend_on_layout_or_size(thresholds):
 
 
 @pytest.mark.parametrize("order", ["C", "F"])
+@pytest.mark.parametrize("n_threads", [1, 3])
+def test_binning_some_columns_in_place_gives_their_codes(order, n_threads):
+    # Columns 3 and 1 of X, in that order, binned where they lie: the codes of a copy of them.
+    rng = np.random.default_rng(3)
+    X = np.asarray(rng.normal(size=(5000, 4)) * 2, order=order)
+    X[rng.random(X.shape) < 0.05] = np.nan
+    columns = np.array([3, 1])
+    bounds = np.array([[-1.0, 3.0], [-2.0, 2.0]])
+    scale = 16 / (bounds[:, 1] - bounds[:, 0])
+    out = np.empty((X.shape[0], 2), dtype=np.uint8, order="F")
+    _binning.bin_columns(X, np.ascontiguousarray(bounds[:, 0]), scale, 16, out, n_threads,
+                         columns)
+    np.testing.assert_array_equal(out, _naive_bins(X[:, columns], bounds, 16))
+
+
+@pytest.mark.parametrize("order", ["C", "F"])
 @pytest.mark.parametrize("n", [5, 10_001])
 @pytest.mark.parametrize("n_threads", [1, 3])
 def test_finite_ranges_are_the_least_and_greatest_finite_values(order, n, n_threads):

@@ -89,8 +89,9 @@ def _range_of_chunks(x, x_row, x_column, n_samples, first, stop, lower, upper):
             lower[c, f], upper[c, f] = lo, hi
 
 
-def bin_columns(X, lower, scale, max_bins, out, n_threads=1):
-    """Equal-width codes: ``out[i, f] = int((X[i, f] - lower[f]) * scale[f])``, clipped.
+def bin_columns(X, lower, scale, max_bins, out, n_threads=1, columns=None):
+    """Equal-width codes: ``out[i, j] = int((X[i, f] - lower[j]) * scale[j])``, clipped, for
+    the ``j``-th column ``f`` of ``columns``.
 
     Clipping happens here, by construction of the code: a value below the lower bound (-inf
     included) lands in bin 0 and one above the upper bound (+inf included) in the last bin. NaN
@@ -100,20 +101,24 @@ def bin_columns(X, lower, scale, max_bins, out, n_threads=1):
     ----------
     X : ndarray of shape (n_samples, n_features), dtype=float64
         C or Fortran order, writeable.
-    lower, scale : ndarray of shape (n_features,), dtype=float64, C order, writeable
-        Lower bounds and bins per unit.
+    lower, scale : ndarray of shape (n_binned,), dtype=float64, C order, writeable
+        Lower bounds and bins per unit of the binned columns.
     max_bins : int
         Number of bins (at most 255 into uint8 codes, 65535 into uint16).
-    out : ndarray of shape (n_samples, n_features), dtype=uint8 or uint16
+    out : ndarray of shape (n_samples, n_binned), dtype=uint8 or uint16
         C or Fortran order; overwritten with the codes.
     n_threads : int, default=1
         Threads (:data:`_BIN_CHUNK`). The codes do not depend on it.
+    columns : ndarray of int or None, default=None
+        The columns of ``X`` binned, in this order (read in place, not copied); None: all.
     """
+    columns = (np.arange(X.shape[1], dtype=np.int64) if columns is None
+               else np.ascontiguousarray(columns, dtype=np.int64))
     x, out_flat = flat_layout(X), flat_layout(out)
     if n_threads == 1 or X.shape[0] <= _BIN_CHUNK:
-        _bin_rows(*x, X.shape[1], lower, scale, max_bins, 0, X.shape[0], *out_flat)
+        _bin_rows(*x, columns, lower, scale, max_bins, 0, X.shape[0], *out_flat)
     else:
-        _bin_chunks(*x, X.shape[0], X.shape[1], lower, scale, max_bins, n_threads, *out_flat)
+        _bin_chunks(*x, X.shape[0], columns, lower, scale, max_bins, n_threads, *out_flat)
 
 
 def bin_by_thresholds(X, thresholds, max_bins, out, n_threads=1):
@@ -149,18 +154,19 @@ def bin_by_thresholds(X, thresholds, max_bins, out, n_threads=1):
 
 
 @njit(cache=True)
-def _bin_rows(x, x_row, x_column, n_features, lower, scale, max_bins, start, stop, out, out_row,
+def _bin_rows(x, x_row, x_column, columns, lower, scale, max_bins, start, stop, out, out_row,
               out_column):
     """Rows ``start:stop`` of :func:`bin_columns` (flat arrays, see :func:`flat_layout`), a
     chunk of rows at a time."""
     for chunk in range(start, stop, _BIN_CHUNK):
         chunk_stop = min(chunk + _BIN_CHUNK, stop)
-        for f in range(n_features):
-            lo = lower[f]
-            sc = scale[f]
+        for j in range(columns.shape[0]):
+            f = columns[j]
+            lo = lower[j]
+            sc = scale[j]
             for i in range(chunk, chunk_stop):
                 t = (x[i * x_row + f * x_column] - lo) * sc
-                k = i * out_row + f * out_column
+                k = i * out_row + j * out_column
                 if t != t:
                     out[k] = max_bins
                 elif t < 0.0:
@@ -187,11 +193,11 @@ def _thread_rows(t, n_threads, n_samples):
 
 
 @njit(parallel=True, cache=True)
-def _bin_chunks(x, x_row, x_column, n_samples, n_features, lower, scale, max_bins, n_threads,
+def _bin_chunks(x, x_row, x_column, n_samples, columns, lower, scale, max_bins, n_threads,
                 out, out_row, out_column):
     for t in prange(n_threads):
         start, stop = _thread_rows(np.int64(t), n_threads, n_samples)
-        _bin_rows(x, x_row, x_column, n_features, lower, scale, max_bins, start, stop, out,
+        _bin_rows(x, x_row, x_column, columns, lower, scale, max_bins, start, stop, out,
                   out_row, out_column)
 
 
