@@ -141,7 +141,7 @@ def test_the_readme_shows_the_two_commands_and_a_first_model_early():
     readme = (ROOT / "README.md").read_text()
     head = "\n".join(readme.splitlines()[:60])
     assert 'python -m pip install -e ".[demo]" && python -m dpboost demo' in head
-    assert 'python -m pip install -e ".[test]" && python -m pytest -q' in head
+    assert 'python -m pip install -e ".[test]" && python -m pytest -q -n auto' in head
     assert re.search(r"about [\d.]+ minutes? on 2 cores", head)
     assert "clf.fit(X_train, y_train)" in head
 
