@@ -61,7 +61,10 @@ sketch (``"sketch"``) against the log grid on those sets from 700 per feature, s
 :data:`LOG_GRID_SKETCH_SEEDS` (results/capacity_log_grid_sketch.csv); ``--atoms``: the sketch's
 thresholds, a value many records share in a bin of its own, against plain quantiles (``--atoms
 --before`` with ``PYTHONPATH`` on a checkout before that rule first; results/capacity_atoms.csv
-and capacity_atoms_before.csv); ``--report`` prints the table from the CSV.
+and capacity_atoms_before.csv); ``--adult-sweep``: the default on Adult's tuning split at
+epsilon 1 with one parameter changed at a time (:data:`ADULT_SWEEP`, seeds
+:data:`ADULT_SWEEP_SEEDS`: results/capacity_adult_sweep.csv); ``--report`` prints the table
+from the CSV.
 """
 
 import itertools
@@ -153,6 +156,25 @@ LOG_GRID_SEEDS = (80, 81, 82, 83)
 #: cells of :data:`LOG_GRID_SKETCH_EPSILONS` from 700 per feature (the sketch's regime), fresh
 #: seeds.
 LOG_GRID_SKETCH_CONFIGS = ("auto sketch", "auto log grid")
+#: label -> parameters over the library's default of the ``--adult-sweep`` stage: one change at
+#: a time around the trees the default grows on Adult's tuning split at epsilon 1 (additive
+#: random splits: 24,420 fitting rows x 1 / 14 features is 1,744, below the interaction
+#: choice's band)
+ADULT_SWEEP = {
+    "auto": {}, "exponential splits": {"split_selection": "exponential"},
+    "depth 4": {"max_depth": 4}, "depth 8": {"max_depth": 8},
+    "learning rate 0.5": {"learning_rate": 0.5}, "600 trees": {"n_estimators": 600},
+    "64 bins": {"max_bins": 64}, "subsample 0.5": {"subsample": 0.5},
+    "lambda 5": {"l2_regularization": 5.0}, "lambda 20": {"l2_regularization": 20.0},
+    "gradient bound 0.3": {"gradient_bound": 0.3}, "gradient bound 1": {"gradient_bound": 1.0},
+    **{f"unrestricted random d{depth}": {"interaction_cst": None, "split_selection": "random",
+                                         "max_depth": depth} for depth in (3, 6)},
+    **{f"unrestricted exponential d{depth}": {"interaction_cst": None,
+                                              "split_selection": "exponential",
+                                              "max_depth": depth, "subsample": 1.0}
+       for depth in (4, 6)}}
+ADULT_SWEEP_EPSILON = 1.0
+ADULT_SWEEP_SEEDS = (0, 1, 2, 3)
 LOG_GRID_SKETCH_EPSILONS = (0.3, 1.0, 4.0)
 LOG_GRID_SKETCH_SEEDS = (90, 91, 92, 93, 94, 95)
 #: ``--atoms``: the sketch's thresholds with a value many records share given one bin
@@ -205,12 +227,13 @@ def model(config, epsilon, seed, bounds):
     ``interaction_cst="no_interactions"``: the default below 8,000 per feature before the
     choice) or "auto private bounds" ("auto" with ``feature_bounds="private"``) or "auto
     sketch" / "auto grid" / "auto log grid" ("auto" with ``split_candidates`` "sketch" /
-    "uniform" / "log")."""
+    "uniform" / "log") or a label of :data:`ADULT_SWEEP` (the library's default with its
+    parameters)."""
     variants = {"auto": {}, "additive": {"interaction_cst": "no_interactions"},
                 "auto private bounds": {"feature_bounds": "private"},
                 "auto sketch": {"split_candidates": "sketch"},
                 "auto grid": {"split_candidates": "uniform"},
-                "auto log grid": {"split_candidates": "log"}}
+                "auto log grid": {"split_candidates": "log"}, **ADULT_SWEEP}
     if config in variants:
         # The library's default, and today's rule below 8,000 per feature (additive trees)
         variant = variants[config]
@@ -534,6 +557,29 @@ def run_atoms():
             + _variant_cells(("auto",), (math.inf,), ATOMS_INF_SEEDS))
 
 
+def run_adult_sweep():
+    """``--adult-sweep``: :data:`ADULT_SWEEP` on Adult's tuning split at
+    :data:`ADULT_SWEEP_EPSILON`, seeds :data:`ADULT_SWEEP_SEEDS`."""
+    cells = [(name, split, ADULT_SWEEP_EPSILON, config, seed)
+             for name, *split, _ in tuning_splits(("adult",))
+             for config in ADULT_SWEEP for seed in ADULT_SWEEP_SEEDS]
+    return _fit_cells(cells)
+
+
+def adult_sweep_table(rows):
+    """The README table of ``--adult-sweep`` (markdown): per change, the mean validation ROC AUC
+    and its paired difference from the default (``"auto"``) with the standard error."""
+    auc = defaultdict(dict)
+    for r in rows:
+        auc[r["config"]][r["seed"]] = float(r["auc"])
+    lines = ["| change (Adult's tuning split, epsilon 1) | ROC AUC | - default |", "|---|---|---|"]
+    lines += [f"| {'default' if config == 'auto' else config} | "
+              f"{np.mean(list(auc[config].values())):.4f} | "
+              f"{'' if config == 'auto' else _paired(auc[config], auc['auto'])} |"
+              for config in ADULT_SWEEP if config in auc]
+    return "\n".join(lines)
+
+
 def atoms_table(rows):
     """The README table of ``--atoms`` (markdown): the library's thresholds (``rows``) minus
     plain quantiles (results/capacity_atoms_before.csv, ``--atoms --before``), validation ROC AUC
@@ -744,6 +790,8 @@ STAGES = {
     "log_grid_sketch": ("the sketch against the log grid from 700 per feature, the sets it "
                         "changes", "capacity_log_grid_sketch", run_log_grid_sketch,
                         log_grid_sketch_table),
+    "adult_sweep": ("the default on Adult at epsilon 1 with one parameter changed at a time",
+                    "capacity_adult_sweep", run_adult_sweep, adult_sweep_table),
     "atoms": ("the sketch's thresholds against plain quantiles (with --before: the library "
               "before the rule, results/capacity_atoms_before.csv)", "capacity_atoms",
               run_atoms, atoms_table),

@@ -642,6 +642,7 @@ SCRIPT_TABLES = {
     "capacity_log_grid": ("bench_capacity", "log_grid_table", "capacity_log_grid"),
     "capacity_log_grid_sketch": ("bench_capacity", "log_grid_sketch_table",
                                  "capacity_log_grid_sketch"),
+    "capacity_adult_sweep": ("bench_capacity", "adult_sweep_table", "capacity_adult_sweep"),
     "small_recipe": ("bench_tree_count", "small_recipe_table", "tree_count_small_recipe"),
     "count_margin": ("bench_tree_count", "count_margin_table", "tree_count_count_margin"),
     "clip_oracle": ("bench_tree_count", "clip_oracle_table", "tree_count_clip_oracle"),
