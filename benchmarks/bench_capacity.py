@@ -156,6 +156,13 @@ LOG_GRID_SEEDS = (80, 81, 82, 83)
 #: cells of :data:`LOG_GRID_SKETCH_EPSILONS` from 700 per feature (the sketch's regime), fresh
 #: seeds.
 LOG_GRID_SKETCH_CONFIGS = ("auto sketch", "auto log grid")
+LOG_GRID_SKETCH_EPSILONS = (0.3, 1.0, 4.0)
+LOG_GRID_SKETCH_SEEDS = (90, 91, 92, 93, 94, 95)
+#: ``--atoms``: the sketch's thresholds with a value many records share given one bin
+#: (``_candidates.sketch_thresholds``) against plain quantiles (``--atoms --before``, run on the
+#: library before that rule): the sketch at :data:`CANDIDATES_EPSILONS` and seeds
+#: :data:`CANDIDATES_SEEDS`, and the default without noise at these seeds.
+ATOMS_INF_SEEDS = (0, 1)
 #: label -> parameters over the library's default of the ``--adult-sweep`` stage: one change at
 #: a time around the trees the default grows on Adult's tuning split at epsilon 1 (additive
 #: random splits: 24,420 fitting rows x 1 / 14 features is 1,744, below the interaction
@@ -175,13 +182,6 @@ ADULT_SWEEP = {
        for depth in (4, 6)}}
 ADULT_SWEEP_EPSILON = 1.0
 ADULT_SWEEP_SEEDS = (0, 1, 2, 3)
-LOG_GRID_SKETCH_EPSILONS = (0.3, 1.0, 4.0)
-LOG_GRID_SKETCH_SEEDS = (90, 91, 92, 93, 94, 95)
-#: ``--atoms``: the sketch's thresholds with a value many records share given one bin
-#: (``_candidates.sketch_thresholds``) against plain quantiles (``--atoms --before``, run on the
-#: library before that rule): the sketch at :data:`CANDIDATES_EPSILONS` and seeds
-#: :data:`CANDIDATES_SEEDS`, and the default without noise at these seeds.
-ATOMS_INF_SEEDS = (0, 1)
 SELECT_PARTS = PART_FRACTIONS
 SELECT_CRITERIA = ("brier", "pairs", "buckets")
 
